@@ -1,0 +1,138 @@
+package prompts
+
+import (
+	"errors"
+	"strings"
+)
+
+// Code classifies an error. Callers branch on codes, never on message text.
+type Code string
+
+// The error codes. Every error a Store returns carries one of them; an error
+// that carries none is CodeInternal.
+const (
+	CodeInvalid     Code = "invalid"     // the input broke a field rule
+	CodeNotFound    Code = "not_found"   // the thing asked for does not exist
+	CodeConflict    Code = "conflict"    // the write clashes with existing state (a key taken)
+	CodeUnavailable Code = "unavailable" // the backing service cannot be reached; retry later
+	CodeInternal    Code = "internal"    // anything else: a bug or an unexpected failure
+)
+
+// Sentinel errors, one per code, for errors.Is:
+//
+//	if errors.Is(err, prompts.ErrNotFound) { ... }
+var (
+	ErrInvalid     = &Error{Code: CodeInvalid, Message: "invalid input"}
+	ErrNotFound    = &Error{Code: CodeNotFound, Message: "not found"}
+	ErrConflict    = &Error{Code: CodeConflict, Message: "conflict"}
+	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "service unavailable"}
+)
+
+// FieldError names one invalid field of an input and what is wrong with it.
+type FieldError struct {
+	Field  string `json:"field"`  // the field's JSON name, e.g. "key" or "metadata_"
+	Detail string `json:"detail"` // what is wrong, for people
+}
+
+// Error is the error type of this package and of every Store. Use errors.As
+// to read its fields, errors.Is with the sentinels to test its code.
+type Error struct {
+	Code    Code
+	Message string       // for people; never holds driver or SQL text
+	Fields  []FieldError // with CodeInvalid: every invalid field, in input order
+	Err     error        // the underlying cause, if any; for logs, not for users
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Message)
+	for i, f := range e.Fields {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.Field)
+		b.WriteString(": ")
+		b.WriteString(f.Detail)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, ErrNotFound) holds for every not-found error.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// ErrorCode returns the code of err: the code of the first *Error in its
+// chain, "" for nil, and CodeInternal for anything else.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// Errorf-like constructors used by Stores.
+
+// NotFound returns a not-found error whose message names what is missing,
+// e.g. NotFound("prompt").
+func NotFound(what string) error {
+	return &Error{Code: CodeNotFound, Message: what + " not found"}
+}
+
+// Conflict returns a conflict error with the given message.
+func Conflict(msg string) error {
+	return &Error{Code: CodeConflict, Message: msg}
+}
+
+// Unavailable wraps cause as an unavailable error.
+func Unavailable(cause error) error {
+	return &Error{Code: CodeUnavailable, Message: "store unavailable", Err: cause}
+}
+
+// ContextDone wraps ctx.Err() (or another error of a context that ended) as
+// an unavailable error; errors.Is(err, context.Canceled) still holds.
+func ContextDone(cause error) error {
+	return &Error{Code: CodeUnavailable, Message: "request ended before the store answered", Err: cause}
+}
+
+// Internal wraps cause as an internal error; its message says nothing of the
+// cause, which stays reachable through Unwrap for logging.
+func Internal(cause error) error {
+	return &Error{Code: CodeInternal, Message: "internal error", Err: cause}
+}
+
+// fieldErrors collects the invalid fields of one input.
+type fieldErrors []FieldError
+
+func (fe *fieldErrors) add(field, detail string) {
+	*fe = append(*fe, FieldError{Field: field, Detail: detail})
+}
+
+// err returns nil when nothing was collected; an untyped nil, so that
+// callers can compare with nil.
+func (fe fieldErrors) err() error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return &Error{Code: CodeInvalid, Message: "invalid input", Fields: fe}
+}
+
+// Invalid returns an invalid-input error for one field.
+func Invalid(field, detail string) error {
+	return fieldErrors{{Field: field, Detail: detail}}.err()
+}

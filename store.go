@@ -1,0 +1,77 @@
+package prompts
+
+import "context"
+
+// Store keeps projects, prompts, versions and what is active where. The
+// doc comment of each method is its contract; storetest.Run checks it.
+//
+// Every method takes ctx first and stops when it is done. Every error is an
+// *Error: ErrInvalid (with the invalid fields) when an input breaks a rule,
+// checked before anything else so that a refused call changes nothing;
+// ErrNotFound for an unknown id, key or number, and for an id that is not a
+// well-formed ULID; ErrConflict when a write clashes with stored state;
+// ErrUnavailable when the backing service cannot be reached (worth a retry);
+// anything else is internal. When ctx ends before the work is done the
+// error is ErrUnavailable and wraps ctx.Err(), so errors.Is(err,
+// context.Canceled) holds. Returned values are copies: changing them
+// changes nothing stored. Timestamps are UTC, truncated to microseconds.
+//
+// Implementations are safe for concurrent use.
+type Store interface {
+	// CreateProject stores a new project and returns it. A slug already
+	// used by another project is ErrConflict.
+	CreateProject(ctx context.Context, in NewProject) (Project, error)
+	// GetProject returns the project with this id, or ErrNotFound.
+	GetProject(ctx context.Context, id string) (Project, error)
+	// ListProjects returns one page of projects, oldest first, and whether
+	// more follow.
+	ListProjects(ctx context.Context, f ProjectFilter) (page []Project, more bool, err error)
+
+	// CreatePrompt stores a new prompt with no versions. An unknown
+	// project is ErrNotFound; a key the project already uses is
+	// ErrConflict.
+	CreatePrompt(ctx context.Context, in NewPrompt) (Prompt, error)
+	// GetPrompt returns the prompt with this id, or ErrNotFound.
+	GetPrompt(ctx context.Context, id string) (Prompt, error)
+	// UpdatePrompt applies the update and returns the prompt as it now is.
+	// An unknown prompt is ErrNotFound; a new key another prompt of the
+	// project uses is ErrConflict. The zero update changes nothing and
+	// returns the prompt.
+	UpdatePrompt(ctx context.Context, id string, in PromptUpdate) (Prompt, error)
+	// ListPrompts returns one page of prompts, oldest first, and whether
+	// more follow. Filters that match nothing give an empty page, not an
+	// error.
+	ListPrompts(ctx context.Context, f PromptFilter) (page []Prompt, more bool, err error)
+
+	// CreateVersion stores the next version of a prompt: number 1 first,
+	// then the previous number plus one, with no gap and no duplicate
+	// however many writers race. In the same atomic step it sets the
+	// prompt's LatestVersionID and activates the version in
+	// in.Environments. Version ids of a prompt increase with their
+	// numbers. An unknown prompt is ErrNotFound.
+	CreateVersion(ctx context.Context, in NewVersion) (PromptVersion, error)
+	// GetVersion returns a prompt's version by number, or ErrNotFound when
+	// the prompt or the number is unknown.
+	GetVersion(ctx context.Context, promptID string, number int) (PromptVersion, error)
+	// ListVersions returns one page of a prompt's versions, newest first
+	// (After moves to older ones), and whether more follow. An unknown
+	// prompt is ErrNotFound.
+	ListVersions(ctx context.Context, promptID string, p Page) (page []PromptVersion, more bool, err error)
+
+	// GetActive returns the prompt with the version active in env
+	// (ActiveVersion nil when none is). An unknown prompt is ErrNotFound;
+	// an invalid env is ErrInvalid.
+	GetActive(ctx context.Context, promptID string, env Environment) (ActivePrompt, error)
+	// GetActiveByKey is GetActive for the prompt with this key in this
+	// project: how an application refers to its prompts. An unknown
+	// project or key is ErrNotFound.
+	GetActiveByKey(ctx context.Context, projectID, key string, env Environment) (ActivePrompt, error)
+	// Activate makes a version the active one in an environment (promotion
+	// and rollback alike) and returns the prompt as GetActive does for that
+	// environment. An unknown prompt, or a version that is not one of this
+	// prompt's, is ErrNotFound.
+	Activate(ctx context.Context, in Activation) (ActivePrompt, error)
+	// Deactivate leaves nothing active in env. It is a no-op when nothing
+	// was; an unknown prompt is ErrNotFound.
+	Deactivate(ctx context.Context, promptID string, env Environment) error
+}
