@@ -1,6 +1,6 @@
 module github.com/promptkit/prompts
 
-go 1.26.8
+go 1.24
 
 require (
 	github.com/matryer/is v1.4.1
