@@ -1,0 +1,112 @@
+package memstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/memstore"
+)
+
+// seedActive returns a store holding one prompt with a description and
+// version 1 (with a change summary and metadata) active in production.
+func seedActive(b *testing.B) (*memstore.Store, prompts.Prompt) {
+	b.Helper()
+	ctx := context.Background()
+	s := memstore.New()
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "Bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	desc := "Greets a customer."
+	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "support/greeting", Name: "Greeting", Description: &desc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	summary := "first"
+	if _, err := s.CreateVersion(ctx, prompts.NewVersion{
+		PromptID:      p.ID,
+		Content:       "You are a helpful support agent. Greet {{name}} warmly.",
+		ChangeSummary: &summary,
+		Metadata:      `{"model":"gpt-5","temperature":0.2}`,
+		Environments:  []prompts.Environment{prompts.Production},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return s, p
+}
+
+// BenchmarkGetActive is read 3 at the Store level: a prompt with its
+// production version, description and change summary copied out.
+func BenchmarkGetActive(b *testing.B) {
+	s, p := seedActive(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := s.GetActive(ctx, p.ID, prompts.Production)
+		if err != nil || a.ActiveVersion == nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGetActiveParallel is read 3 from every core at once: reads share
+// the lock.
+func BenchmarkGetActiveParallel(b *testing.B) {
+	s, p := seedActive(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.GetActive(ctx, p.ID, prompts.Production); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkGetActiveByKey is the lookup an application makes by project
+// and key.
+func BenchmarkGetActiveByKey(b *testing.B) {
+	s, p := seedActive(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetActiveByKey(ctx, p.ProjectID, p.Key, prompts.Production); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCreateVersion writes versions of one prompt, serially and with
+// parallel writers.
+func BenchmarkCreateVersion(b *testing.B) {
+	in := func(id string) prompts.NewVersion {
+		return prompts.NewVersion{PromptID: id, Content: "You are a helpful support agent.", Metadata: `{"temperature":0.2}`}
+	}
+	b.Run("serial", func(b *testing.B) {
+		s, p := seedActive(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.CreateVersion(ctx, in(p.ID)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel-8", func(b *testing.B) {
+		s, p := seedActive(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.SetParallelism(4) // 4 x GOMAXPROCS(2) = 8 writers
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := s.CreateVersion(ctx, in(p.ID)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
