@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // PromptVersion is one immutable, numbered content version of a prompt. Its
@@ -109,9 +110,9 @@ func (m *Metadata) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Validate checks that m is null or a JSON object that nests at most 32
-// levels, encodes (compacted) to at most 64 KiB, and holds no NUL
-// character in any string or name.
+// Validate checks that m is null or a JSON object in valid UTF-8 that nests
+// at most 32 levels, encodes (compacted) to at most 64 KiB, and holds no
+// NUL character in any string or name.
 func (m Metadata) Validate() error {
 	var fe fieldErrors
 	m.check(&fe)
@@ -121,6 +122,11 @@ func (m Metadata) Validate() error {
 func (m Metadata) check(fe *fieldErrors) {
 	const field = "metadata_"
 	if m.IsNull() {
+		return
+	}
+	if !utf8.ValidString(string(m)) {
+		// encoding/json accepts invalid UTF-8 in strings; PostgreSQL does not.
+		fe.add(field, "must be valid UTF-8")
 		return
 	}
 	if !json.Valid([]byte(m)) {
