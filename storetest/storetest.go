@@ -1,0 +1,342 @@
+// Package storetest is the conformance suite of prompts.Store: one function,
+// Run, that checks every behaviour the Store contract (store.go and SPEC
+// part B) puts on a backend. A backend's own test is ten lines:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
+//			return memstore.New(memstore.WithClock(clock))
+//		})
+//	}
+//
+// Run builds a fresh, empty Store for every subtest and hands it a fake
+// clock that starts at a fixed time in a zone other than UTC and moves on by
+// 1.234567 ms (not a whole number of microseconds) at every reading. The
+// Store must stamp ids and timestamps with that clock, so the suite can
+// check that they are in UTC and truncated to microseconds.
+//
+// metadata_ must come back as the same JSON value with every number in its
+// own text: 1e400 as 1e400 and 1.0 as 1.0, not as re-encoded digits. Key
+// order and white space may change. (PostgreSQL's jsonb re-encodes
+// numbers; its json type, or text, keeps them.)
+//
+// Subtests are named after the behaviour they check, so a failure reads as
+// the rule that broke; errors are checked by code (errors.Is with the
+// prompts sentinels, errors.As for the invalid fields), never by message.
+// The subtests run one after another, each with little data, except the
+// ones whose rule needs volume (concurrent writers, the default page size).
+package storetest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+	"github.com/oklog/ulid/v2"
+	"github.com/promptkit/prompts"
+)
+
+// Run runs the conformance suite. newStore must return a new, empty Store
+// that takes the time from clock; it may use t to clean up (t.Cleanup) and
+// to fail when the Store cannot be built.
+func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.Store) {
+	t.Helper()
+	groups := [][]test{
+		projectTests,
+		promptTests,
+		keyTests,
+		updateTests,
+		versionTests,
+		metadataTests,
+		fieldRuleTests,
+		activationTests,
+		lookupTests,
+		pagingTests,
+		idTests,
+		timeTests,
+		copyTests,
+		contextTests,
+	}
+	for _, group := range groups {
+		for _, tc := range group {
+			t.Run(tc.name, func(t *testing.T) {
+				c := newClock()
+				s := &fixture{Store: newStore(t, c.Now), t: t, clock: c}
+				tc.run(t, s)
+			})
+		}
+	}
+}
+
+// test is one subtest: a behaviour and the function that checks it.
+type test struct {
+	name string
+	run  func(t *testing.T, s *fixture)
+}
+
+// clockBase is the fake clock's first reading: not in UTC, and with
+// nanoseconds that truncation to microseconds must drop.
+var clockBase = time.Date(2026, 11, 21, 14, 19, 26, 123456789, time.FixedZone("UTC-8", -8*60*60))
+
+// clockStep is how far the fake clock moves at every reading.
+const clockStep = 1234567 * time.Nanosecond
+
+// clock is the fake clock a Store under test reads. It is safe for
+// concurrent use and remembers every reading.
+type clock struct {
+	mu       sync.Mutex
+	next     time.Time
+	readings []time.Time
+}
+
+func newClock() *clock { return &clock{next: clockBase} }
+
+// Now is the prompts.Clock handed to the Store.
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.next
+	c.next = c.next.Add(clockStep)
+	c.readings = append(c.readings, t)
+	return t
+}
+
+// mark returns a position in the readings, for since.
+func (c *clock) mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.readings)
+}
+
+// since returns the readings taken after mark.
+func (c *clock) since(mark int) []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.readings[mark:]...)
+}
+
+// fixture is the Store under test with the helpers the subtests share.
+type fixture struct {
+	prompts.Store
+	t     *testing.T
+	clock *clock
+	n     int // counter for unique names
+}
+
+// project creates a project.
+func (s *fixture) project() prompts.Project {
+	is := is.New(s.t)
+	is.Helper()
+	s.n++
+	p, err := s.CreateProject(s.t.Context(), prompts.NewProject{Name: "Project " + strconv.Itoa(s.n)})
+	is.NoErr(err) // create project
+	return p
+}
+
+// prompt creates a prompt with key in the project.
+func (s *fixture) prompt(projectID, key string) prompts.Prompt {
+	is := is.New(s.t)
+	is.Helper()
+	p, err := s.CreatePrompt(s.t.Context(), prompts.NewPrompt{ProjectID: projectID, Key: key, Name: "Prompt " + key})
+	is.NoErr(err) // create prompt
+	return p
+}
+
+// version creates a version with this content, active in envs.
+func (s *fixture) version(promptID, content string, envs ...prompts.Environment) prompts.PromptVersion {
+	is := is.New(s.t)
+	is.Helper()
+	v, err := s.CreateVersion(s.t.Context(), prompts.NewVersion{PromptID: promptID, Content: content, Environments: envs})
+	is.NoErr(err) // create version
+	return v
+}
+
+// versions creates n versions of the prompt, numbered 1 to n.
+func (s *fixture) versions(promptID string, n int) []prompts.PromptVersion {
+	is := is.New(s.t)
+	is.Helper()
+	out := make([]prompts.PromptVersion, n)
+	for i := range out {
+		v, err := s.CreateVersion(s.t.Context(), prompts.NewVersion{PromptID: promptID, Content: "content " + strconv.Itoa(i+1)})
+		is.NoErr(err) // create version
+		out[i] = v
+	}
+	return out
+}
+
+// active returns the id of the version active in env, "" for none.
+func (s *fixture) active(promptID string, env prompts.Environment) string {
+	is := is.New(s.t)
+	is.Helper()
+	a, err := s.GetActive(s.t.Context(), promptID, env)
+	is.NoErr(err) // get active
+	if a.ActiveVersion == nil {
+		return ""
+	}
+	return a.ActiveVersion.ID
+}
+
+// snapshot returns the whole state of the store as text: every project,
+// every prompt with its versions (change summaries included) and what is
+// active in each environment. Comparing two snapshots proves that a call
+// in between changed nothing.
+func (s *fixture) snapshot() string {
+	is := is.New(s.t)
+	is.Helper()
+	ctx := s.t.Context()
+	all := prompts.Page{Limit: prompts.MaxLimit}
+	var b []byte
+	projects, _, err := s.ListProjects(ctx, prompts.ProjectFilter{Page: all})
+	is.NoErr(err) // list projects for the snapshot
+	for _, p := range projects {
+		b = p.AppendJSON(b)
+		b = append(b, '\n')
+	}
+	ps, _, err := s.ListPrompts(ctx, prompts.PromptFilter{Page: all})
+	is.NoErr(err) // list prompts for the snapshot
+	for _, p := range ps {
+		b = p.AppendJSON(b)
+		b = append(b, '\n')
+		vs, _, err := s.ListVersions(ctx, p.ID, all)
+		is.NoErr(err) // list versions for the snapshot
+		for _, v := range vs {
+			b = v.AppendDetailJSON(b)
+			b = append(b, '\n')
+		}
+		for _, env := range prompts.Environments {
+			a, err := s.GetActive(ctx, p.ID, env)
+			is.NoErr(err) // get active for the snapshot
+			b = a.AppendJSON(b)
+			b = append(b, '\n')
+		}
+	}
+	return string(b)
+}
+
+// invalid checks that err is ErrInvalid naming exactly these fields, in
+// this order.
+func (s *fixture) invalid(err error, fields ...string) {
+	is := is.New(s.t)
+	is.Helper()
+	is.True(errors.Is(err, prompts.ErrInvalid)) // the error is ErrInvalid
+	is.Equal(fieldNames(err), fields)           // the invalid fields
+}
+
+// notFound checks that err is ErrNotFound; it logs what was looked up
+// when it is not.
+func (s *fixture) notFound(err error, what string) {
+	is := is.New(s.t)
+	is.Helper()
+	if !errors.Is(err, prompts.ErrNotFound) {
+		s.t.Logf("looking up %q: got %v", what, err)
+	}
+	is.True(errors.Is(err, prompts.ErrNotFound)) // not found
+}
+
+// fieldNames returns the names of the invalid fields err carries.
+func fieldNames(err error) []string {
+	var e *prompts.Error
+	if !errors.As(err, &e) {
+		return nil
+	}
+	var names []string
+	for _, f := range e.Fields {
+		names = append(names, f.Field)
+	}
+	return names
+}
+
+// stamped checks that t came from the fake clock after mark: one of its
+// readings in UTC truncated to microseconds.
+func (s *fixture) stamped(mark int, t time.Time) {
+	is := is.New(s.t)
+	is.Helper()
+	is.Equal(t.Location(), time.UTC) // timestamps are in UTC
+	is.Equal(t.Nanosecond()%1000, 0) // timestamps are truncated to microseconds
+	is.True(s.readAt(mark, t.Equal)) // the timestamp is a reading of the store's clock
+}
+
+// idStamped checks that the time in the ULID id is the millisecond of a
+// reading of the fake clock after mark.
+func (s *fixture) idStamped(mark int, id string) {
+	is := is.New(s.t)
+	is.Helper()
+	u, err := ulid.ParseStrict(id)
+	is.NoErr(err) // the id is a ULID
+	ms := func(t time.Time) bool { return u.Time() == uint64(t.UnixMilli()) }
+	is.True(s.readAt(mark, ms)) // the id's time is a reading of the store's clock
+}
+
+// readAt reports whether a reading of the clock after mark, in UTC and
+// truncated to microseconds, matches.
+func (s *fixture) readAt(mark int, match func(time.Time) bool) bool {
+	for _, r := range s.clock.since(mark) {
+		if match(r.UTC().Truncate(time.Microsecond)) {
+			return true
+		}
+	}
+	return false
+}
+
+// cancelled returns a context that has been cancelled.
+func cancelled(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx
+}
+
+// succ returns the id just after id: well-formed, and sorting between id
+// and any later id of another millisecond or entropy.
+func succ(id string) string {
+	u := ulid.MustParseStrict(id)
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]++
+		if u[i] != 0 {
+			break
+		}
+	}
+	return u.String()
+}
+
+// pred returns the id just before id.
+func pred(id string) string {
+	u := ulid.MustParseStrict(id)
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]--
+		if u[i] != 0xff {
+			break
+		}
+	}
+	return u.String()
+}
+
+// Well-formed ids that sort before and after every id a store makes.
+const (
+	minID = "00000000000000000000000000"
+	maxID = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
+)
+
+// unknownID is a well-formed id that no store made.
+const unknownID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
+// malformedIDs returns ids that are not well-formed, most made from a real
+// one: lower case, one character short, one too many, a space, overflowing,
+// junk. The empty id is not among them: where an id is a field of an
+// input, empty is a missing required field.
+func malformedIDs(real string) []string {
+	return []string{
+		strings.ToLower(real),
+		real[:25],
+		real + "0",
+		" " + real[1:],
+		"8" + real[1:],
+		"not-an-id",
+	}
+}
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
