@@ -1,0 +1,240 @@
+package sqlstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/sqlstore"
+)
+
+// TestCreateVersionIDBehindLatest: a writer whose clock is behind the one
+// that wrote the latest version still gets the next number and an id after
+// the latest one.
+func TestCreateVersionIDBehindLatest(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	ahead := newSQLStore(t, sqlstore.WithClock(skewedClock(time.Hour)))
+	retries := &countingHandler{}
+	behind, err := sqlstore.New(database(t), sqlstore.WithSchema(ahead.Schema()), sqlstore.WithLogger(slog.New(retries)))
+	is.NoErr(err) // a second store on the same schema, with the real clock
+	defer behind.Close()
+	_, p := fixture(t, ahead)
+
+	v1, err := ahead.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "one"})
+	is.NoErr(err) // version 1, an hour ahead
+	v2, err := behind.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)                            // version 2, from behind
+	is.Equal(v2.VersionNumber, 2)            // the next number
+	is.True(v2.ID > v1.ID)                   // an id after the latest
+	is.Equal(retries.count.Load(), int64(1)) // stored under the lock, once
+	got, err := behind.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)                                                   // read
+	is.Equal(got.LatestVersionID, v2.ID)                            // latest is version 2
+	is.True(got.ActiveVersion != nil)                               // activated in the same step
+	is.Equal(got.ActiveVersion.AppendJSON(nil), v2.AppendJSON(nil)) // as returned
+	v3, err := ahead.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "three"})
+	is.NoErr(err)                 // and the clock ahead goes on
+	is.Equal(v3.VersionNumber, 3) // with number 3
+	is.True(v3.ID > v2.ID)        // and a larger id
+}
+
+// TestCreateVersionConcurrentStores: writers in several Stores with clocks
+// apart, each Store with its own pool, as replicas would be.
+func TestCreateVersionConcurrentStores(t *testing.T) {
+	is := is.New(t)
+	first := newSQLStore(t)
+	_, p := fixture(t, first)
+	skews := []time.Duration{-2 * time.Second, 0, 3 * time.Millisecond, 2 * time.Second}
+	const writers, each = 4, 15
+	var (
+		wg      sync.WaitGroup
+		retries countingHandler
+		failed  atomic.Int64
+	)
+	for _, skew := range skews {
+		db := openDB(t, writers, "")
+		s, err := sqlstore.New(db, sqlstore.WithSchema(first.Schema()), sqlstore.WithClock(skewedClock(skew)), sqlstore.WithLogger(slog.New(&retries)))
+		is.NoErr(err) // new store
+		t.Cleanup(func() { _ = s.Close() })
+		for range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					env := []prompts.Environment{prompts.Production}[:i%2]
+					if _, err := s.CreateVersion(context.Background(), prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: env}); err != nil {
+						t.Error(err)
+						failed.Add(1)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	is.Equal(failed.Load(), int64(0)) // every write succeeded
+	t.Logf("%d of %d writes retried under the lock", retries.count.Load(), len(skews)*writers*each)
+	checkVersions(t, first, p.ID, len(skews)*writers*each)
+}
+
+// checkVersions checks that the prompt has versions 1..n, no gap, no
+// duplicate, ids increasing with numbers, and the latest id on the prompt.
+func checkVersions(t *testing.T, s prompts.Store, promptID string, n int) {
+	t.Helper()
+	is := is.New(t)
+	ctx := context.Background()
+	var all []prompts.PromptVersion
+	after := ""
+	for {
+		page, more, err := s.ListVersions(ctx, promptID, prompts.Page{Limit: prompts.MaxLimit, After: after})
+		is.NoErr(err) // list versions
+		all = append(all, page...)
+		if !more {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	is.Equal(len(all), n) // every version stored
+	for i, v := range all {
+		if v.VersionNumber != n-i {
+			t.Fatalf("version %d of the list (newest first) has number %d, want %d", i, v.VersionNumber, n-i)
+		}
+		if i > 0 && v.ID >= all[i-1].ID {
+			t.Fatalf("version %d has id %s, not below version %d's %s", v.VersionNumber, v.ID, all[i-1].VersionNumber, all[i-1].ID)
+		}
+	}
+	p, err := s.GetPrompt(ctx, promptID)
+	is.NoErr(err)                          // get prompt
+	is.Equal(p.LatestVersionID, all[0].ID) // latest_version_id is the newest version
+	for _, num := range []int{1, n} {
+		v, err := s.GetVersion(ctx, promptID, num)
+		is.NoErr(err)                 // get version by number
+		is.Equal(v.ID, all[n-num].ID) // the one listed
+	}
+}
+
+// The writer processes of TestCreateVersionAcrossProcesses are this test
+// binary run again with childVar set; TestMain hands them to runChild.
+const childVar = "SQLSTORE_TEST_WRITER"
+
+// TestCreateVersionAcrossProcesses: several processes, each with writers
+// of its own and a clock of its own, create versions of one prompt at once.
+// The prompt ends with versions 1..N, no gap, ids increasing with numbers.
+func TestCreateVersionAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	s := newSQLStore(t)
+	_, p := fixture(t, s)
+	skews := []time.Duration{-time.Second, 0, 0, time.Second}
+	const writers, each = 4, 25
+	start := time.Now().Add(2 * time.Second) // all begin together
+	type child struct {
+		cmd    *exec.Cmd
+		stdout bytes.Buffer
+		stderr bytes.Buffer
+	}
+	children := make([]*child, len(skews))
+	for i, skew := range skews {
+		c := &child{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+		c.cmd.Env = append(os.Environ(),
+			childVar+"=1",
+			"SQLSTORE_TEST_SCHEMA="+s.Schema(),
+			"SQLSTORE_TEST_PROMPT="+p.ID,
+			"SQLSTORE_TEST_SKEW="+skew.String(),
+			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
+			"SQLSTORE_TEST_EACH="+strconv.Itoa(each),
+			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
+		)
+		c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+		is.NoErr(c.cmd.Start()) // start a writer process
+		children[i] = c
+	}
+	retried := 0
+	for i, c := range children {
+		if err := c.cmd.Wait(); err != nil {
+			t.Fatalf("writer process %d: %v\n%s", i, err, c.stderr.String())
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(c.stdout.String()), "retried "))
+		is.NoErr(err) // the process reports its retries
+		retried += n
+	}
+	t.Logf("%d processes, %d writes, %d retried under the lock", len(skews), len(skews)*writers*each, retried)
+	checkVersions(t, s, p.ID, len(skews)*writers*each)
+}
+
+// runChild is a writer process: it creates versions with several
+// goroutines, prints how many it retried under the lock, and exits 0 if
+// every write succeeded.
+func runChild() int {
+	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
+	skew, err1 := time.ParseDuration(env("SKEW"))
+	writers, err2 := strconv.Atoi(env("WRITERS"))
+	each, err3 := strconv.Atoi(env("EACH"))
+	startNanos, err4 := strconv.ParseInt(env("START"), 10, 64)
+	db, err5 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
+	for _, err := range []error{err1, err2, err3, err4, err5} {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(writers)
+	var retries countingHandler
+	s, err := sqlstore.New(db, sqlstore.WithSchema(env("SCHEMA")), sqlstore.WithClock(skewedClock(skew)), sqlstore.WithLogger(slog.New(&retries)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer s.Close()
+	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	var (
+		wg     sync.WaitGroup
+		failed atomic.Int64
+	)
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				_, err := s.CreateVersion(context.Background(), prompts.NewVersion{PromptID: env("PROMPT"), Content: "from " + skew.String()})
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("retried %d\n", retries.count.Load())
+	if failed.Load() > 0 {
+		return 1
+	}
+	return 0
+}
+
+// countingHandler is a slog.Handler that counts the Store's retries of a
+// version write under the lock.
+type countingHandler struct{ count atomic.Int64 }
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "under the prompt's lock") {
+		h.count.Add(1)
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/lib/pq"
+
+	"github.com/promptkit/prompts"
+)
+
+// CreatePrompt implements prompts.Store. One round trip: the insert reads
+// the project in the same statement.
+func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.Prompt{}, err
+	}
+	if !prompts.ValidID(in.ProjectID) {
+		return prompts.Prompt{}, prompts.NotFound("project")
+	}
+	now := s.clock.Now()
+	p := prompts.Prompt{
+		ID:          prompts.NewID(now),
+		ProjectID:   in.ProjectID,
+		Key:         in.Key,
+		Name:        in.Name,
+		Description: copyString(in.Description),
+		CreatedAt:   now,
+	}
+	st, err := s.stmt(ctx, qCreatePrompt)
+	if err != nil {
+		return prompts.Prompt{}, s.fail(ctx, err)
+	}
+	res, err := st.ExecContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt)
+	if isUniqueViolation(err, constraintPromptKey) {
+		// As in CreateProject: a run that database/sql repeated after a
+		// broken connection may find its own first run's row.
+		if got, gerr := s.GetPrompt(ctx, p.ID); gerr == nil {
+			return got, nil
+		}
+		return prompts.Prompt{}, keyTaken(p.Key)
+	}
+	if err != nil {
+		return prompts.Prompt{}, s.fail(ctx, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return prompts.Prompt{}, s.fail(ctx, err)
+	} else if n == 0 {
+		return prompts.Prompt{}, prompts.NotFound("project")
+	}
+	return p, nil
+}
+
+func keyTaken(key string) error {
+	return prompts.Conflict("the project already has a prompt with key " + key)
+}
+
+// GetPrompt implements prompts.Store. One round trip.
+func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
+	if !prompts.ValidID(id) {
+		return prompts.Prompt{}, prompts.NotFound("prompt")
+	}
+	st, err := s.stmt(ctx, qGetPrompt)
+	if err != nil {
+		return prompts.Prompt{}, s.fail(ctx, err)
+	}
+	p, err := scanPrompt(st.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.Prompt{}, prompts.NotFound("prompt")
+	}
+	if err != nil {
+		return prompts.Prompt{}, s.fail(ctx, err)
+	}
+	return p, nil
+}
+
+// UpdatePrompt implements prompts.Store. One round trip; the zero update
+// only reads.
+func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.Prompt{}, err
+	}
+	if !in.Key.Set && !in.Name.Set && !in.Description.Set {
+		return s.GetPrompt(ctx, id)
+	}
+	if !prompts.ValidID(id) {
+		return prompts.Prompt{}, prompts.NotFound("prompt")
+	}
+	var desc any
+	if in.Description.Set && !in.Description.Null {
+		desc = in.Description.Value
+	}
+	st, err := s.stmt(ctx, qUpdatePrompt)
+	if err != nil {
+		return prompts.Prompt{}, s.fail(ctx, err)
+	}
+	p, err := scanPrompt(st.QueryRowContext(ctx, id,
+		in.Key.Set, in.Key.Value, in.Name.Set, in.Name.Value, in.Description.Set, desc))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return prompts.Prompt{}, prompts.NotFound("prompt")
+	case isUniqueViolation(err, constraintPromptKey):
+		return prompts.Prompt{}, keyTaken(in.Key.Value)
+	case err != nil:
+		return prompts.Prompt{}, s.fail(ctx, err)
+	}
+	return p, nil
+}
+
+// ListPrompts implements prompts.Store. One round trip. Each filter has a
+// statement of its own that an index answers in id order from the page's
+// position: the primary key for all prompts, (project_id, id) for one
+// project and, merged, for several, (key, id) for a key, and the unique
+// (project_id, key) for a key in some projects.
+func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
+	if err := f.Validate(); err != nil {
+		return nil, false, err
+	}
+	n := f.Size()
+	var projects []string
+	if f.ProjectIDs != nil {
+		projects = validIDs(f.ProjectIDs)
+		if len(projects) == 0 {
+			return []prompts.Prompt{}, false, nil
+		}
+	}
+	var (
+		q    query
+		args []any
+	)
+	switch {
+	case f.Key != "" && projects == nil:
+		q, args = qListPromptsByKey, []any{f.Key, f.After, n + 1}
+	case f.Key != "":
+		q, args = qListPromptsByKeyInProjects, []any{f.Key, pq.StringArray(projects), f.After, n + 1}
+	case projects == nil:
+		q, args = qListPrompts, []any{f.After, n + 1}
+	case len(projects) == 1:
+		q, args = qListPromptsByProject, []any{projects[0], f.After, n + 1}
+	default:
+		q, args = qListPromptsByProjects, []any{pq.StringArray(projects), f.After, n + 1}
+	}
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	defer rows.Close()
+	out := make([]prompts.Prompt, 0, min(n+1, 16))
+	for rows.Next() {
+		p, err := scanPrompt(rows)
+		if err != nil {
+			return nil, false, s.fail(ctx, err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	if len(out) > n {
+		return out[:n], true, nil
+	}
+	return out, false, nil
+}
+
+// scanPrompt scans the columns promptCols.
+func scanPrompt(sc scanner) (prompts.Prompt, error) {
+	var (
+		p            prompts.Prompt
+		desc, latest sql.NullString
+	)
+	if err := sc.Scan(&p.ID, &p.ProjectID, &p.Key, &p.Name, &desc, &latest, &p.CreatedAt); err != nil {
+		return prompts.Prompt{}, err
+	}
+	if desc.Valid {
+		p.Description = &desc.String
+	}
+	p.LatestVersionID = latest.String
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p, nil
+}
+
+func copyString(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
+}
+
+// nullString returns *s, or nil (NULL) when s is nil.
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}

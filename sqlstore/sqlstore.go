@@ -1,0 +1,201 @@
+// Package sqlstore is the PostgreSQL prompts.Store, for services that run
+// several replicas against one database.
+//
+// The caller opens and owns the pool (github.com/jmoiron/sqlx over the
+// github.com/lib/pq driver), builds the Store on it, and runs the migrations
+// explicitly, typically once at start:
+//
+//	db, err := sqlx.Open("postgres", "postgres://app@db.internal/app?sslmode=require")
+//	if err != nil { ... }
+//	store, err := sqlstore.New(db)         // tables in schema "prompts"
+//	if err != nil { ... }
+//	defer store.Close()                    // releases prepared statements, not db
+//	if err := store.Migrate(ctx); err != nil { ... }
+//
+// New does no I/O. Migrate is safe to run from every replica at once.
+//
+// # Guarantees
+//
+// Everything lives in one schema (WithSchema), so the store can share a
+// database with an application's own tables, and tests can isolate
+// themselves. Version numbers are gapless and unique per prompt however many
+// processes write at once, and version ids increase with the numbers: the
+// prompt's row lock serializes the writers of one prompt (see
+// Store.CreateVersion). A key is unique within its project by a UNIQUE
+// constraint. Ids and timestamps come from the Store's clock, not from the
+// database, so that sqlstore and memstore answer alike.
+//
+// # Errors
+//
+// Errors are *prompts.Error. A connection that fails, a database that is down,
+// shutting down, starting up or out of connections, a serialization failure
+// or a lock or statement timeout is prompts.ErrUnavailable: worth a retry.
+// A context that ends is prompts.ErrUnavailable wrapping ctx.Err(). Anything
+// else from the database is internal, with the driver's error as its cause
+// (for logs, never for users). The Store needs nothing to recover from a
+// restart of the database or killed connections: database/sql drops the
+// broken connections and prepares the statements again on new ones.
+//
+// # Speed
+//
+// The statements are prepared on first use (lib/pq has no statement cache:
+// an unprepared query with parameters costs two round trips). Reading a
+// prompt with its active version, by id or by key, is one round trip; so are
+// the other reads and writes, except CreateVersion when writers race (see
+// there). Lists page by keyset (id > after ORDER BY id LIMIT n) on indexes,
+// never by OFFSET, so a deep page costs what the first costs; PLANS.md shows
+// the query plans.
+//
+// The prepared statements need a session per connection: behind PgBouncer,
+// use session pooling, or transaction pooling with max_prepared_statements
+// (PgBouncer 1.21 or later).
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/promptkit/prompts"
+)
+
+var _ prompts.Store = (*Store)(nil)
+
+// DefaultSchema is the schema the tables live in unless WithSchema says
+// otherwise.
+const DefaultSchema = "prompts"
+
+// ErrClosed is the cause of the internal error a Store returns once closed.
+var ErrClosed = errors.New("sqlstore: store is closed")
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithSchema sets the PostgreSQL schema that holds the store's tables
+// (default "prompts"). It must be a plain identifier: a letter or underscore,
+// then letters, digits and underscores, at most 63 bytes, not starting with
+// "pg_". Migrate creates it.
+func WithSchema(name string) Option { return func(s *Store) { s.schema = name } }
+
+// WithClock sets the clock that stamps ids and timestamps (default
+// time.Now). Time comes from this clock in the application, never from the
+// database's now().
+func WithClock(c prompts.Clock) Option { return func(s *Store) { s.clock = c } }
+
+// WithLogger sets the logger for what the Store does on its own: migrations
+// applied, a version write retried under a lock. The default discards.
+// Errors are returned, not logged.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// Store is the PostgreSQL prompts.Store. Create it with New; it is safe for
+// concurrent use.
+type Store struct {
+	db      *sqlx.DB
+	clock   prompts.Clock
+	log     *slog.Logger
+	schema  string // as given
+	lockKey int64  // Migrate's advisory lock
+
+	queries [numQueries]string                    // the statements, with the schema filled in
+	stmts   [numQueries]atomic.Pointer[sqlx.Stmt] // prepared on first use
+	closed  atomic.Bool
+}
+
+// New returns a Store that keeps its data in db, a pool of connections to
+// PostgreSQL through lib/pq that the caller owns (and closes). It does no
+// I/O: run Migrate before the first call. It fails only on a nil db or an
+// invalid option.
+func New(db *sqlx.DB, opts ...Option) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("sqlstore: nil db")
+	}
+	s := &Store{db: db, schema: DefaultSchema}
+	for _, o := range opts {
+		o(s)
+	}
+	if !validSchema(s.schema) {
+		return nil, fmt.Errorf("sqlstore: schema %q is not a plain identifier (a letter or _, then letters, digits or _, at most 63 bytes, not pg_...)", s.schema)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	h := fnv.New64a()
+	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
+	s.lockKey = int64(h.Sum64())
+	quoted := pq.QuoteIdentifier(s.schema)
+	for i, q := range queryText {
+		s.queries[i] = strings.ReplaceAll(q, "{s}", quoted)
+	}
+	return s, nil
+}
+
+// validSchema reports whether name is an identifier that needs no quoting
+// rules beyond the plain ones (letters may be upper case: quoting keeps
+// them).
+func validSchema(name string) bool {
+	if name == "" || len(name) > 63 || strings.HasPrefix(strings.ToLower(name), "pg_") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Schema returns the name of the schema that holds the Store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// Close releases the statements the Store prepared. It does not close the
+// pool, which belongs to the caller. Call it when no other call is in
+// flight; later calls fail with an internal error wrapping ErrClosed. Close
+// is idempotent.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	var errs []error
+	for i := range s.stmts {
+		if st := s.stmts[i].Swap(nil); st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stmt returns the prepared statement q, preparing it on first use. Racing
+// first uses may each prepare it; one wins and the others close theirs.
+// database/sql prepares it again, transparently, on each connection that
+// runs it, new ones after a restart included.
+func (s *Store) stmt(ctx context.Context, q query) (*sqlx.Stmt, error) {
+	for {
+		if st := s.stmts[q].Load(); st != nil {
+			return st, nil
+		}
+		if s.closed.Load() {
+			return nil, ErrClosed
+		}
+		st, err := s.db.PreparexContext(ctx, s.queries[q])
+		if err != nil {
+			return nil, err
+		}
+		if s.stmts[q].CompareAndSwap(nil, st) {
+			if s.closed.Load() && s.stmts[q].CompareAndSwap(st, nil) {
+				_ = st.Close()
+				return nil, ErrClosed
+			}
+			return st, nil
+		}
+		_ = st.Close()
+	}
+}

@@ -1,0 +1,416 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"math"
+
+	"github.com/lib/pq"
+
+	"github.com/promptkit/prompts"
+)
+
+// CreateVersion implements prompts.Store.
+//
+// One round trip when it does not race: a single statement (qCreateVersion)
+// counts the version on the prompt's row, which takes the row's lock, inserts
+// the version under that number, sets latest_version_id and activates the
+// version in in.Environments, all or nothing. Writers of one prompt, in any
+// process, queue on that lock, and each sees the count the previous one
+// left: numbers are gapless and unique.
+//
+// Version ids must also increase with the numbers. The id is made from this
+// process's clock before the statement runs, and the statement applies only
+// if the prompt's latest id is below it. Another process, whose clock is ahead
+// or whose id for the same millisecond came out larger, may have stored a
+// larger one first; then the statement changes nothing and CreateVersion
+// retries once, in a transaction that locks the prompt's row first, reads the
+// latest id and makes the new id after it (prompts.NewIDAfter), which cannot
+// fail: BEGIN, lock, insert, COMMIT, four round trips more. The retry also
+// finds the version if the first statement did store it (database/sql runs a
+// statement again on a new connection when the first broke without an
+// answer), so one call never stores two versions.
+func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	now := s.clock.Now()
+	v := prompts.PromptVersion{
+		ID:            prompts.NewID(now),
+		PromptID:      in.PromptID,
+		Content:       in.Content,
+		ChangeSummary: copyString(in.ChangeSummary),
+		Metadata:      in.Metadata.Normalize(),
+		CreatedAt:     now,
+	}
+	envs := environments(in.Environments)
+	st, err := s.stmt(ctx, qCreateVersion)
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	err = st.QueryRowContext(ctx, versionArgs(v, envs)...).Scan(&v.VersionNumber)
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.Is(err, sql.ErrNoRows), // an unknown prompt, or a larger latest id
+		isSerializationFailure(err): // a default isolation above READ COMMITTED
+	default:
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	return s.createVersionLocked(ctx, v, envs)
+}
+
+// createVersionLocked stores v as the prompt's next version in a
+// transaction that holds the prompt's row lock from the start.
+func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs pq.StringArray) (_ prompts.PromptVersion, err error) {
+	lock, err := s.stmt(ctx, qLockPrompt)
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	create, err := s.stmt(ctx, qCreateVersion)
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var (
+		latest sql.NullString
+		stored sql.NullInt64
+	)
+	err = tx.StmtxContext(ctx, lock).QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	if stored.Valid {
+		// The first statement did store the version.
+		v.VersionNumber = int(stored.Int64)
+		_ = tx.Rollback() // it only read
+		return v, nil
+	}
+	first := v.ID
+	v.ID = prompts.NewIDAfter(v.CreatedAt, latest.String)
+	s.log.LogAttrs(ctx, slog.LevelDebug, "sqlstore: version id behind the latest; stored under the prompt's lock",
+		slog.String("prompt_id", v.PromptID), slog.String("id", first),
+		slog.String("latest_version_id", latest.String), slog.String("new_id", v.ID))
+	err = tx.StmtxContext(ctx, create).QueryRowContext(ctx, versionArgs(v, envs)...).Scan(&v.VersionNumber)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Cannot happen while the lock is held and the id is after the latest.
+		err = errors.New("sqlstore: version not stored under the prompt's lock")
+		return prompts.PromptVersion{}, prompts.Internal(err)
+	}
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	if err = tx.Commit(); err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	return v, nil
+}
+
+func versionArgs(v prompts.PromptVersion, envs pq.StringArray) []any {
+	var md any
+	if v.Metadata != "" {
+		md = string(v.Metadata)
+	}
+	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, envs}
+}
+
+// environments returns envs without duplicates (an upsert may not touch one
+// row twice).
+func environments(envs []prompts.Environment) pq.StringArray {
+	out := make(pq.StringArray, 0, len(envs))
+	for _, e := range envs {
+		dup := false
+		for _, o := range out {
+			dup = dup || o == string(e)
+		}
+		if !dup {
+			out = append(out, string(e))
+		}
+	}
+	return out
+}
+
+// GetVersion implements prompts.Store. One round trip.
+func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
+	if !prompts.ValidID(promptID) {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	st, err := s.stmt(ctx, qGetVersion)
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	var r versionRow
+	err = st.QueryRowContext(ctx, promptID, versionNumber(number)).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	v, ok := r.version(promptID)
+	if !ok {
+		return prompts.PromptVersion{}, prompts.NotFound("version")
+	}
+	return v, nil
+}
+
+// versionNumber returns n, or 0 (which no version has) when n is out of the
+// column's range.
+func versionNumber(n int) int {
+	if n < 1 || n > math.MaxInt32 {
+		return 0
+	}
+	return n
+}
+
+// afterAll is a position above every id: ids are ULIDs, whose characters
+// all sort below '~' in the "C" collation.
+const afterAll = "~"
+
+// ListVersions implements prompts.Store. One round trip, on the index
+// (prompt_id, id) read backwards from the page's position.
+func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	if err := p.Validate(); err != nil {
+		return nil, false, err
+	}
+	if !prompts.ValidID(promptID) {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	before := p.After
+	if before == "" {
+		before = afterAll
+	}
+	n := p.Size()
+	st, err := s.stmt(ctx, qListVersions)
+	if err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	rows, err := st.QueryContext(ctx, promptID, before, n+1)
+	if err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	defer rows.Close()
+	found := false
+	out := make([]prompts.PromptVersion, 0, min(n+1, 16))
+	for rows.Next() {
+		found = true
+		var r versionRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, false, s.fail(ctx, err)
+		}
+		if v, ok := r.version(promptID); ok {
+			out = append(out, v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	if !found {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	if len(out) > n {
+		return out[:n], true, nil
+	}
+	return out, false, nil
+}
+
+// versionRow receives the columns versionCols, which an outer join may
+// leave NULL.
+type versionRow struct {
+	id, content, summary, metadata sql.NullString
+	number                         sql.NullInt64
+	created                        sql.NullTime
+}
+
+func (r *versionRow) dest() []any {
+	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created}
+}
+
+// version returns the version, or false when the columns were NULL.
+func (r *versionRow) version(promptID string) (prompts.PromptVersion, bool) {
+	if !r.id.Valid {
+		return prompts.PromptVersion{}, false
+	}
+	v := prompts.PromptVersion{
+		ID:            r.id.String,
+		PromptID:      promptID,
+		VersionNumber: int(r.number.Int64),
+		Content:       r.content.String,
+		Metadata:      prompts.Metadata(r.metadata.String),
+		CreatedAt:     r.created.Time.UTC(),
+	}
+	if r.summary.Valid {
+		v.ChangeSummary = &r.summary.String
+	}
+	return v, true
+}
+
+// activeRow receives the columns promptCols and versionCols.
+type activeRow struct {
+	id, projectID, key, name, description, latest sql.NullString
+	created                                       sql.NullTime
+	v                                             versionRow
+}
+
+func (r *activeRow) dest() []any {
+	return append([]any{&r.id, &r.projectID, &r.key, &r.name, &r.description, &r.latest, &r.created}, r.v.dest()...)
+}
+
+// active returns the prompt with its version in env, or false when the
+// prompt's columns were NULL.
+func (r *activeRow) active(env prompts.Environment) (prompts.ActivePrompt, bool) {
+	if !r.id.Valid {
+		return prompts.ActivePrompt{}, false
+	}
+	a := prompts.ActivePrompt{
+		Prompt: prompts.Prompt{
+			ID:              r.id.String,
+			ProjectID:       r.projectID.String,
+			Key:             r.key.String,
+			Name:            r.name.String,
+			LatestVersionID: r.latest.String,
+			CreatedAt:       r.created.Time.UTC(),
+		},
+		Environment: env,
+	}
+	if r.description.Valid {
+		a.Description = &r.description.String
+	}
+	if v, ok := r.v.version(a.ID); ok {
+		a.ActiveVersion = &v
+	}
+	return a, true
+}
+
+func checkEnv(e prompts.Environment) error {
+	if !e.Valid() {
+		return prompts.Invalid("environment", "must be production or staging")
+	}
+	return nil
+}
+
+// GetActive implements prompts.Store. One round trip: one statement joins
+// the prompt, the environment's pointer and the version.
+func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if err := checkEnv(env); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if !prompts.ValidID(promptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	st, err := s.stmt(ctx, qGetActive)
+	if err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
+	var r activeRow
+	err = st.QueryRowContext(ctx, promptID, string(env)).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	if err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
+	a, _ := r.active(env)
+	return a, nil
+}
+
+// GetActiveByKey implements prompts.Store. One round trip, which also tells
+// an unknown project from an unknown key.
+func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if err := checkEnv(env); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if !prompts.ValidID(projectID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("project")
+	}
+	if !prompts.ValidKey(key) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	st, err := s.stmt(ctx, qGetActiveByKey)
+	if err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
+	var r activeRow
+	err = st.QueryRowContext(ctx, projectID, key, string(env)).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.ActivePrompt{}, prompts.NotFound("project")
+	}
+	if err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
+	a, ok := r.active(env)
+	if !ok {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	return a, nil
+}
+
+// Activate implements prompts.Store. One round trip: one statement finds the
+// version, points the environment at it and returns the prompt with it.
+func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	q, version := qActivateNumber, any(versionNumber(in.VersionNumber))
+	if in.VersionID != "" && prompts.ValidID(in.VersionID) {
+		q, version = qActivateID, in.VersionID
+	}
+	// A malformed version id selects number 0: none, but the statement
+	// still tells an unknown prompt from an unknown version.
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
+	var r activeRow
+	err = st.QueryRowContext(ctx, in.PromptID, string(in.Environment), version, s.clock.Now()).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	if err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
+	a, _ := r.active(in.Environment)
+	if a.ActiveVersion == nil {
+		return prompts.ActivePrompt{}, prompts.NotFound("version")
+	}
+	return a, nil
+}
+
+// Deactivate implements prompts.Store. One round trip.
+func (s *Store) Deactivate(ctx context.Context, promptID string, env prompts.Environment) error {
+	if err := checkEnv(env); err != nil {
+		return err
+	}
+	if !prompts.ValidID(promptID) {
+		return prompts.NotFound("prompt")
+	}
+	st, err := s.stmt(ctx, qDeactivate)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	var one int
+	err = st.QueryRowContext(ctx, promptID, string(env)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return prompts.NotFound("prompt")
+	}
+	return s.fail(ctx, err)
+}
