@@ -122,12 +122,17 @@ var activationTests = []test{
 	{"a version of another prompt is not found", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		p := s.prompt(s.project().ID, "k")
-		mine := s.version(p.ID, "mine", prompts.Production)
+		s.version(p.ID, "one")
+		mine := s.version(p.ID, "two", prompts.Production)
 		q := s.prompt(p.ProjectID, "other")
 		theirs := s.versions(q.ID, 2)
 		before := s.snapshot()
-		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: theirs[1].ID})
-		is.True(errors.Is(err, prompts.ErrNotFound)) // another prompt's version is not found
+		for _, v := range theirs {
+			_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v.ID})
+			is.True(errors.Is(err, prompts.ErrNotFound)) // another prompt's version is not found, though this prompt has its number
+		}
+		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, VersionID: mine.ID})
+		is.True(errors.Is(err, prompts.ErrNotFound)) // nor the other way round
 		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: p.ID})
 		is.True(errors.Is(err, prompts.ErrNotFound))          // nor is an id of something else
 		is.Equal(s.snapshot(), before)                        // nothing changed

@@ -11,10 +11,12 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// Concurrent writers in the version-number test, and versions each writes.
+// Concurrent writers in the version-number test, versions each writes,
+// and concurrent readers.
 const (
 	writers   = 64
 	perWriter = 2
+	readers   = 2
 )
 
 var versionTests = []test{
@@ -44,14 +46,14 @@ var versionTests = []test{
 		q := s.prompt(p.ProjectID, "other")
 		is.Equal(s.version(q.ID, "x").VersionNumber, 1) // numbers count per prompt
 	}},
-	{"version numbers have no gap or duplicate under concurrent writers", func(t *testing.T, s *fixture) {
+	{"version numbers have no gap or duplicate under concurrent writers and latest_version_id keeps up", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
 		p := s.prompt(s.project().ID, "busy")
 		const total = writers * perWriter
 		start := make(chan struct{})
 		numbers := make(chan int, total)
-		errs := make(chan error, total+1)
+		errs := make(chan error, total+readers)
 		var wg sync.WaitGroup
 		for w := range writers {
 			wg.Add(1)
@@ -68,48 +70,51 @@ var versionTests = []test{
 				}
 			}()
 		}
-		// A reader checks that a version and the latest_version_id that
+		// Readers check that a version and the latest_version_id that
 		// names it appear in one step: reading the prompt, then the newest
 		// version, then the prompt again must see them in that order.
 		stop := make(chan struct{})
-		readerDone := make(chan struct{})
-		go func() {
-			defer close(readerDone)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+		var reading sync.WaitGroup
+		for range readers {
+			reading.Add(1)
+			go func() {
+				defer reading.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					before, err := s.GetPrompt(ctx, p.ID)
+					if err != nil {
+						errs <- err
+						return
+					}
+					vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{Limit: 1})
+					if err != nil {
+						errs <- err
+						return
+					}
+					after, err := s.GetPrompt(ctx, p.ID)
+					if err != nil {
+						errs <- err
+						return
+					}
+					newest := ""
+					if len(vs) == 1 {
+						newest = vs[0].ID
+					}
+					if before.LatestVersionID > newest || newest > after.LatestVersionID {
+						errs <- fmt.Errorf("latest_version_id %q then newest version %q then latest_version_id %q", before.LatestVersionID, newest, after.LatestVersionID)
+						return
+					}
 				}
-				before, err := s.GetPrompt(ctx, p.ID)
-				if err != nil {
-					errs <- err
-					return
-				}
-				vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{Limit: 1})
-				if err != nil {
-					errs <- err
-					return
-				}
-				after, err := s.GetPrompt(ctx, p.ID)
-				if err != nil {
-					errs <- err
-					return
-				}
-				newest := ""
-				if len(vs) == 1 {
-					newest = vs[0].ID
-				}
-				if before.LatestVersionID > newest || newest > after.LatestVersionID {
-					errs <- fmt.Errorf("latest_version_id %q then newest version %q then latest_version_id %q", before.LatestVersionID, newest, after.LatestVersionID)
-					return
-				}
-			}
-		}()
+			}()
+		}
 		close(start)
 		wg.Wait()
 		close(stop)
-		<-readerDone
+		reading.Wait()
 		close(numbers)
 		close(errs)
 		for err := range errs {
