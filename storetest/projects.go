@@ -14,13 +14,13 @@ var projectTests = []test{
 		is := is.New(t)
 		ctx := t.Context()
 		p, err := s.CreateProject(ctx, prompts.NewProject{Name: "Support Bot", Description: "answers customers", IsPrivate: true})
-		is.NoErr(err)                                    // create project
-		is.True(prompts.ValidID(p.ID))                   // the id is a well-formed ULID
-		is.Equal(p.Name, "Support Bot")                  // name
-		is.Equal(p.Slug, "support-bot")                  // slug derived from the name
-		is.Equal(p.Description, "answers customers")     // description
-		is.True(p.IsPrivate)                             // is_private
-		got, err := s.GetProject(ctx, p.ID)              //
+		is.NoErr(err)                                // create project
+		is.True(prompts.ValidID(p.ID))               // the id is a well-formed ULID
+		is.Equal(p.Name, "Support Bot")              // name
+		is.Equal(p.Slug, "support-bot")              // slug derived from the name
+		is.Equal(p.Description, "answers customers") // description
+		is.True(p.IsPrivate)                         // is_private
+		got, err := s.GetProject(ctx, p.ID)
 		is.NoErr(err)                                    // get project
 		is.Equal(got.AppendJSON(nil), p.AppendJSON(nil)) // read back as created
 		q, err := s.CreateProject(ctx, prompts.NewProject{Name: "Other"})

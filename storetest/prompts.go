@@ -15,15 +15,15 @@ var promptTests = []test{
 		ctx := t.Context()
 		proj := s.project()
 		p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "support/greeting", Name: "Greeting", Description: ptr("says hello")})
-		is.NoErr(err)                                    // create prompt
-		is.True(prompts.ValidID(p.ID))                   // the id is a well-formed ULID
-		is.Equal(p.ProjectID, proj.ID)                   // project_id
-		is.Equal(p.Key, "support/greeting")              // key
-		is.Equal(p.Name, "Greeting")                     // name
-		is.True(p.Description != nil)                    // description is set
-		is.Equal(*p.Description, "says hello")           // description
-		is.Equal(p.LatestVersionID, "")                  // latest_version_id is null without versions
-		got, err := s.GetPrompt(ctx, p.ID)               //
+		is.NoErr(err)                          // create prompt
+		is.True(prompts.ValidID(p.ID))         // the id is a well-formed ULID
+		is.Equal(p.ProjectID, proj.ID)         // project_id
+		is.Equal(p.Key, "support/greeting")    // key
+		is.Equal(p.Name, "Greeting")           // name
+		is.True(p.Description != nil)          // description is set
+		is.Equal(*p.Description, "says hello") // description
+		is.Equal(p.LatestVersionID, "")        // latest_version_id is null without versions
+		got, err := s.GetPrompt(ctx, p.ID)
 		is.NoErr(err)                                    // get prompt
 		is.Equal(got.AppendJSON(nil), p.AppendJSON(nil)) // read back as created
 		vs, more, err := s.ListVersions(ctx, p.ID, prompts.Page{})
@@ -149,16 +149,16 @@ var updateTests = []test{
 			Name:        prompts.Some("After"),
 			Description: prompts.Some("now described"),
 		})
-		is.NoErr(err)                                       // update
-		is.Equal(got.Key, "after")                          // key set
-		is.Equal(got.Name, "After")                         // name set
-		is.True(got.Description != nil)                     // description set
-		is.Equal(*got.Description, "now described")         // description value
-		is.Equal(got.ID, p.ID)                              // id unchanged
-		is.Equal(got.ProjectID, proj.ID)                    // project unchanged
-		is.Equal(got.LatestVersionID, v.ID)                 // latest_version_id unchanged
-		is.True(got.CreatedAt.Equal(p.CreatedAt))           // created_at unchanged
-		read, err := s.GetPrompt(ctx, p.ID)                 //
+		is.NoErr(err)                               // update
+		is.Equal(got.Key, "after")                  // key set
+		is.Equal(got.Name, "After")                 // name set
+		is.True(got.Description != nil)             // description set
+		is.Equal(*got.Description, "now described") // description value
+		is.Equal(got.ID, p.ID)                      // id unchanged
+		is.Equal(got.ProjectID, proj.ID)            // project unchanged
+		is.Equal(got.LatestVersionID, v.ID)         // latest_version_id unchanged
+		is.True(got.CreatedAt.Equal(p.CreatedAt))   // created_at unchanged
+		read, err := s.GetPrompt(ctx, p.ID)
 		is.NoErr(err)                                       // get prompt
 		is.Equal(read.AppendJSON(nil), got.AppendJSON(nil)) // the update is stored as returned
 	}},
