@@ -135,7 +135,7 @@ func fixture(t testing.TB, s prompts.Store) (prompts.Project, prompts.Prompt) {
 	t.Helper()
 	is := is.New(t)
 	ctx := context.Background()
-	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "Project " + t.Name()})
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "Project " + prompts.NewID(time.Now())})
 	is.NoErr(err) // create project
 	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "greeting", Name: "Greeting"})
 	is.NoErr(err) // create prompt

@@ -1,0 +1,161 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/sqlstore"
+)
+
+func TestNewRefusesInvalidSchemaNames(t *testing.T) {
+	is := is.New(t)
+	db := sqlx.NewDb(nil, "postgres") // New does no I/O: a pool is not even needed
+	for _, name := range []string{"", "pg_prompts", "PG_x", "1prompts", "a-b", "a b", `a"b`, "a.b", "a$", "é", strings.Repeat("a", 64)} {
+		_, err := sqlstore.New(db, sqlstore.WithSchema(name))
+		is.True(err != nil) // New refuses the schema name
+	}
+	for _, name := range []string{"prompts", "_x", "Tenant_1", strings.Repeat("a", 63)} {
+		_, err := sqlstore.New(db, sqlstore.WithSchema(name))
+		is.NoErr(err) // New takes the schema name
+	}
+	_, err := sqlstore.New(nil)
+	is.True(err != nil) // New refuses a nil pool
+	s, err := sqlstore.New(db)
+	is.NoErr(err)                                // defaults
+	is.Equal(s.Schema(), sqlstore.DefaultSchema) // schema "prompts"
+}
+
+// migrationCount returns how many migration files there are.
+func migrationCount(t *testing.T) int {
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	return len(files)
+}
+
+// appliedCount returns how many migrations the schema records.
+func appliedCount(t *testing.T, schema string) int {
+	t.Helper()
+	var n int
+	if err := database(t).Get(&n, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.schema_migrations`); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestMigrateTwice(t *testing.T) {
+	is := is.New(t)
+	s := newSQLStore(t)                                      // migrated once
+	is.NoErr(s.Migrate(context.Background()))                // and again
+	is.Equal(appliedCount(t, s.Schema()), migrationCount(t)) // each migration recorded once
+	fixture(t, s)                                            // and the store works
+}
+
+// TestMigrateConcurrently: replicas starting at once all run Migrate on a
+// schema that does not exist yet, each on a connection of its own.
+func TestMigrateConcurrently(t *testing.T) {
+	is := is.New(t)
+	schema := freshSchema(t, database(t))
+	const replicas = 8
+	errs := make([]error, replicas)
+	stores := make([]*sqlstore.Store, replicas)
+	var wg sync.WaitGroup
+	for i := range replicas {
+		s, err := sqlstore.New(openDB(t, 1, ""), sqlstore.WithSchema(schema))
+		is.NoErr(err) // new store
+		stores[i] = s
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Migrate(context.Background())
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		is.NoErr(err) // every replica's Migrate succeeds
+	}
+	is.Equal(appliedCount(t, schema), migrationCount(t)) // each migration applied once
+	for _, s := range stores {
+		fixture(t, s) // every replica works
+		is.NoErr(s.Close())
+	}
+}
+
+// TestMigrateTakesTheLock: Migrate waits for the schema's advisory lock
+// before it changes anything, and does not take it when the schema is up
+// to date (then it only reads).
+func TestMigrateTakesTheLock(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err) // new store
+	defer s.Close()
+	conn, err := db.Connx(ctx)
+	is.NoErr(err) // a session of its own
+	defer conn.Close()
+	key := sqlstore.MigrateLockKey(s)
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, key)
+	is.NoErr(err) // another replica holds the lock
+	done := make(chan error, 1)
+	go func() { done <- s.Migrate(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Migrate returned while another session held the lock: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	var exists bool
+	is.NoErr(db.Get(&exists, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema))
+	is.True(!exists) // not even the schema was created without the lock
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, key)
+	is.NoErr(err)    // the other replica is done
+	is.NoErr(<-done) // Migrate goes on and succeeds
+
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, key)
+	is.NoErr(err) // the lock is held again
+	quick, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	is.NoErr(s.Migrate(quick)) // up to date: Migrate does not wait for it
+	_, err = conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, key)
+	is.NoErr(err) // release
+}
+
+// TestUseBeforeMigrate: a call before Migrate fails as internal, saying
+// so; after Migrate the same Store works.
+func TestUseBeforeMigrate(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, err := sqlstore.New(database(t), sqlstore.WithSchema(freshSchema(t, database(t))))
+	is.NoErr(err) // new store, not migrated
+	defer s.Close()
+	_, err = s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.Equal(prompts.ErrorCode(err), prompts.CodeInternal)      // fails as internal
+	is.True(strings.Contains(err.Error(), "run Store.Migrate")) // with a cause that says what to do
+	is.NoErr(s.Migrate(ctx))                                    // migrate
+	fixture(t, s)                                               // now it works
+}
+
+func TestClose(t *testing.T) {
+	is := is.New(t)
+	s := newSQLStore(t)
+	_, p := fixture(t, s)
+	is.NoErr(s.Close()) // close
+	is.NoErr(s.Close()) // twice
+	_, err := s.GetPrompt(context.Background(), p.ID)
+	is.Equal(prompts.ErrorCode(err), prompts.CodeInternal) // a closed store fails
+	is.True(errors.Is(err, sqlstore.ErrClosed))            // because it is closed
+	var n int
+	is.NoErr(database(t).Get(&n, `SELECT 1`)) // and the pool, the caller's, is still open
+}
