@@ -1,0 +1,283 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/promptkit/prompts"
+)
+
+// badRequest is a request refused with 400: a detail naming the problem,
+// and the fields involved when there are any.
+type badRequest struct {
+	detail string
+	fields []prompts.FieldError
+}
+
+// readBody returns the request body after the checks of SPEC B's third
+// step, in order: the media type (JSON, or no Content-Type at all, else
+// 415) and the size (413). It answers the request itself when it returns
+// false.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if ct := r.Header["Content-Type"]; len(ct) > 0 && ct[0] != "" && !isJSON(ct[0]) {
+		h.problem(w, http.StatusUnsupportedMediaType, "the request body must be JSON: send Content-Type: application/json", nil)
+		return nil, false
+	}
+	tooLarge := "the request body must be at most " + strconv.FormatInt(h.limit, 10) + " bytes"
+	if r.ContentLength > h.limit {
+		h.problem(w, http.StatusRequestEntityTooLarge, tooLarge, nil)
+		return nil, false
+	}
+	if r.Body == nil {
+		return nil, true
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.problem(w, http.StatusRequestEntityTooLarge, tooLarge, nil)
+		} else {
+			h.problem(w, http.StatusBadRequest, "the request body could not be read", nil)
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json, in
+// any case, with any parameters.
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return false
+	}
+	return mt == "application/json"
+}
+
+// member is one member a request body's object may have: its name, what
+// its value must be (for the error), and where to decode it.
+type member struct {
+	name string
+	want string // "a string", "an integer", …
+	dst  any
+}
+
+// decodeObject decodes body, which must be exactly one JSON object, into
+// members. It refuses, with a detail naming the problem: an empty body,
+// malformed JSON, a value that is not an object, data after the object, a
+// member given twice, an unknown member (suggesting the known one meant,
+// such as metadata_ for metadata), and values of the wrong type. Member
+// names are matched exactly, case included. Type errors and unknown
+// members are all reported at once.
+func decodeObject(body []byte, members []member) *badRequest {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return &badRequest{detail: "the request body is empty: send a JSON object"}
+	}
+	if err != nil {
+		return syntaxProblem(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return &badRequest{detail: "the request body must be a JSON object"}
+	}
+	var fields []prompts.FieldError
+	seen := make([]bool, len(members))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return syntaxProblem(err)
+		}
+		name, _ := tok.(string)
+		i := findMember(members, name)
+		switch {
+		case i < 0:
+			fields = append(fields, prompts.FieldError{Field: name, Detail: unknownDetail(members, name)})
+		case seen[i]:
+			fields = append(fields, prompts.FieldError{Field: name, Detail: "is given more than once"})
+		}
+		if i < 0 || seen[i] {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return syntaxProblem(err)
+			}
+			continue
+		}
+		seen[i] = true
+		if err := dec.Decode(members[i].dst); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return syntaxProblem(err)
+			}
+			fields = append(fields, prompts.FieldError{Field: name, Detail: "must be " + members[i].want})
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return syntaxProblem(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &badRequest{detail: "the request body has data after the JSON object"}
+	}
+	if len(fields) > 0 {
+		return &badRequest{detail: invalidDetail(fields), fields: fields}
+	}
+	return nil
+}
+
+func findMember(members []member, name string) int {
+	for i := range members {
+		if members[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// unknownDetail says a member is unknown, and which known one it may mean:
+// the same name with a trailing underscore (metadata: metadata_) or in
+// another case.
+func unknownDetail(members []member, name string) string {
+	for _, m := range members {
+		if m.name == name+"_" || strings.EqualFold(m.name, name) {
+			return "is not a known field; did you mean " + strconv.Quote(m.name) + "?"
+		}
+	}
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = m.name
+	}
+	return "is not a known field; the fields are " + strings.Join(names, ", ")
+}
+
+func syntaxProblem(err error) *badRequest {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return &badRequest{detail: "the request body is not valid JSON: " + se.Error() + " (at byte " + strconv.FormatInt(se.Offset, 10) + ")"}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return &badRequest{detail: "the request body is not valid JSON: it ends too soon"}
+	default:
+		return &badRequest{detail: "the request body is not valid JSON"}
+	}
+}
+
+// optString returns the value of an optional string member: nil when it
+// was absent or null.
+func optString(o prompts.Optional[string]) *string {
+	if !o.Set || o.Null {
+		return nil
+	}
+	v := o.Value
+	return &v
+}
+
+// Query parameters.
+
+// queryParam returns the value of the query parameter name in the raw
+// query. It returns a field error when the parameter is given twice or is
+// not properly escaped. It allocates only to unescape.
+func queryParam(raw, name string) (value string, given bool, fe *prompts.FieldError) {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		if strings.ContainsAny(k, "%+") {
+			var err error
+			if k, err = url.QueryUnescape(k); err != nil {
+				continue // not a parameter this API knows
+			}
+		}
+		if k != name {
+			continue
+		}
+		if given {
+			return "", true, &prompts.FieldError{Field: name, Detail: "is given more than once"}
+		}
+		given = true
+		value = v
+		if strings.ContainsAny(v, "%+") {
+			var err error
+			if value, err = url.QueryUnescape(v); err != nil {
+				return "", true, &prompts.FieldError{Field: name, Detail: "is not properly escaped"}
+			}
+		}
+	}
+	return value, given, nil
+}
+
+// queryFields gathers the query's field errors.
+type queryFields []prompts.FieldError
+
+func (q *queryFields) add(fe *prompts.FieldError) {
+	if fe != nil {
+		*q = append(*q, *fe)
+	}
+}
+
+// environment reads the environment query parameter: production when it
+// is absent.
+func (q *queryFields) environment(raw string) prompts.Environment {
+	v, given, fe := queryParam(raw, "environment")
+	q.add(fe)
+	if fe != nil {
+		return ""
+	}
+	if !given {
+		return prompts.Production
+	}
+	e := prompts.Environment(v)
+	if !e.Valid() {
+		q.add(&prompts.FieldError{Field: "environment", Detail: "must be production or staging"})
+		return ""
+	}
+	return e
+}
+
+// page reads the limit and after query parameters.
+func (q *queryFields) page(raw string) prompts.Page {
+	var p prompts.Page
+	v, given, fe := queryParam(raw, "limit")
+	q.add(fe)
+	if given && fe == nil {
+		n, ok := parseCount(v)
+		if !ok || n < 1 || n > prompts.MaxLimit {
+			q.add(&prompts.FieldError{Field: "limit", Detail: "must be an integer from 1 to 1000"})
+		} else {
+			p.Limit = n
+		}
+	}
+	v, given, fe = queryParam(raw, "after")
+	q.add(fe)
+	if given && fe == nil {
+		if !prompts.ValidID(v) {
+			q.add(&prompts.FieldError{Field: "after", Detail: "must be a well-formed id (a ULID)"})
+		} else {
+			p.After = v
+		}
+	}
+	return p
+}
+
+// parseCount parses a positive decimal number of at most 9 digits, with
+// no sign.
+func parseCount(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

@@ -1,0 +1,35 @@
+// Package httpapi serves the /v1/integration HTTP interface of prompt
+// management over any prompts.Store: create prompts and versions, read a
+// prompt with the version active in an environment, promote and roll back,
+// list prompts, versions and projects (SPEC parts A, B and C).
+//
+// New returns an http.Handler to mount on the application's own mux, at
+// the root or under a prefix:
+//
+//	keys := httpapi.NewKeys()
+//	if err := keys.Add(os.Getenv("PROMPTS_API_KEY")); err != nil { // a key for every project
+//		log.Fatal(err)
+//	}
+//	h := httpapi.New(store, httpapi.WithAuthenticator(keys), httpapi.WithLogger(logger))
+//	mux.Handle("/v1/integration/", h)                        // at the root, or
+//	mux.Handle("/prompts/", http.StripPrefix("/prompts", h)) // under a prefix
+//
+// Every request carries an X-API-Key header. A missing, empty or unknown
+// key is 401 on every path, before any other check; without
+// WithAuthenticator every request is 401. A key may see every project or
+// a named set; other projects' resources answer 404 and never appear in
+// lists. Implement Authenticator to keep keys elsewhere.
+//
+// Every success is 200 (a create also sends Location; a deletion is 204;
+// a conditional read that matched is 304). Every error is an RFC 9457
+// problem (application/problem+json) with a code member: invalid_request
+// 400, unauthenticated 401, not_found 404, method_not_allowed 405,
+// conflict 409, payload_too_large 413, unsupported_media_type 415,
+// internal 500 (the cause goes to the logger, never to the body) and
+// unavailable 503 (with Retry-After). Lists page with limit and after and
+// a Link header with rel="next"; the URLs in Link and Location are
+// relative references, right however the handler is mounted.
+//
+// The interface is described by openapi.yaml beside this file (OpenAPI
+// 3.1); the package's tests check every response they receive against it.
+package httpapi

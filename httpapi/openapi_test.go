@@ -1,0 +1,210 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// The document is checked against every response the tests receive: the
+// validating transport below, used by every test client, and checkResponse,
+// used by the tests that call the handler directly. So openapi.yaml cannot
+// drift from the code.
+
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+type apiDoc struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+var loadDoc = sync.OnceValues(func() (*apiDoc, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(openapiYAML)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, err
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &apiDoc{doc: doc, router: router}, nil
+})
+
+func TestOpenAPIDocumentIsValid31(t *testing.T) {
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatalf("openapi.yaml: %v", err)
+	}
+	if !d.doc.IsOpenAPI31OrLater() {
+		t.Fatalf("openapi.yaml is OpenAPI %s, want 3.1", d.doc.OpenAPI)
+	}
+	// Every operation of the document is a route of the handler, and the
+	// other way round: the route table test sends every documented one.
+	var ops []string
+	for path, item := range d.doc.Paths.Map() {
+		for method := range item.Operations() {
+			ops = append(ops, method+" "+path)
+		}
+	}
+	if len(ops) != len(allRoutes) {
+		t.Fatalf("openapi.yaml has %d operations, the handler %d routes: %v", len(ops), len(allRoutes), ops)
+	}
+	for _, op := range ops {
+		found := false
+		for _, rt := range allRoutes {
+			if rt.method+" "+rt.pattern == op {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("openapi.yaml operation %s is not in the route table of the tests", op)
+		}
+	}
+}
+
+// checkResponse validates one response against openapi.yaml: against the
+// operation the request names when the document has one, else (an unknown
+// path or method) as a problem. prefix is the path the handler is mounted
+// under, stripped before routing.
+func checkResponse(t testing.TB, req *http.Request, prefix string, status int, header http.Header, body []byte) {
+	t.Helper()
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatalf("openapi.yaml: %v", err)
+	}
+	ct := header.Get("Content-Type")
+	switch {
+	case status == http.StatusNoContent || status == http.StatusNotModified:
+		if len(body) != 0 {
+			t.Errorf("%s %s: %d with a body: %q", req.Method, req.URL, status, body)
+		}
+	case ct == "application/problem+json":
+		checkProblem(t, d, req, status, header, body)
+	case ct == "application/json":
+		if status != http.StatusOK {
+			t.Errorf("%s %s: %d with Content-Type application/json", req.Method, req.URL, status)
+		}
+	default:
+		t.Errorf("%s %s: %d with Content-Type %q", req.Method, req.URL, status, ct)
+	}
+
+	r2 := req.Clone(context.Background())
+	r2.URL.Path = strings.TrimPrefix(req.URL.Path, prefix)
+	r2.URL.RawPath = ""
+	r2.Body = http.NoBody
+	if r2.Method == http.MethodHead {
+		r2.Method = http.MethodGet // HEAD is GET without the body; ValidateResponse skips the body
+	}
+	route, params, err := d.router.FindRoute(r2)
+	if err != nil {
+		// Not an operation of the document: an unknown path (404) or
+		// method (405), or a refused key (401) there; checkProblem has
+		// checked the body.
+		switch status {
+		case http.StatusUnauthorized, http.StatusNotFound, http.StatusMethodNotAllowed:
+		default:
+			t.Errorf("%s %s: %d for a request the document does not have (%v)", req.Method, req.URL, status, err)
+		}
+		return
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request:    r2,
+			PathParams: params,
+			Route:      route,
+		},
+		Status:  status,
+		Header:  header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: req.Method == http.MethodHead},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		t.Errorf("%s %s: the response breaks openapi.yaml: %v\nbody: %s", req.Method, req.URL, err, body)
+	}
+	if status == http.StatusNotModified && header.Get("ETag") == "" {
+		t.Errorf("%s %s: 304 without ETag", req.Method, req.URL)
+	}
+}
+
+// checkProblem validates a problem+json body against the Problem schema
+// and the status table: the status member is the HTTP status, the code is
+// the one SPEC gives that status, and the headers SPEC asks for are there.
+func checkProblem(t testing.TB, d *apiDoc, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	if req.Method == http.MethodHead {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Errorf("%s %s: problem body is not JSON: %v: %q", req.Method, req.URL, err, body)
+		return
+	}
+	schema := d.doc.Components.Schemas["Problem"].Value
+	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("%s %s: problem breaks the Problem schema: %v: %s", req.Method, req.URL, err, body)
+	}
+	m, _ := v.(map[string]any)
+	codes := map[int]string{400: "invalid_request", 401: "unauthenticated", 404: "not_found", 405: "method_not_allowed",
+		409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type", 500: "internal", 503: "unavailable"}
+	if got, _ := m["status"].(float64); int(got) != status {
+		t.Errorf("%s %s: problem status %v, HTTP status %d", req.Method, req.URL, m["status"], status)
+	}
+	if m["code"] != codes[status] {
+		t.Errorf("%s %s: problem code %v for status %d", req.Method, req.URL, m["code"], status)
+	}
+	if m["title"] != http.StatusText(status) {
+		t.Errorf("%s %s: problem title %v for status %d", req.Method, req.URL, m["title"], status)
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		if header.Get("WWW-Authenticate") != `APIKey header="X-API-Key"` {
+			t.Errorf("%s %s: 401 with WWW-Authenticate %q", req.Method, req.URL, header.Get("WWW-Authenticate"))
+		}
+	case http.StatusMethodNotAllowed:
+		if header.Get("Allow") == "" {
+			t.Errorf("%s %s: 405 without Allow", req.Method, req.URL)
+		}
+	case http.StatusServiceUnavailable:
+		if header.Get("Retry-After") == "" {
+			t.Errorf("%s %s: 503 without Retry-After", req.Method, req.URL)
+		}
+	}
+}
+
+// validating is an http.RoundTripper that checks every response against
+// openapi.yaml before handing it back.
+type validating struct {
+	t      testing.TB
+	prefix string
+}
+
+func (v validating) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	checkResponse(v.t, req, v.prefix, res.StatusCode, res.Header, body)
+	return res, nil
+}

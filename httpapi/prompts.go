@@ -1,0 +1,224 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/promptkit/prompts"
+)
+
+// createPrompt is A.1: POST /prompts.
+func (h *Handler) createPrompt() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var projectID, key, name, description prompts.Optional[string]
+		if bad := decodeObject(body, []member{
+			{"project_id", "a string", &projectID},
+			{"key", "a string", &key},
+			{"name", "a string", &name},
+			{"description", "a string or null", &description},
+		}); bad != nil {
+			h.badRequest(w, bad)
+			return
+		}
+		in := prompts.NewPrompt{
+			ProjectID:   projectID.Value,
+			Key:         key.Value,
+			Name:        name.Value,
+			Description: optString(description),
+		}
+		if err := in.Validate(); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if !a.Allows(in.ProjectID) {
+			h.notFoundAs(w, "project")
+			return
+		}
+		p, err := h.store.CreatePrompt(r.Context(), in)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		w.Header()["Location"] = []string{"prompts/" + p.ID}
+		bp := h.getBuf()
+		b := p.AppendJSON((*bp)[:0])
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// readPrompt is A.3 with C.4: GET /prompts/{prompt_id}?environment=, the
+// hot path of every application. It costs one store call; the key's access
+// is checked on the prompt the store returns.
+func (h *Handler) readPrompt() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		var q queryFields
+		env := q.environment(r.URL.RawQuery)
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		ap, err := h.store.GetActive(r.Context(), r.PathValue("prompt_id"), env)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if !a.Allows(ap.ProjectID) {
+			h.notFoundAs(w, "prompt")
+			return
+		}
+		bp := h.getBuf()
+		b := ap.AppendJSON((*bp)[:0])
+		h.writeTagged(w, r, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// updatePrompt is A.4: PATCH /prompts/{prompt_id}.
+func (h *Handler) updatePrompt() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var in prompts.PromptUpdate
+		if bad := decodeObject(body, []member{
+			{"key", "a string", &in.Key},
+			{"name", "a string", &in.Name},
+			{"description", "a string or null", &in.Description},
+		}); bad != nil {
+			h.badRequest(w, bad)
+			return
+		}
+		if err := in.Validate(); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		id := r.PathValue("prompt_id")
+		if !h.canSeePrompt(w, r, a, id) {
+			return
+		}
+		p, err := h.store.UpdatePrompt(r.Context(), id, in)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		bp := h.getBuf()
+		b := p.AppendJSON((*bp)[:0])
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// listPrompts is A.5: GET /prompts?project_id=&key=&limit=&after=.
+func (h *Handler) listPrompts() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		raw := r.URL.RawQuery
+		var q queryFields
+		f := prompts.PromptFilter{Page: q.page(raw)}
+		key, keyGiven, fe := queryParam(raw, "key")
+		q.add(fe)
+		if keyGiven && fe == nil {
+			if !prompts.ValidKey(key) {
+				q.add(&prompts.FieldError{Field: "key", Detail: "must be a well-formed key"})
+			}
+			f.Key = key
+		}
+		projectID, projectGiven, fe := queryParam(raw, "project_id")
+		q.add(fe)
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		if projectGiven {
+			if !a.Allows(projectID) {
+				h.notFoundAs(w, "project")
+				return
+			}
+			if _, err := h.store.GetProject(r.Context(), projectID); err != nil {
+				h.storeError(w, r, err)
+				return
+			}
+			f.ProjectIDs = []string{projectID}
+		} else {
+			f.ProjectIDs = a.visible()
+		}
+		list, more, err := h.store.ListPrompts(r.Context(), f)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if more && len(list) > 0 {
+			setNextLink(w, r, list[len(list)-1].ID)
+		}
+		bp := h.getBuf()
+		b := append((*bp)[:0], '[')
+		for i, p := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = p.AppendJSON(b)
+		}
+		b = append(b, ']')
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// listProjects is A.6: GET /projects?limit=&after=, the projects the key
+// may see.
+func (h *Handler) listProjects() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		var q queryFields
+		f := prompts.ProjectFilter{Page: q.page(r.URL.RawQuery), IDs: a.visible()}
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		list, more, err := h.store.ListProjects(r.Context(), f)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if more && len(list) > 0 {
+			setNextLink(w, r, list[len(list)-1].ID)
+		}
+		bp := h.getBuf()
+		b := append((*bp)[:0], '[')
+		for i, p := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = p.AppendJSON(b)
+		}
+		b = append(b, ']')
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// canSeePrompt checks that the prompt exists and that the key may see its
+// project, answering 404 itself when not. A key for every project needs no
+// look-up: the store's own call answers an unknown prompt.
+func (h *Handler) canSeePrompt(w http.ResponseWriter, r *http.Request, a Access, id string) bool {
+	if a.AllProjects {
+		return true
+	}
+	p, err := h.store.GetPrompt(r.Context(), id)
+	if err != nil {
+		h.storeError(w, r, err)
+		return false
+	}
+	if !a.Allows(p.ProjectID) {
+		h.notFoundAs(w, "prompt")
+		return false
+	}
+	return true
+}
+
+func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
+	h.problem(w, http.StatusBadRequest, bad.detail, bad.fields)
+}

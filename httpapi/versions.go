@@ -1,0 +1,206 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/promptkit/prompts"
+)
+
+// createVersion is A.2 with C.3's environments: POST
+// /prompts/{prompt_id}/versions.
+func (h *Handler) createVersion() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var (
+			content, summary prompts.Optional[string]
+			metadata         prompts.Metadata
+			envs             []string
+		)
+		if bad := decodeObject(body, []member{
+			{"content", "a string", &content},
+			{"change_summary", "a string or null", &summary},
+			{"metadata_", "a JSON object or null", &metadata},
+			{"environments", "an array of environment names (strings) or null", &envs},
+		}); bad != nil {
+			h.badRequest(w, bad)
+			return
+		}
+		in := prompts.NewVersion{
+			PromptID:      r.PathValue("prompt_id"),
+			Content:       content.Value,
+			ChangeSummary: optString(summary),
+			Metadata:      metadata,
+		}
+		for _, e := range envs {
+			in.Environments = append(in.Environments, prompts.Environment(e))
+		}
+		if err := in.Validate(); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if !h.canSeePrompt(w, r, a, in.PromptID) {
+			return
+		}
+		v, err := h.store.CreateVersion(r.Context(), in)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
+		bp := h.getBuf()
+		b := v.AppendJSON((*bp)[:0])
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// listVersions is C.1: GET /prompts/{prompt_id}/versions?limit=&after=,
+// newest first, each version with its change_summary.
+func (h *Handler) listVersions() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		var q queryFields
+		page := q.page(r.URL.RawQuery)
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		id := r.PathValue("prompt_id")
+		if !h.canSeePrompt(w, r, a, id) {
+			return
+		}
+		list, more, err := h.store.ListVersions(r.Context(), id, page)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if more && len(list) > 0 {
+			setNextLink(w, r, list[len(list)-1].ID)
+		}
+		bp := h.getBuf()
+		b := append((*bp)[:0], '[')
+		for i, v := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = v.AppendDetailJSON(b)
+		}
+		b = append(b, ']')
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// readVersion is C.2: GET /prompts/{prompt_id}/versions/{version_number}.
+// A version number that is not a positive decimal integer in its plain
+// form ("1", not "01" or "+1") names nothing: 404, as a malformed id does.
+func (h *Handler) readVersion() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		id := r.PathValue("prompt_id")
+		if !h.canSeePrompt(w, r, a, id) {
+			return
+		}
+		s := r.PathValue("version_number")
+		n, ok := parseCount(s)
+		if !ok || n < 1 || s[0] == '0' {
+			h.notFoundAs(w, "version")
+			return
+		}
+		v, err := h.store.GetVersion(r.Context(), id, n)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		bp := h.getBuf()
+		b := v.AppendDetailJSON((*bp)[:0])
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// activate is C.3: PUT /prompts/{prompt_id}/environments/{environment}
+// with {"version_id": …} or {"version_number": …}, exactly one of them.
+// It answers as read 3 does for that environment.
+func (h *Handler) activate() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var versionID prompts.Optional[string]
+		var number prompts.Optional[int]
+		if bad := decodeObject(body, []member{
+			{"version_id", "a string", &versionID},
+			{"version_number", "an integer", &number},
+		}); bad != nil {
+			h.badRequest(w, bad)
+			return
+		}
+		in := prompts.Activation{
+			PromptID:      r.PathValue("prompt_id"),
+			Environment:   prompts.Environment(r.PathValue("environment")),
+			VersionID:     versionID.Value,
+			VersionNumber: number.Value,
+		}
+		var fields []prompts.FieldError
+		if !in.Environment.Valid() {
+			fields = append(fields, prompts.FieldError{Field: "environment", Detail: "must be production or staging"})
+		}
+		hasID, hasNumber := versionID.Set && !versionID.Null, number.Set && !number.Null
+		switch {
+		case hasID && hasNumber:
+			fields = append(fields, prompts.FieldError{Field: "version_id", Detail: "and version_number cannot both be given: give one"})
+		case !hasID && !hasNumber:
+			fields = append(fields, prompts.FieldError{Field: "version_id", Detail: "or version_number is required"})
+		case hasID && in.VersionID == "":
+			fields = append(fields, prompts.FieldError{Field: "version_id", Detail: "must not be empty"})
+		case hasNumber && in.VersionNumber < 1:
+			fields = append(fields, prompts.FieldError{Field: "version_number", Detail: "must be 1 or more"})
+		}
+		if len(fields) > 0 {
+			h.invalid(w, fields)
+			return
+		}
+		if err := in.Validate(); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if !h.canSeePrompt(w, r, a, in.PromptID) {
+			return
+		}
+		ap, err := h.store.Activate(r.Context(), in)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		bp := h.getBuf()
+		b := ap.AppendJSON((*bp)[:0])
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}
+
+// deactivate is C.3: DELETE /prompts/{prompt_id}/environments/{environment}
+// leaves nothing active there: 204, also when nothing was.
+func (h *Handler) deactivate() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		env := prompts.Environment(r.PathValue("environment"))
+		if !env.Valid() {
+			h.invalid(w, []prompts.FieldError{{Field: "environment", Detail: "must be production or staging"}})
+			return
+		}
+		id := r.PathValue("prompt_id")
+		if !h.canSeePrompt(w, r, a, id) {
+			return
+		}
+		if err := h.store.Deactivate(r.Context(), id, env); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		w.Header()["Cache-Control"] = h.hdrCache
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
