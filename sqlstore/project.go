@@ -34,10 +34,15 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 		// database/sql runs a statement again on a fresh connection when
 		// the first one broke without an answer; the first run may have
 		// stored the project. If so, this call succeeded.
-		if got, gerr := s.GetProject(ctx, p.ID); gerr == nil {
+		got, gerr := s.GetProject(ctx, p.ID)
+		switch {
+		case gerr == nil:
 			return got, nil
+		case errors.Is(gerr, prompts.ErrNotFound):
+			return prompts.Project{}, prompts.Conflict("a project with slug " + p.Slug + " exists")
+		default:
+			return prompts.Project{}, gerr
 		}
-		return prompts.Project{}, prompts.Conflict("a project with slug " + p.Slug + " exists")
 	}
 	if err != nil {
 		return prompts.Project{}, s.fail(ctx, err)

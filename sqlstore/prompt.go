@@ -36,10 +36,15 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 	if isUniqueViolation(err, constraintPromptKey) {
 		// As in CreateProject: a run that database/sql repeated after a
 		// broken connection may find its own first run's row.
-		if got, gerr := s.GetPrompt(ctx, p.ID); gerr == nil {
+		got, gerr := s.GetPrompt(ctx, p.ID)
+		switch {
+		case gerr == nil:
 			return got, nil
+		case errors.Is(gerr, prompts.ErrNotFound):
+			return prompts.Prompt{}, keyTaken(p.Key)
+		default:
+			return prompts.Prompt{}, gerr
 		}
-		return prompts.Prompt{}, keyTaken(p.Key)
 	}
 	if err != nil {
 		return prompts.Prompt{}, s.fail(ctx, err)

@@ -37,6 +37,9 @@ const (
 	projectCols = `id, name, slug, description, is_private, created_at`
 	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at`
 	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at`
+	// versionColsW are versionCols of the versions table aliased w, in
+	// subqueries whose result is v.
+	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at`
 )
 
 var queryText = [numQueries]string{
@@ -74,7 +77,8 @@ WHERE p.project_id = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
 	// One index range per project, each at most a page long, merged.
 	qListPromptsByProjects: `SELECT ` + promptCols + ` FROM unnest($1::text[]) AS j(id)
 CROSS JOIN LATERAL (
-	SELECT * FROM {s}.prompts q
+	SELECT q.id, q.project_id, q.key, q.name, q.description, q.latest_version_id, q.created_at
+	FROM {s}.prompts q
 	WHERE q.project_id = j.id AND q.id > $2 ORDER BY q.id LIMIT $3
 ) p
 ORDER BY p.id LIMIT $3`,
@@ -131,7 +135,7 @@ WHERE p.id = $1`,
 	qListVersions: `SELECT ` + versionCols + `
 FROM {s}.prompts p
 LEFT JOIN LATERAL (
-	SELECT * FROM {s}.versions w
+	SELECT ` + versionColsW + ` FROM {s}.versions w
 	WHERE w.prompt_id = p.id AND w.id < $2 ORDER BY w.id DESC LIMIT $3
 ) v ON true
 WHERE p.id = $1
@@ -169,7 +173,8 @@ SELECT 1 FROM {s}.prompts WHERE id = $1`,
 // written) when the version is.
 func activate(cond string) string {
 	return `WITH v AS (
-	SELECT * FROM {s}.versions w WHERE w.prompt_id = $1 AND ` + cond + `
+	SELECT w.prompt_id, ` + versionColsW + ` FROM {s}.versions w
+	WHERE w.prompt_id = $1 AND ` + cond + `
 ), d AS (
 	INSERT INTO {s}.deployments (prompt_id, environment, version_number, updated_at)
 	SELECT v.prompt_id, $2::text, v.version_number, $4::timestamptz FROM v

@@ -42,9 +42,11 @@
 // an unprepared query with parameters costs two round trips). Reading a
 // prompt with its active version, by id or by key, is one round trip; so are
 // the other reads and writes, except CreateVersion when writers race (see
-// there). Lists page by keyset (id > after ORDER BY id LIMIT n) on indexes,
-// never by OFFSET, so a deep page costs what the first costs; PLANS.md shows
-// the query plans.
+// there); TestRoundTrips counts them through a proxy. Lists page by keyset
+// (id > after ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep
+// page costs what the first costs; PLANS.md shows the query plans.
+//
+// The Store needs PostgreSQL 11 or later (it is tested on 15).
 //
 // The prepared statements need a session per connection: behind PgBouncer,
 // use session pooling, or transaction pooling with max_prepared_statements

@@ -1,0 +1,228 @@
+package sqlstore_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/sqlstore"
+)
+
+// TestRoundTrips counts the round trips each method makes to the
+// database, through a proxy that counts the times the client speaks after
+// the server did. (It needs PROMPTS_TEST_DATABASE_URL in URL form, TCP or
+// ?host=/socket/dir.) Once the statements are prepared on the connection,
+// every method is one round trip, and so is CreateVersion when it does not
+// race; when it does, its retry under the lock costs four more.
+func TestRoundTrips(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	first := newSQLStore(t)
+	proxy := startProxy(t)
+	db, err := sqlx.Open("postgres", proxy.url)
+	is.NoErr(err) // a pool through the proxy
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection: the statements get prepared on it once
+	s, err := sqlstore.New(db, sqlstore.WithSchema(first.Schema()))
+	is.NoErr(err) // a store on that pool
+	defer s.Close()
+
+	proj, p := fixture(t, s)
+	v1, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err) // a version
+	calls := []struct {
+		name  string
+		trips int
+		call  func() error
+	}{
+		{"GetActive", 1, func() error { _, err := s.GetActive(ctx, p.ID, prompts.Production); return err }},
+		{"GetActiveByKey", 1, func() error {
+			_, err := s.GetActiveByKey(ctx, proj.ID, p.Key, prompts.Production)
+			return err
+		}},
+		{"GetPrompt", 1, func() error { _, err := s.GetPrompt(ctx, p.ID); return err }},
+		{"GetProject", 1, func() error { _, err := s.GetProject(ctx, proj.ID); return err }},
+		{"GetVersion", 1, func() error { _, err := s.GetVersion(ctx, p.ID, 1); return err }},
+		{"ListVersions", 1, func() error { _, _, err := s.ListVersions(ctx, p.ID, prompts.Page{}); return err }},
+		{"ListPrompts", 1, func() error {
+			_, _, err := s.ListPrompts(ctx, prompts.PromptFilter{ProjectIDs: []string{proj.ID}})
+			return err
+		}},
+		{"ListProjects", 1, func() error { _, _, err := s.ListProjects(ctx, prompts.ProjectFilter{}); return err }},
+		{"CreateProject", 1, func() error {
+			_, err := s.CreateProject(ctx, prompts.NewProject{Name: "P " + prompts.NewID(time.Now())})
+			return err
+		}},
+		{"CreatePrompt", 1, func() error {
+			_, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k" + prompts.NewID(time.Now()), Name: "n"})
+			return err
+		}},
+		{"UpdatePrompt", 1, func() error {
+			_, err := s.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Name: prompts.Some("renamed")})
+			return err
+		}},
+		{"CreateVersion", 1, func() error {
+			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging}})
+			return err
+		}},
+		{"Activate", 1, func() error {
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v1.ID})
+			return err
+		}},
+		{"Deactivate", 1, func() error { return s.Deactivate(ctx, p.ID, prompts.Staging) }},
+	}
+	for _, c := range calls {
+		is.NoErr(c.call()) // first call: prepares the statement on the connection
+		proxy.reset()
+		err := c.call()
+		is.NoErr(err) // call again
+		if got := proxy.trips(); got != c.trips {
+			t.Errorf("%s: %d round trips, want %d", c.name, got, c.trips)
+		}
+	}
+
+	// Why the statements are prepared: lib/pq sends an unprepared query
+	// with parameters in two round trips (parse and describe, then bind
+	// and execute).
+	proxy.reset()
+	var one int
+	is.NoErr(db.QueryRowContext(ctx, `SELECT $1::int`, 1).Scan(&one)) // unprepared query
+	is.Equal(proxy.trips(), 2)                                        // two round trips
+
+	// A version written from a clock an hour ahead makes the next one,
+	// from this store, retry under the lock.
+	ahead, err := sqlstore.New(database(t), sqlstore.WithSchema(first.Schema()), sqlstore.WithClock(skewedClock(time.Hour)))
+	is.NoErr(err) // a store with a clock ahead
+	defer ahead.Close()
+	for i := range 2 { // the first time prepares the lock statement
+		_, err = ahead.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "ahead"})
+		is.NoErr(err) // a version with an id from the future
+		proxy.reset()
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "behind"})
+		is.NoErr(err) // a version from behind
+		if i == 1 {
+			is.Equal(proxy.trips(), 1+4) // the statement, then BEGIN, lock, insert, COMMIT
+		}
+	}
+}
+
+// countingProxy forwards TCP between the client and PostgreSQL and counts
+// round trips: the times the client sends after the server has sent (or
+// first).
+type countingProxy struct {
+	url string
+
+	mu         sync.Mutex
+	n          int
+	clientTurn bool // the client spoke last
+}
+
+func (p *countingProxy) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n, p.clientTurn = 0, false
+}
+
+func (p *countingProxy) trips() int {
+	time.Sleep(50 * time.Millisecond) // let the pumps see the last bytes
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}
+
+func (p *countingProxy) saw(fromClient bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if fromClient && !p.clientTurn {
+		p.n++
+	}
+	p.clientTurn = fromClient
+}
+
+// startProxy starts a proxy to the test database and returns it with the
+// URL that goes through it (TLS turned off, so that bytes are messages).
+func startProxy(t *testing.T) *countingProxy {
+	t.Helper()
+	database(t)
+	u, err := url.Parse(os.Getenv(databaseURLVar))
+	if err != nil || u.Scheme == "" {
+		t.Fatalf("%s must be a postgres:// URL for this test: %v", databaseURLVar, err)
+	}
+	network, addr := "tcp", u.Host
+	q := u.Query()
+	if h := q.Get("host"); strings.HasPrefix(h, "/") { // a unix socket directory
+		port := u.Port()
+		if p := q.Get("port"); p != "" {
+			port = p
+		}
+		if port == "" {
+			port = "5432"
+		}
+		network, addr = "unix", filepath.Join(h, ".s.PGSQL."+port)
+		q.Del("host")
+	} else if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial(network, addr)
+			if err != nil {
+				_ = client.Close()
+				continue
+			}
+			wg.Add(2)
+			go p.pump(&wg, server, client, true)
+			go p.pump(&wg, client, server, false)
+		}
+	}()
+	q.Set("sslmode", "disable")
+	u.Host = ln.Addr().String()
+	u.RawQuery = q.Encode()
+	p.url = u.String()
+	return p
+}
+
+func (p *countingProxy) pump(wg *sync.WaitGroup, dst, src net.Conn, fromClient bool) {
+	defer wg.Done()
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.saw(fromClient)
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				_ = src.Close()
+			}
+			return
+		}
+	}
+}
