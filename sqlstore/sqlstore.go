@@ -46,7 +46,7 @@
 // (id > after ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep
 // page costs what the first costs; PLANS.md shows the query plans.
 //
-// The Store needs PostgreSQL 11 or later (it is tested on 15).
+// It is tested on PostgreSQL 15.
 //
 // The prepared statements need a session per connection: behind PgBouncer,
 // use session pooling, or transaction pooling with max_prepared_statements
