@@ -86,7 +86,7 @@ func (k *Keys) Add(key string, projectIDs ...string) error {
 	if slices.Contains(projectIDs, "") {
 		return errors.New("httpapi: a project id must not be empty")
 	}
-	sk := storedKey{hash: sha256.Sum256([]byte(key))}
+	sk := storedKey{hash: hashKey(key)}
 	if len(projectIDs) == 0 {
 		sk.access.AllProjects = true
 	} else {
@@ -105,7 +105,7 @@ func (k *Keys) Add(key string, projectIDs ...string) error {
 
 // Authenticate implements Authenticator.
 func (k *Keys) Authenticate(_ context.Context, key string) (Access, error) {
-	h := sha256.Sum256([]byte(key))
+	h := hashKey(key)
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	found := -1
@@ -121,4 +121,14 @@ func (k *Keys) Authenticate(_ context.Context, key string) (Access, error) {
 		a.ProjectIDs = slices.Clone(a.ProjectIDs)
 	}
 	return a, nil
+}
+
+// hashKey returns the SHA-256 hash of key, without a heap copy of a key
+// of usual length.
+func hashKey(key string) [sha256.Size]byte {
+	var buf [128]byte
+	if len(key) <= len(buf) {
+		return sha256.Sum256(append(buf[:0], key...))
+	}
+	return sha256.Sum256([]byte(key))
 }

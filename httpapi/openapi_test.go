@@ -5,8 +5,10 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -207,4 +209,48 @@ func (v validating) RoundTrip(req *http.Request) (*http.Response, error) {
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	checkResponse(v.t, req, v.prefix, res.StatusCode, res.Header, body)
 	return res, nil
+}
+
+// recordingTB is a testing.TB that records failures instead of failing.
+type recordingTB struct {
+	testing.TB
+	failures []string
+}
+
+func (r *recordingTB) Helper() {}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+func TestCheckResponseCatchesDrift(t *testing.T) {
+	ok := `{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","project_id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","key":"k","name":"N","description":null,"latest_version_id":null,"active_version":null}`
+	jsonHdr := http.Header{"Content-Type": {"application/json"}, "Etag": {`"0123456789abcdef"`}}
+	problem := http.Header{"Content-Type": {"application/problem+json"}}
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		header             http.Header
+		body               string
+		fails              bool
+	}{
+		{"a valid read", "GET", "/v1/integration/prompts/X", 200, jsonHdr, ok, false},
+		{"an extra field", "GET", "/v1/integration/prompts/X", 200, jsonHdr, strings.Replace(ok, `"key"`, `"created_at":"2026-11-21T22:19:26.000000Z","key"`, 1), true},
+		{"a missing field", "GET", "/v1/integration/prompts/X", 200, jsonHdr, strings.Replace(ok, `"description":null,`, "", 1), true},
+		{"a wrong type", "GET", "/v1/integration/prompts/X", 200, jsonHdr, strings.Replace(ok, `"name":"N"`, `"name":1`, 1), true},
+		{"no ETag", "GET", "/v1/integration/prompts/X", 200, http.Header{"Content-Type": {"application/json"}}, ok, true},
+		{"an undocumented status", "GET", "/v1/integration/prompts/X", 409, problem, `{"type":"about:blank","title":"Conflict","status":409,"detail":"d","code":"conflict"}`, true},
+		{"a problem with the wrong code", "GET", "/v1/integration/prompts/X", 404, problem, `{"type":"about:blank","title":"Not Found","status":404,"detail":"d","code":"conflict"}`, true},
+		{"a problem with an extra member", "GET", "/nope", 404, problem, `{"type":"about:blank","title":"Not Found","status":404,"detail":"d","code":"not_found","trace":"x"}`, true},
+		{"a plain-text 404", "GET", "/nope", 404, http.Header{"Content-Type": {"text/plain"}}, "404 page not found", true},
+		{"a timestamp with three digits", "GET", "/v1/integration/projects", 200, jsonHdr, `[{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","name":"N","slug":"n","description":"","is_private":false,"created_at":"2026-11-21T22:19:26.123Z"}]`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recordingTB{TB: t}
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			checkResponse(rec, req, "", tc.status, tc.header, []byte(tc.body))
+			if got := len(rec.failures) > 0; got != tc.fails {
+				t.Errorf("checkResponse failed: %v, want %v: %v", got, tc.fails, rec.failures)
+			}
+		})
+	}
 }

@@ -1,0 +1,49 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/memstore"
+)
+
+// ExampleNew mounts the handler on an application's mux under /prompts-api,
+// with one API key for every project.
+func ExampleNew() {
+	store := memstore.New()
+	project, err := store.CreateProject(context.Background(), prompts.NewProject{Name: "Support"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	keys := httpapi.NewKeys()
+	if err := keys.Add("s3cr3t-key"); err != nil { // no project ids: every project
+		log.Fatal(err)
+	}
+	api := httpapi.New(store, httpapi.WithAuthenticator(keys))
+
+	mux := http.NewServeMux()
+	mux.Handle("/prompts-api/", http.StripPrefix("/prompts-api", api))
+	// At the root it would be: mux.Handle("/v1/integration/", api)
+
+	req := httptest.NewRequest("POST", "/prompts-api/v1/integration/prompts",
+		strings.NewReader(`{"project_id":"`+project.ID+`","key":"support/greeting","name":"Greeting"}`))
+	req.Header.Set("X-API-Key", "s3cr3t-key")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, strings.HasPrefix(rec.Header().Get("Location"), "prompts/"))
+
+	req = httptest.NewRequest("GET", "/prompts-api/v1/integration/prompts", nil) // no key
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
+	// Output:
+	// 200 true
+	// 401 application/problem+json
+}
