@@ -42,40 +42,42 @@ const (
 	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at`
 )
 
-var queryText = [numQueries]string{
-	qCreateProject: `INSERT INTO {s}.projects (` + projectCols + `) VALUES ($1, $2, $3, $4, $5, $6)`,
+// queryText returns the statements' text, {s} standing for the schema.
+func queryText() [numQueries]string {
+	return [numQueries]string{
+		qCreateProject: `INSERT INTO {s}.projects (` + projectCols + `) VALUES ($1, $2, $3, $4, $5, $6)`,
 
-	qGetProject: `SELECT ` + projectCols + ` FROM {s}.projects WHERE id = $1`,
+		qGetProject: `SELECT ` + projectCols + ` FROM {s}.projects WHERE id = $1`,
 
-	qListProjects: `SELECT ` + projectCols + ` FROM {s}.projects
+		qListProjects: `SELECT ` + projectCols + ` FROM {s}.projects
 WHERE id > $1 ORDER BY id LIMIT $2`,
 
-	qListProjectsByIDs: `SELECT ` + projectCols + ` FROM {s}.projects
+		qListProjectsByIDs: `SELECT ` + projectCols + ` FROM {s}.projects
 WHERE id = ANY($1::text[]) AND id > $2 ORDER BY id LIMIT $3`,
 
-	// Inserts nothing when the project does not exist.
-	qCreatePrompt: `INSERT INTO {s}.prompts (id, project_id, key, name, description, created_at)
+		// Inserts nothing when the project does not exist.
+		qCreatePrompt: `INSERT INTO {s}.prompts (id, project_id, key, name, description, created_at)
 SELECT $1::text, j.id, $3::text, $4::text, $5::text, $6::timestamptz
 FROM {s}.projects j WHERE j.id = $2`,
 
-	qGetPrompt: `SELECT ` + promptCols + ` FROM {s}.prompts p WHERE p.id = $1`,
+		qGetPrompt: `SELECT ` + promptCols + ` FROM {s}.prompts p WHERE p.id = $1`,
 
-	// $2, $4, $6: whether to set key, name, description.
-	qUpdatePrompt: `UPDATE {s}.prompts p SET
+		// $2, $4, $6: whether to set key, name, description.
+		qUpdatePrompt: `UPDATE {s}.prompts p SET
 	key = CASE WHEN $2::boolean THEN $3::text ELSE p.key END,
 	name = CASE WHEN $4::boolean THEN $5::text ELSE p.name END,
 	description = CASE WHEN $6::boolean THEN $7::text ELSE p.description END
 WHERE p.id = $1
 RETURNING ` + promptCols,
 
-	qListPrompts: `SELECT ` + promptCols + ` FROM {s}.prompts p
+		qListPrompts: `SELECT ` + promptCols + ` FROM {s}.prompts p
 WHERE p.id > $1 ORDER BY p.id LIMIT $2`,
 
-	qListPromptsByProject: `SELECT ` + promptCols + ` FROM {s}.prompts p
+		qListPromptsByProject: `SELECT ` + promptCols + ` FROM {s}.prompts p
 WHERE p.project_id = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
 
-	// One index range per project, each at most a page long, merged.
-	qListPromptsByProjects: `SELECT ` + promptCols + ` FROM unnest($1::text[]) AS j(id)
+		// One index range per project, each at most a page long, merged.
+		qListPromptsByProjects: `SELECT ` + promptCols + ` FROM unnest($1::text[]) AS j(id)
 CROSS JOIN LATERAL (
 	SELECT q.id, q.project_id, q.key, q.name, q.description, q.latest_version_id, q.created_at
 	FROM {s}.prompts q
@@ -83,20 +85,20 @@ CROSS JOIN LATERAL (
 ) p
 ORDER BY p.id LIMIT $3`,
 
-	qListPromptsByKey: `SELECT ` + promptCols + ` FROM {s}.prompts p
+		qListPromptsByKey: `SELECT ` + promptCols + ` FROM {s}.prompts p
 WHERE p.key = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
 
-	qListPromptsByKeyInProjects: `SELECT ` + promptCols + ` FROM {s}.prompts p
+		qListPromptsByKeyInProjects: `SELECT ` + promptCols + ` FROM {s}.prompts p
 WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id LIMIT $4`,
 
-	// The next version, in one statement: take the prompt's row lock by
-	// counting the version (writers of one prompt queue here; under READ
-	// COMMITTED a waiting writer re-checks the condition on the row as the
-	// previous writer left it), insert the version under that number, and
-	// activate it in the environments $7. Nothing happens, and no row
-	// returns, when the prompt does not exist or when its latest version id
-	// is not below $2, the new id: then CreateVersion retries under a lock.
-	qCreateVersion: `WITH p AS (
+		// The next version, in one statement: take the prompt's row lock by
+		// counting the version (writers of one prompt queue here; under READ
+		// COMMITTED a waiting writer re-checks the condition on the row as the
+		// previous writer left it), insert the version under that number, and
+		// activate it in the environments $7. Nothing happens, and no row
+		// returns, when the prompt does not exist or when its latest version id
+		// is not below $2, the new id: then CreateVersion retries under a lock.
+		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
@@ -114,25 +116,25 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 )
 SELECT version_number FROM v`,
 
-	// In a transaction, before qCreateVersion: lock the prompt, read its
-	// latest version id, and find the version with id $2 if an earlier
-	// attempt of this very call stored it.
-	qLockPrompt: `SELECT p.latest_version_id, v.version_number
+		// In a transaction, before qCreateVersion: lock the prompt, read its
+		// latest version id, and find the version with id $2 if an earlier
+		// attempt of this very call stored it.
+		qLockPrompt: `SELECT p.latest_version_id, v.version_number
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
 WHERE p.id = $1
 FOR UPDATE OF p`,
 
-	// One row when the prompt exists; the version's columns are NULL when the
-	// number is unknown.
-	qGetVersion: `SELECT ` + versionCols + `
+		// One row when the prompt exists; the version's columns are NULL when the
+		// number is unknown.
+		qGetVersion: `SELECT ` + versionCols + `
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.version_number = $2
 WHERE p.id = $1`,
 
-	// Newest first, from below $2. At least one row when the prompt exists
-	// (NULL columns when the page is empty).
-	qListVersions: `SELECT ` + versionCols + `
+		// Newest first, from below $2. At least one row when the prompt exists
+		// (NULL columns when the page is empty).
+		qListVersions: `SELECT ` + versionCols + `
 FROM {s}.prompts p
 LEFT JOIN LATERAL (
 	SELECT ` + versionColsW + ` FROM {s}.versions w
@@ -141,30 +143,31 @@ LEFT JOIN LATERAL (
 WHERE p.id = $1
 ORDER BY v.id DESC`,
 
-	// Read 3: the prompt, the environment's pointer and the version, in one
-	// row by three primary-key lookups.
-	qGetActive: `SELECT ` + promptCols + `, ` + versionCols + `
+		// Read 3: the prompt, the environment's pointer and the version, in one
+		// row by three primary-key lookups.
+		qGetActive: `SELECT ` + promptCols + `, ` + versionCols + `
 FROM {s}.prompts p
 LEFT JOIN {s}.deployments d ON d.prompt_id = p.id AND d.environment = $2
 LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
 WHERE p.id = $1`,
 
-	// No row: the project is unknown; a row of NULLs: the key is.
-	qGetActiveByKey: `SELECT ` + promptCols + `, ` + versionCols + `
+		// No row: the project is unknown; a row of NULLs: the key is.
+		qGetActiveByKey: `SELECT ` + promptCols + `, ` + versionCols + `
 FROM {s}.projects j
 LEFT JOIN {s}.prompts p ON p.project_id = j.id AND p.key = $2
 LEFT JOIN {s}.deployments d ON d.prompt_id = p.id AND d.environment = $3
 LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
 WHERE j.id = $1`,
 
-	qActivateNumber: activate(`w.version_number = $3`),
-	qActivateID:     activate(`w.id = $3`),
+		qActivateNumber: activate(`w.version_number = $3`),
+		qActivateID:     activate(`w.id = $3`),
 
-	// No row: the prompt is unknown.
-	qDeactivate: `WITH d AS (
+		// No row: the prompt is unknown.
+		qDeactivate: `WITH d AS (
 	DELETE FROM {s}.deployments WHERE prompt_id = $1 AND environment = $2
 )
 SELECT 1 FROM {s}.prompts WHERE id = $1`,
+	}
 }
 
 // activate returns the statement that points environment $2 of prompt $1 at

@@ -132,7 +132,7 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
 	s.lockKey = int64(h.Sum64())
 	quoted := pq.QuoteIdentifier(s.schema)
-	for i, q := range queryText {
+	for i, q := range queryText() {
 		s.queries[i] = strings.ReplaceAll(q, "{s}", quoted)
 	}
 	return s, nil
