@@ -163,6 +163,19 @@ func TestCustomAuthenticator(t *testing.T) {
 	is.Equal(seen, []string{"team-key"}) // a missing key never reaches the authenticator
 }
 
+func TestTheZeroAccessSeesNothing(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	h := e.withHandler(httpapi.WithAuthenticator(authFunc(func(context.Context, string) (httpapi.Access, error) {
+		return httpapi.Access{}, nil // known, but for no project
+	})))
+	is.Equal(len(h.call("k", "GET", "/v1/integration/prompts", "").arr(t)), 0)  // not every prompt
+	is.Equal(len(h.call("k", "GET", "/v1/integration/projects", "").arr(t)), 0) // not every project
+	is.Equal(h.call("k", "GET", "/v1/integration/prompts/"+id, "").status, 404)
+	is.Equal(h.call("k", "GET", "/v1/integration/prompts?project_id="+e.project.ID, "").status, 404)
+}
+
 func TestKeys(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()

@@ -83,7 +83,7 @@ func TestLogsNothingByDefault(t *testing.T) {
 	is := is.New(t)
 	ms := memstore.New()
 	h := httpapi.New(failing{ms, prompts.Internal(errors.New("boom"))}, httpapi.WithAuthenticator(newKeysFor(t, "k")))
-	out, restore := captureOutput(t)
+	restore := captureOutput(t)
 	req := httptest.NewRequest("GET", "/v1/integration/projects", nil)
 	req.Header.Set("X-API-Key", "k")
 	rec := httptest.NewRecorder()
@@ -92,12 +92,11 @@ func TestLogsNothingByDefault(t *testing.T) {
 	checkResponse(t, req, "", rec.Code, rec.Result().Header, rec.Body.Bytes())
 	is.Equal(rec.Code, 500)
 	is.Equal(got, "") // without WithLogger nothing is printed, to stdout or stderr
-	_ = out
 }
 
 // captureOutput sends os.Stdout and os.Stderr to a pipe until restore,
 // which returns what was written.
-func captureOutput(t *testing.T) (*os.File, func() string) {
+func captureOutput(t *testing.T) func() string {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -105,7 +104,7 @@ func captureOutput(t *testing.T) (*os.File, func() string) {
 	}
 	stdout, stderr := os.Stdout, os.Stderr
 	os.Stdout, os.Stderr = w, w
-	return w, func() string {
+	return func() string {
 		os.Stdout, os.Stderr = stdout, stderr
 		w.Close()
 		b, _ := io.ReadAll(r)

@@ -119,6 +119,10 @@ func TestBodyLimit(t *testing.T) {
 	is.Equal(small.do("POST", path, `{"content":`+strings.Repeat(" ", 200)).status, 413)                 // size before syntax
 	is.Equal(small.do("POST", path, strings.Repeat(" ", 200), "Content-Type", "text/plain").status, 415) // media type before size
 
+	unset := e.withHandler(httpapi.WithAuthenticator(newKeysFor(t, e.key)), httpapi.WithBodyLimit(0))
+	is.Equal(unset.do("POST", path, `{"content":"`+content[:1<<20-100]+`"}`).status, 200) // a limit below 1 keeps the default
+	is.Equal(unset.do("POST", path, `{"content":"`+content+`"}`).status, 413)
+
 	// A body of unknown length (chunked) is cut at the limit too.
 	req, err := http.NewRequest("POST", small.srv.URL+path, io.MultiReader(strings.NewReader(body), strings.NewReader(strings.Repeat(" ", 1000))))
 	is.NoErr(err)

@@ -236,6 +236,7 @@ func TestActivate(t *testing.T) {
 			is.Equal(active["id"], v1["id"]) // a refused request changes nothing
 		})
 	}
+	is.Equal(fieldsOf(t, e.do("PUT", path+"production", `{"version_number":0}`)), []string{"version_number"}) // 0 is no version number
 	is.Equal(e.do("PUT", "/v1/integration/prompts/nope/environments/production", `{"version_number":1}`).status, 404)
 	is.Equal(e.do("PUT", "/v1/integration/prompts/nope/environments/prod", `{"version_number":1}`).status, 400) // field rules before existence
 }
@@ -265,8 +266,9 @@ func TestConditionalRead(t *testing.T) {
 	path := "/v1/integration/prompts/" + id
 	r := e.do("GET", path, "")
 	tag := r.header.Get("ETag")
-	is.True(strongETag.MatchString(tag))                    // a strong ETag
-	is.Equal(e.do("GET", path, "").header.Get("ETag"), tag) // stable while nothing changes
+	is.True(strongETag.MatchString(tag))                         // a strong ETag
+	is.Equal(r.header.Get("Cache-Control"), "private, no-cache") // caches revalidate, and only the client's own keeps it
+	is.Equal(e.do("GET", path, "").header.Get("ETag"), tag)      // stable while nothing changes
 
 	for _, inm := range []string{tag, `"other", ` + tag, `W/` + tag, `*`, `"a",` + tag + `,"b"`} {
 		r := e.do("GET", path, "", "If-None-Match", inm)
