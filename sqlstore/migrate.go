@@ -14,6 +14,8 @@ import (
 
 	"github.com/lib/pq"
 	"github.com/lib/pq/pqerror"
+
+	"github.com/promptkit/prompts"
 )
 
 // The migrations, applied in the order of their number: NNNN_name.sql. A
@@ -64,13 +66,23 @@ func migrations() ([]migration, error) {
 // transaction first takes an advisory lock derived from the schema's name,
 // so they apply one at a time and the later ones find the work done. When
 // nothing is left to do it only reads, so a role without the right to
-// create may run it once the schema is up to date.
+// create may run it once the schema is up to date. The database must be in
+// the UTF8 encoding. Errors are *prompts.Error, as the Store's are.
 //
 // New never runs it: run it at start, or from a deploy step.
 func (s *Store) Migrate(ctx context.Context) error {
 	all, err := migrations()
 	if err != nil {
-		return err
+		return prompts.Internal(err)
+	}
+	// Every text the Store keeps is UTF-8; a database in another encoding
+	// would refuse some of it, call by call, as internal errors.
+	var encoding string
+	if err := s.db.GetContext(ctx, &encoding, `SELECT current_setting('server_encoding')`); err != nil {
+		return s.fail(ctx, err)
+	}
+	if encoding != "UTF8" {
+		return prompts.Internal(fmt.Errorf("sqlstore: the database's encoding is %s; the Store needs UTF8 (CREATE DATABASE ... ENCODING 'UTF8')", encoding))
 	}
 	applied, err := s.appliedMigrations(ctx)
 	if err != nil {
