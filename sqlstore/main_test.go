@@ -51,11 +51,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// requireVar, when set (CI sets it), turns the skip without a database
+// into a failure.
+const requireVar = "PROMPTS_TEST_REQUIRE_DATABASE"
+
 // database returns the shared pool, or skips the test when no database is
-// configured.
+// configured (fails it when requireVar is set).
 func database(t testing.TB) *sqlx.DB {
 	t.Helper()
 	if testDB == nil {
+		if os.Getenv(requireVar) != "" {
+			t.Fatal(requireVar + " is set: " + skipMessage)
+		}
 		t.Skip(skipMessage)
 	}
 	return testDB
