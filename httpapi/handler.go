@@ -159,10 +159,15 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, 
 	}
 	a, err := h.auth.Authenticate(r.Context(), keys[0])
 	if err != nil {
-		if errors.Is(err, ErrUnknownKey) {
+		switch {
+		case errors.Is(err, ErrUnknownKey):
 			h.unauthenticated(w)
-		} else {
+		case prompts.ErrorCode(err) == prompts.CodeUnavailable:
 			h.storeError(w, r, err)
+		default:
+			// The authenticator failed: whatever its error says, the
+			// request is not the client's fault.
+			h.storeError(w, r, prompts.Internal(err))
 		}
 		return Access{}, false
 	}

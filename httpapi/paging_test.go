@@ -1,12 +1,15 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/promptkit/prompts"
 )
 
 // walk follows the Link rel="next" headers from the first page to the
@@ -119,4 +122,20 @@ func TestTimestampsHaveSixFractionalDigits(t *testing.T) {
 	for _, item := range e.do("GET", "/v1/integration/prompts", "").arr(t) {
 		is.True(timestampRE.MatchString(item["created_at"].(string))) // RFC 3339, UTC, six digits, Z
 	}
+}
+
+func TestDefaultPageIs100(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	for i := 0; i < 101; i++ {
+		_, err := e.store.CreatePrompt(context.Background(), prompts.NewPrompt{ProjectID: e.project.ID, Key: "k" + strconv.Itoa(i), Name: "N"})
+		is.NoErr(err)
+	}
+	r := e.do("GET", "/v1/integration/prompts", "")
+	is.Equal(len(r.arr(t)), 100) // limit defaults to 100
+	next := r.next(t)
+	is.True(next != nil) // and a next page holds the rest
+	r = e.send(mustRequest(t, "GET", next.String(), e.key))
+	is.Equal(len(r.arr(t)), 1)
+	is.Equal(r.header.Get("Link"), "")
 }

@@ -61,7 +61,7 @@ const (
 // status, detail, code, and errors when fields is not empty. It is the one
 // writer of every error response.
 func (h *Handler) problem(w http.ResponseWriter, status int, detail string, fields []prompts.FieldError) {
-	bp := h.bufs.Get().(*[]byte)
+	bp := h.getBuf()
 	b := append((*bp)[:0], `{"type":"about:blank","title":`...)
 	b = prompts.AppendString(b, http.StatusText(status))
 	b = append(b, `,"status":`...)
@@ -92,8 +92,7 @@ func (h *Handler) problem(w http.ResponseWriter, status int, detail string, fiel
 	delete(hd, "Etag")
 	w.WriteHeader(status)
 	w.Write(b) //nolint:errcheck // the client went away; nothing to do
-	*bp = b
-	h.bufs.Put(bp)
+	h.putBuf(bp, b)
 }
 
 func (h *Handler) unauthenticated(w http.ResponseWriter) {
