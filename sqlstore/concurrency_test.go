@@ -238,3 +238,36 @@ func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	return nil
 }
+
+// TestCreateVersionSerializableDefault: on a database whose default
+// isolation is SERIALIZABLE, racing writers get serialization failures
+// where READ COMMITTED would wait; CreateVersion then retries in a READ
+// COMMITTED transaction under the lock, and every write succeeds.
+func TestCreateVersionSerializableDefault(t *testing.T) {
+	is := is.New(t)
+	first := newSQLStore(t)
+	_, p := fixture(t, first)
+	db := openDB(t, 8, "default_transaction_isolation=serializable")
+	var level string
+	is.NoErr(db.Get(&level, `SHOW transaction_isolation`)) // the pool's sessions
+	is.Equal(level, "serializable")                         // are serializable
+	s, err := sqlstore.New(db, sqlstore.WithSchema(first.Schema()))
+	is.NoErr(err) // a store on them
+	defer s.Close()
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				in := prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}}
+				if _, err := s.CreateVersion(context.Background(), in); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	checkVersions(t, first, p.ID, writers*each)
+}
