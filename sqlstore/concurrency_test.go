@@ -250,7 +250,7 @@ func TestCreateVersionSerializableDefault(t *testing.T) {
 	db := openDB(t, 8, "default_transaction_isolation=serializable")
 	var level string
 	is.NoErr(db.Get(&level, `SHOW transaction_isolation`)) // the pool's sessions
-	is.Equal(level, "serializable")                         // are serializable
+	is.Equal(level, "serializable")                        // are serializable
 	s, err := sqlstore.New(db, sqlstore.WithSchema(first.Schema()))
 	is.NoErr(err) // a store on them
 	defer s.Close()
