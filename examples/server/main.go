@@ -1,0 +1,243 @@
+// Command server is the standalone prompts server: the /v1/integration HTTP
+// interface over the in-memory store, or over PostgreSQL with -dsn.
+//
+//	go run ./examples/server
+//
+// Every flag can also be set by an environment variable: -addr by
+// PROMPTS_ADDR, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
+// -schema by PROMPTS_SCHEMA, -project by PROMPTS_PROJECT (names separated by commas). A flag wins over
+// its variable.
+//
+// With no -api-key, a key is generated and printed once at start. With no
+// -project and an empty store, a project named Demo is created, so that
+// there is somewhere to put prompts: the HTTP interface cannot create
+// projects.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags and variables set.
+type config struct {
+	addr     string
+	dsn      string
+	schema   string
+	apiKey   string
+	projects []string
+}
+
+// projectList is a repeatable flag.
+type projectList []string
+
+func (p *projectList) String() string { return strings.Join(*p, ",") }
+func (p *projectList) Set(v string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return errors.New("a project name cannot be empty")
+	}
+	*p = append(*p, v)
+	return nil
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var c config
+	fs.StringVar(&c.addr, "addr", env("PROMPTS_ADDR", "127.0.0.1:8080"), "address to listen on (PROMPTS_ADDR)")
+	fs.StringVar(&c.dsn, "dsn", env("PROMPTS_DSN", ""), "PostgreSQL URL; empty means the in-memory store (PROMPTS_DSN)")
+	fs.StringVar(&c.schema, "schema", env("PROMPTS_SCHEMA", "prompts"), "PostgreSQL schema of the tables, with -dsn (PROMPTS_SCHEMA)")
+	fs.StringVar(&c.apiKey, "api-key", env("PROMPTS_API_KEY", ""), "the API key clients send in X-API-Key; generated and printed if empty (PROMPTS_API_KEY)")
+	var projects projectList
+	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if len(projects) == 0 {
+		for _, name := range strings.Split(getenv("PROMPTS_PROJECT"), ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				projects = append(projects, name)
+			}
+		}
+	}
+	c.projects = projects
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	store, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	if err := ensureProjects(ctx, store, cfg.projects, logger); err != nil {
+		return err
+	}
+
+	key := cfg.apiKey
+	if key == "" {
+		key, err = newKey()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "API key (shown once): %s\n", key)
+	}
+	keys := httpapi.NewKeys()
+	if err := keys.Add(key); err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/v1/integration/", httpapi.New(store,
+		httpapi.WithAuthenticator(keys),
+		httpapi.WithLogger(logger),
+	))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg.dsn))
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func storeName(dsn string) string {
+	if dsn == "" {
+		return "memory"
+	}
+	return "postgresql"
+}
+
+// ensureProjects makes sure a project of each name exists; with no names
+// and no projects at all, it creates one named Demo. It logs every
+// project's id, which clients need to create prompts.
+func ensureProjects(ctx context.Context, store prompts.Store, names []string, logger *slog.Logger) error {
+	existing, err := allProjects(ctx, store)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 && len(existing) == 0 {
+		names = []string{"Demo"}
+	}
+	byName := make(map[string]prompts.Project, len(existing))
+	for _, p := range existing {
+		byName[p.Name] = p
+	}
+	for _, name := range names {
+		if _, ok := byName[name]; ok {
+			continue
+		}
+		p, err := store.CreateProject(ctx, prompts.NewProject{Name: name})
+		if errors.Is(err, prompts.ErrConflict) {
+			// Another replica created it at the same moment (same slug).
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("project %q: %w", name, err)
+		}
+		byName[name] = p
+		existing = append(existing, p)
+	}
+	for _, p := range existing {
+		logger.Info("project", "id", p.ID, "name", p.Name)
+	}
+	return nil
+}
+
+func allProjects(ctx context.Context, store prompts.Store) ([]prompts.Project, error) {
+	var all []prompts.Project
+	page := prompts.ProjectFilter{Page: prompts.Page{Limit: prompts.MaxLimit}}
+	for {
+		ps, more, err := store.ListProjects(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ps...)
+		if !more || len(ps) == 0 {
+			return all, nil
+		}
+		page.After = ps[len(ps)-1].ID
+	}
+}
+
+// newKey returns a random key of 32 bytes, URL-safe base64.
+func newKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "pk_" + base64.RawURLEncoding.EncodeToString(b), nil
+}

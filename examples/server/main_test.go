@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/matryer/is"
+)
+
+// The tests run the server as a real process: the test binary re-executed
+// with serverVar set runs main.
+const serverVar = "PROMPTS_SERVER_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverVar) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// server is a running server process.
+type server struct {
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:port/v1/integration
+	key  string
+	done chan error
+	out  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var (
+	listeningRe = regexp.MustCompile(`msg=listening addr=(http://\S+)`)
+	keyRe       = regexp.MustCompile(`API key \(shown once\): (\S+)`)
+)
+
+// start runs the server with args and env and waits until it listens. The
+// process is killed when the test ends, if it still runs.
+func start(t *testing.T, env []string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), serverVar+"=1")
+	cmd.Env = append(cmd.Env, env...)
+	out := &syncBuffer{}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, done: make(chan error, 1), out: out}
+	keyc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.Write([]byte(sc.Text() + "\n"))
+			if m := keyRe.FindStringSubmatch(sc.Text()); m != nil {
+				keyc <- m[1]
+			}
+		}
+		s.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := listeningRe.FindStringSubmatch(out.String()); m != nil {
+			s.base = m[1]
+			select {
+			case s.key = <-keyc:
+			default:
+			}
+			return s
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("server exited before listening: %v\n%s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("server did not start:\n%s", out.String())
+	return nil
+}
+
+// call sends a request and decodes the JSON answer into out (when not nil).
+func (s *server) call(t *testing.T, method, path, body string, out any) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", s.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, b)
+		}
+	}
+	return resp
+}
+
+// stop sends SIGTERM and returns the process's exit error.
+func (s *server) stop(t *testing.T) error {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not stop on SIGTERM")
+		return nil
+	}
+}
+
+type project struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type prompt struct {
+	ID            string `json:"id"`
+	Key           string `json:"key"`
+	ActiveVersion *struct {
+		VersionNumber int    `json:"version_number"`
+		Content       string `json:"content"`
+	} `json:"active_version"`
+}
+
+func TestServerWalkThrough(t *testing.T) {
+	is := is.New(t)
+	s := start(t, nil)
+	is.True(s.key != "") // a key was generated and printed
+
+	// Without the key: 401.
+	resp, err := http.Get(s.base + "/projects")
+	is.NoErr(err)
+	resp.Body.Close()
+	is.Equal(resp.StatusCode, http.StatusUnauthorized)
+
+	var projects []project
+	resp = s.call(t, "GET", "/projects", "", &projects)
+	is.Equal(resp.StatusCode, 200)
+	is.Equal(len(projects), 1) // an empty store gets one project
+	is.Equal(projects[0].Name, "Demo")
+
+	var p prompt
+	resp = s.call(t, "POST", "/prompts", `{"project_id":"`+projects[0].ID+`","key":"support/greeting","name":"Greeting"}`, &p)
+	is.Equal(resp.StatusCode, 200)
+	for _, content := range []string{"Hello v1", "Hello v2"} {
+		resp = s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"`+content+`"}`, nil)
+		is.Equal(resp.StatusCode, 200)
+	}
+	resp = s.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":2}`, &p)
+	is.Equal(resp.StatusCode, 200)
+	is.Equal(p.ActiveVersion.Content, "Hello v2")
+	resp = s.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":1}`, nil)
+	is.Equal(resp.StatusCode, 200)
+	var read prompt
+	resp = s.call(t, "GET", "/prompts/"+p.ID+"?environment=production", "", &read)
+	is.Equal(resp.StatusCode, 200)
+	is.Equal(read.ActiveVersion.VersionNumber, 1) // rolled back
+
+	is.NoErr(s.stop(t)) // SIGTERM: a clean exit
+}
+
+func TestServerFlagsAndEnvironment(t *testing.T) {
+	is := is.New(t)
+	s := start(t, []string{"PROMPTS_API_KEY=secret-from-env"}, "-project", "Alpha", "-project", "Beta")
+	is.Equal(s.key, "") // a given key is not printed
+	s.key = "secret-from-env"
+	var projects []project
+	resp := s.call(t, "GET", "/projects", "", &projects)
+	is.Equal(resp.StatusCode, 200)
+	is.Equal(len(projects), 2) // the named projects, and no Demo
+	is.Equal(projects[0].Name, "Alpha")
+	is.Equal(projects[1].Name, "Beta")
+	is.NoErr(s.stop(t))
+}
+
+func TestServerRefusesBadFlags(t *testing.T) {
+	is := is.New(t)
+	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-no-such-flag")
+	cmd.Env = append(os.Environ(), serverVar+"=1")
+	out, err := cmd.CombinedOutput()
+	is.True(err != nil) // a bad flag is an error exit
+	is.True(strings.Contains(string(out), "no-such-flag"))
+}
+
+// TestServerFinishesRequestsInFlight sends half a request, stops the
+// server, sends the rest, and gets its answer before the process exits.
+func TestServerFinishesRequestsInFlight(t *testing.T) {
+	is := is.New(t)
+	s := start(t, []string{"PROMPTS_API_KEY=k"}, "-project", "P")
+	s.key = "k"
+	var projects []project
+	s.call(t, "GET", "/projects", "", &projects)
+	var p prompt
+	resp := s.call(t, "POST", "/prompts", `{"project_id":"`+projects[0].ID+`","key":"k","name":"K"}`, &p)
+	is.Equal(resp.StatusCode, 200)
+
+	host := strings.TrimPrefix(strings.SplitN(s.base, "/v1", 2)[0], "http://")
+	conn, err := net.Dial("tcp", host)
+	is.NoErr(err)
+	defer conn.Close()
+	body := `{"content":"written during shutdown"}`
+	head := fmt.Sprintf("POST /v1/integration/prompts/%s/versions HTTP/1.1\r\nHost: x\r\nX-API-Key: k\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.ID, len(body))
+	_, err = io.WriteString(conn, head+body[:10])
+	is.NoErr(err)
+	time.Sleep(200 * time.Millisecond) // the handler is now reading the body
+
+	is.NoErr(s.cmd.Process.Signal(syscall.SIGTERM))
+	time.Sleep(200 * time.Millisecond) // shutdown has begun
+	_, err = io.WriteString(conn, body[10:])
+	is.NoErr(err)
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	is.NoErr(err)
+	resp.Body.Close()
+	is.Equal(resp.StatusCode, 200) // the request in flight finished
+	select {
+	case err := <-s.done:
+		is.NoErr(err) // and the process exited cleanly
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not exit")
+	}
+	is.True(strings.Contains(s.out.String(), "finishing requests in flight"))
+}
+
+// TestTwoServersShareOneDatabase runs two server processes on one
+// PostgreSQL schema and writes versions of one prompt through both at once.
+func TestTwoServersShareOneDatabase(t *testing.T) {
+	url := os.Getenv("PROMPTS_TEST_DATABASE_URL")
+	if url == "" {
+		if os.Getenv("PROMPTS_TEST_REQUIRE_DATABASE") != "" {
+			t.Fatal("PROMPTS_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable (see README)")
+	}
+	is := is.New(t)
+	rnd := make([]byte, 6)
+	_, _ = rand.Read(rnd)
+	schema := "server_test_" + hex.EncodeToString(rnd)
+	t.Cleanup(func() {
+		db, err := sqlx.Open("postgres", url)
+		if err == nil {
+			_, _ = db.ExecContext(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`)
+			db.Close()
+		}
+	})
+	env := []string{"PROMPTS_DSN=" + url, "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=shared"}
+	// Both start at once: both migrate, both make sure project Shared exists.
+	var a, b *server
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a = start(t, env, "-project", "Shared") }()
+	go func() { defer wg.Done(); b = start(t, env, "-project", "Shared") }()
+	wg.Wait()
+	a.key, b.key = "shared", "shared"
+
+	var projects []project
+	a.call(t, "GET", "/projects", "", &projects)
+	is.Equal(len(projects), 1) // one project, though both servers ensured it
+	var p prompt
+	resp := a.call(t, "POST", "/prompts", `{"project_id":"`+projects[0].ID+`","key":"shared","name":"Shared"}`, &p)
+	is.Equal(resp.StatusCode, 200)
+
+	const perServer = 20
+	wg.Add(2 * 4)
+	for _, s := range []*server{a, b} {
+		for range 4 {
+			go func() {
+				defer wg.Done()
+				for range perServer / 4 {
+					resp := s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"x"}`, nil)
+					if resp.StatusCode != 200 {
+						t.Errorf("create version: %d", resp.StatusCode)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	var versions []struct {
+		VersionNumber int `json:"version_number"`
+	}
+	b.call(t, "GET", "/prompts/"+p.ID+"/versions?limit=1000", "", &versions)
+	is.Equal(len(versions), 2*perServer)
+	for i, v := range versions {
+		is.Equal(v.VersionNumber, 2*perServer-i) // newest first, 1..N with no gap
+	}
+	// A promotion through one server is what the other reads.
+	resp = a.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":7}`, nil)
+	is.Equal(resp.StatusCode, 200)
+	var read prompt
+	b.call(t, "GET", "/prompts/"+p.ID, "", &read)
+	is.Equal(read.ActiveVersion.VersionNumber, 7)
+	is.NoErr(a.stop(t))
+	is.NoErr(b.stop(t))
+}
