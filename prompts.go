@@ -117,9 +117,7 @@ type NewPrompt struct {
 // Validate reports every field that breaks a rule, at once.
 func (in NewPrompt) Validate() error {
 	var fe fieldErrors
-	if in.ProjectID == "" {
-		fe.add("project_id", "is required")
-	}
+	checkRef(&fe, "project_id", in.ProjectID, true)
 	checkKey(&fe, "key", in.Key)
 	checkName(&fe, "name", in.Name)
 	if in.Description != nil {
@@ -308,6 +306,22 @@ func checkName(fe *fieldErrors, field, s string) {
 	}
 	if !validName(s) {
 		fe.add(field, "must not be only white space")
+	}
+}
+
+// checkRef checks a string that refers to something by id. Any string is
+// a valid reference (an unknown or malformed id is simply not found), but
+// like every string it must be valid UTF-8 without NUL characters.
+func checkRef(fe *fieldErrors, field, id string, required bool) {
+	switch {
+	case id == "":
+		if required {
+			fe.add(field, "is required")
+		}
+	case !utf8.ValidString(id):
+		fe.add(field, "must be valid UTF-8")
+	case containsNUL(id):
+		fe.add(field, "must not contain the NUL character (\\u0000)")
 	}
 }
 

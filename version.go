@@ -260,6 +260,8 @@ func (in Activation) Validate() error {
 		fe.add("version_id", "give version_id or version_number")
 	case in.VersionNumber < 0:
 		fe.add("version_number", "must be 1 or more")
+	default:
+		checkRef(&fe, "version_id", in.VersionID, false)
 	}
 	return fe.err()
 }

@@ -182,7 +182,8 @@ func optString(o prompts.Optional[string]) *string {
 
 // queryParam returns the value of the query parameter name in the raw
 // query. It returns a field error when the parameter is given twice or is
-// not properly escaped. It allocates only to unescape.
+// not properly escaped, or holds a NUL character (no string anywhere may).
+// It allocates only to unescape.
 func queryParam(raw, name string) (value string, given bool, fe *prompts.FieldError) {
 	for raw != "" {
 		var pair string
@@ -206,6 +207,9 @@ func queryParam(raw, name string) (value string, given bool, fe *prompts.FieldEr
 			var err error
 			if value, err = url.QueryUnescape(v); err != nil {
 				return "", true, &prompts.FieldError{Field: name, Detail: "is not properly escaped"}
+			}
+			if strings.IndexByte(value, 0) >= 0 {
+				return "", true, &prompts.FieldError{Field: name, Detail: "must not contain the NUL character (\\u0000)"}
 			}
 		}
 	}

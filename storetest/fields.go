@@ -125,6 +125,11 @@ var fieldRuleTests = []test{
 		}
 		_, _, err = s.ListPrompts(t.Context(), prompts.PromptFilter{Key: "a\x00"})
 		s.invalid(err, "key")
+		// References too: a NUL is a broken field, not an unknown id.
+		_, err = s.CreatePrompt(t.Context(), prompts.NewPrompt{ProjectID: "\x00", Key: "k2", Name: "n"})
+		s.invalid(err, "project_id")
+		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: "a\x00"})
+		s.invalid(err, "version_id")
 		is.Equal(s.snapshot(), before) // the refused writes changed nothing
 	}},
 	{"invalid UTF-8 is refused in every text field", func(t *testing.T, s *fixture) {

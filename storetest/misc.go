@@ -149,6 +149,17 @@ var copyTests = []test{
 		ids[0] = "changed"
 
 		is.Equal(s.snapshot(), before) // no input shares memory with the store
+
+		// The description given at create, changed after the call, on a
+		// prompt no update has touched since.
+		desc2 := "desc"
+		p2, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k2", Name: "Name", Description: &desc2})
+		is.NoErr(err) // create a second prompt
+		desc2 = "changed"
+		got2, err := s.GetPrompt(ctx, p2.ID)
+		is.NoErr(err)                       // get the second prompt
+		is.Equal(*got2.Description, "desc") // the description as given at create
+
 		got, err := s.GetPrompt(ctx, p.ID)
 		is.NoErr(err)                          // get prompt
 		is.Equal(*got.Description, "new desc") // the description as given
