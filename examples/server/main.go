@@ -129,18 +129,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("/v1/integration/", httpapi.New(store,
+	api := httpapi.New(store,
 		httpapi.WithAuthenticator(keys),
 		httpapi.WithLogger(logger),
-	))
+	)
+	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
 
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           routeAPI(api, mux),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -174,6 +174,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
+// routeAPI sends every path under /v1/integration to api as it came, and
+// the rest to mux. A ServeMux would answer a path such as
+// /v1/integration//prompts with a redirect to its clean form, before the
+// API could ask for a key; the API answers such paths itself (401, then
+// 404).
+func routeAPI(api, mux http.Handler) http.Handler {
+	const prefix = "/v1/integration"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == prefix || strings.HasPrefix(p, prefix+"/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
 func storeName(dsn string) string {
 	if dsn == "" {
 		return "memory"
@@ -200,11 +216,7 @@ func ensureProjects(ctx context.Context, store prompts.Store, names []string, lo
 		if _, ok := byName[name]; ok {
 			continue
 		}
-		p, err := store.CreateProject(ctx, prompts.NewProject{Name: name})
-		if errors.Is(err, prompts.ErrConflict) {
-			// Another replica created it at the same moment (same slug).
-			continue
-		}
+		p, err := createProject(ctx, store, name)
 		if err != nil {
 			return fmt.Errorf("project %q: %w", name, err)
 		}
@@ -215,6 +227,34 @@ func ensureProjects(ctx context.Context, store prompts.Store, names []string, lo
 		logger.Info("project", "id", p.ID, "name", p.Name)
 	}
 	return nil
+}
+
+// createProject creates a project named name, or finds the one another
+// replica created at the same moment. When another project already has the
+// slug the name gives ("Demo" and "demo"), it takes the slug with a number
+// after it.
+func createProject(ctx context.Context, store prompts.Store, name string) (prompts.Project, error) {
+	slug := prompts.Slugify(name)
+	for i := 1; i <= 20; i++ {
+		in := prompts.NewProject{Name: name}
+		if i > 1 {
+			in.Slug = fmt.Sprintf("%s-%d", slug, i)
+		}
+		p, err := store.CreateProject(ctx, in)
+		if !errors.Is(err, prompts.ErrConflict) {
+			return p, err
+		}
+		all, err := allProjects(ctx, store)
+		if err != nil {
+			return prompts.Project{}, err
+		}
+		for _, p := range all {
+			if p.Name == name {
+				return p, nil // created by another replica
+			}
+		}
+	}
+	return prompts.Project{}, fmt.Errorf("no free slug for %q", name)
 }
 
 func allProjects(ctx context.Context, store prompts.Store) ([]prompts.Project, error) {

@@ -347,3 +347,48 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 	is.NoErr(a.stop(t))
 	is.NoErr(b.stop(t))
 }
+
+// A path under /v1/integration that a ServeMux would redirect to its clean
+// form is the API's to answer: 401 without a key, 404 with one.
+func TestServerUncleanPathsAreTheAPIs(t *testing.T) {
+	is := is.New(t)
+	s := start(t, []string{"PROMPTS_API_KEY=k"})
+	s.key = "k"
+	host := strings.TrimSuffix(s.base, "/v1/integration")
+	for _, path := range []string{"/v1/integration//prompts", "/v1/integration/prompts/../projects", "/v1/integration/./projects"} {
+		for _, key := range []string{"", "k"} {
+			req, err := http.NewRequest("GET", host+path, nil)
+			is.NoErr(err)
+			req.URL.Opaque = path // send the path as it is
+			if key != "" {
+				req.Header.Set("X-API-Key", key)
+			}
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			is.NoErr(err)
+			resp.Body.Close()
+			want := http.StatusUnauthorized
+			if key != "" {
+				want = http.StatusNotFound
+			}
+			is.Equal(resp.StatusCode, want)                                        // no redirect, the API's answer
+			is.Equal(resp.Header.Get("Content-Type"), "application/problem+json") // a problem
+		}
+	}
+	is.NoErr(s.stop(t))
+}
+
+// Names whose slugs clash still each get a project.
+func TestServerProjectsWithClashingSlugs(t *testing.T) {
+	is := is.New(t)
+	s := start(t, []string{"PROMPTS_API_KEY=k"}, "-project", "Demo", "-project", "demo", "-project", "Demo!")
+	s.key = "k"
+	var projects []project
+	s.call(t, "GET", "/projects", "", &projects)
+	is.Equal(len(projects), 3) // one project per name
+	names := map[string]bool{}
+	for _, p := range projects {
+		names[p.Name] = true
+	}
+	is.True(names["Demo"] && names["demo"] && names["Demo!"])
+	is.NoErr(s.stop(t))
+}
