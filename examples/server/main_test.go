@@ -370,7 +370,7 @@ func TestServerUncleanPathsAreTheAPIs(t *testing.T) {
 			if key != "" {
 				want = http.StatusNotFound
 			}
-			is.Equal(resp.StatusCode, want)                                        // no redirect, the API's answer
+			is.Equal(resp.StatusCode, want)                                       // no redirect, the API's answer
 			is.Equal(resp.Header.Get("Content-Type"), "application/problem+json") // a problem
 		}
 	}
