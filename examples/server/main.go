@@ -140,10 +140,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})
 
 	srv := &http.Server{
-		Handler:           routeAPI(api, mux),
+		Handler:           withDeadline(requestTimeout, routeAPI(api, mux)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
+		WriteTimeout:      requestTimeout + 5*time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -172,6 +172,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// requestTimeout bounds the work of one request: a query waiting on a lock
+// or on a slow database is cancelled then, and the client gets 503.
+const requestTimeout = 15 * time.Second
+
+// withDeadline gives every request's context a deadline d from now.
+func withDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // routeAPI sends every path under /v1/integration to api as it came, and

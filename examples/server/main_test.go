@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -391,4 +392,16 @@ func TestServerProjectsWithClashingSlugs(t *testing.T) {
 	}
 	is.True(names["Demo"] && names["demo"] && names["Demo!"])
 	is.NoErr(s.stop(t))
+}
+
+func TestEveryRequestHasADeadline(t *testing.T) {
+	is := is.New(t)
+	var deadline time.Time
+	var ok bool
+	h := withDeadline(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		deadline, ok = r.Context().Deadline()
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	is.True(ok)                                    // the handler's context has a deadline
+	is.True(time.Until(deadline) > 50*time.Second) // about a minute from the request
 }
