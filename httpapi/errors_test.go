@@ -48,7 +48,7 @@ func TestStoreErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			e := newEnvWith(t, setup{store: func(s *memstore.Store) prompts.Store { return failing{s, tc.err} }})
+			e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { return failing{s, tc.err} }})
 			for _, req := range []struct{ method, path, body string }{
 				{"GET", "/v1/integration/prompts/01ARZ3NDEKTSV4RRFFQ69G5FAV", ""},
 				{"GET", "/v1/integration/projects", ""},
@@ -71,7 +71,7 @@ func TestStoreErrors(t *testing.T) {
 
 func TestStoreMessagesReachNotFoundAndConflict(t *testing.T) {
 	is := is.New(t)
-	e := newEnvWith(t, setup{store: func(s *memstore.Store) prompts.Store {
+	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store {
 		return failing{s, prompts.Conflict("the project already has a prompt with key k")}
 	}})
 	r := e.do("POST", "/v1/integration/prompts", `{"project_id":"`+e.project.ID+`","key":"k","name":"N"}`)

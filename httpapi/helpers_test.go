@@ -18,7 +18,6 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
-	"github.com/promptkit/prompts/memstore"
 )
 
 // allRoutes is every operation of the interface, with a request that is
@@ -43,7 +42,7 @@ var allRoutes = []struct {
 // project only, one for the other project only.
 type env struct {
 	t        *testing.T
-	store    *memstore.Store
+	store    prompts.Store
 	srv      *httptest.Server
 	client   *http.Client
 	prefix   string
@@ -58,7 +57,7 @@ type env struct {
 type setup struct {
 	prefix string // mount under this prefix with http.StripPrefix
 	opts   []httpapi.Option
-	store  func(*memstore.Store) prompts.Store // wrap the store
+	store  func(prompts.Store) prompts.Store // wrap the store
 	clock  prompts.Clock                       // the store's clock
 }
 
@@ -66,7 +65,7 @@ func newEnv(t *testing.T) *env { return newEnvWith(t, setup{}) }
 
 func newEnvWith(t *testing.T, s setup) *env {
 	t.Helper()
-	ms := memstore.New(memstore.WithClock(s.clock))
+	ms := newStore(t, s.clock)
 	ctx := context.Background()
 	p1, err := ms.CreateProject(ctx, prompts.NewProject{Name: "Support", Description: "the support bot"})
 	if err != nil {
