@@ -58,7 +58,7 @@ type setup struct {
 	prefix string // mount under this prefix with http.StripPrefix
 	opts   []httpapi.Option
 	store  func(prompts.Store) prompts.Store // wrap the store
-	clock  prompts.Clock                       // the store's clock
+	clock  prompts.Clock                     // the store's clock
 }
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, setup{}) }
