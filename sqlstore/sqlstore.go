@@ -108,6 +108,7 @@ type Store struct {
 	queries [numQueries]string                    // the statements, with the schema filled in
 	stmts   [numQueries]atomic.Pointer[sqlx.Stmt] // prepared on first use
 	closed  atomic.Bool
+	writers writeQueue // this process's version writers, one at a time per prompt
 }
 
 // New returns a Store that keeps its data in db, a pool of connections to
