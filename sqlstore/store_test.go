@@ -145,6 +145,10 @@ func scenario(t *testing.T, s prompts.Store) string {
 	out("get active by unknown key", ap, err)
 	ap, err = s.GetActiveByKey(ctx, prompts.NewID(time.Now()), "greeting", prompts.Production)
 	out("get active by key of unknown project", ap, err)
+	ap, err = s.GetActiveByKey(ctx, prompts.NewID(time.Now()), "bad key\x00", prompts.Production)
+	out("get active by malformed key of unknown project", ap, err)
+	ap, err = s.GetActiveByKey(ctx, a, "bad key\x00", prompts.Production)
+	out("get active by malformed key", ap, err)
 
 	for _, in := range []prompts.Activation{
 		{PromptID: g, Environment: prompts.Production, VersionNumber: 1},

@@ -352,7 +352,10 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env p
 		return prompts.ActivePrompt{}, prompts.NotFound("project")
 	}
 	if !prompts.ValidKey(key) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		// No prompt has it, but whether the project exists still decides
+		// which is not found, as in every Store. The empty key finds no
+		// prompt and, unlike a malformed one, is safe to send.
+		key = ""
 	}
 	st, err := s.stmt(ctx, qGetActiveByKey)
 	if err != nil {
