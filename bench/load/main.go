@@ -1,0 +1,293 @@
+// Command load measures read 3 of the interface (GET
+// /v1/integration/prompts/{id}, a prompt with its production version) over
+// real HTTP against the physical limit of the machine, in one run:
+//
+//	go run ./bench/load                              # memstore only
+//	go run ./bench/load -dsn 'postgres://postgres@127.0.0.1:5432/prompts_test?sslmode=disable'
+//
+// It starts, each as a process of its own listening on 127.0.0.1:
+//
+//   - bare: a bare net/http server that answers every request with the very
+//     bytes (and the Content-Type, ETag and Cache-Control) of the standalone
+//     server's read-3 response: the ceiling of Go HTTP on this machine;
+//   - memstore: the standalone server (examples/server, built with go build
+//     into a temporary directory) on its in-memory store, seeded over HTTP
+//     with one prompt whose version is active in production;
+//   - with -dsn, bare-sql: a bare handler that runs the single statement of
+//     sqlstore's read 3 (the same SQL text, prepared, through database/sql
+//     and lib/pq, with the standalone server's pool size) and writes the
+//     row as the same JSON;
+//   - with -dsn, sqlstore: the standalone server on PostgreSQL, in a schema
+//     of its own that is dropped at the end.
+//
+// Before measuring, it checks that each baseline answers exactly what its
+// server answers: the same body and headers.
+//
+// It drives each with wrk (the same threads, connections and duration, and
+// the header X-API-Key), after a warm-up, alternating the targets over
+// -rounds rounds (forward, then backward, so that a baseline and its
+// server always run back to back), and prints requests per second and p50
+// and p99 latency, the medians of the rounds, and each server's ratio to
+// its baseline (memstore to bare, sqlstore to bare-sql): the median of the
+// rounds' ratios, with their range. Where perf works it also counts each
+// server process's CPU cycles per request: a second estimate of the cost
+// ratio, which does not depend on the CPU time a shared host grants.
+//
+// wrk is a Debian package: apt-get install -y wrk. It runs with one thread
+// and 16 connections: one thread because a load client on the same cores
+// takes CPU from the server (a Go client would take far more); 16
+// connections because that keeps a server busy with requests queued behind
+// each other while the latency stays that of a few requests, and stays
+// under the 20 connections of the standalone server's PostgreSQL pool, so
+// that no request waits for a connection: what is measured is the read,
+// not the pool.
+//
+// By default the processes are pinned (taskset): wrk to the last CPU, the
+// servers to the others. On a 2-core machine each server then runs on one
+// core (its GOMAXPROCS follows, 1) and wrk on the other, with room to spare
+// (it uses about half of it): the figures are what one core of server
+// serves, and the scheduler's placement, which on 2 shared cores moved the
+// p99 to milliseconds, is out of the comparison. PostgreSQL's backends are
+// not pinned. -pin=false lets the scheduler place everything.
+//
+// The helper processes stop by themselves: they are killed at the end and
+// on interrupt, on Linux the kernel kills them if this command dies, and the
+// bare servers also exit when their standard input (a pipe from this
+// command) closes or their lifetime runs out.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == helperArg {
+		// A bare server, started by this very command (see helper.go).
+		if err := runHelper(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "load helper:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if ctx.Err() != nil {
+			err = errors.New("interrupted")
+		}
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the flags set.
+type config struct {
+	dsn         string
+	duration    time.Duration
+	warmup      time.Duration
+	connections int
+	threads     int
+	rounds      int
+	pin         bool
+	cycles      bool
+	wrk         string
+	server      string
+}
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL URL; with it, also measure the server on sqlstore against a bare single-query handler")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "length of each wrk run (whole seconds)")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "length of the warm-up run of each target, not counted")
+	fs.IntVar(&c.connections, "connections", 16, "wrk connections (-c), kept open")
+	fs.IntVar(&c.threads, "threads", 1, "wrk threads (-t)")
+	fs.IntVar(&c.rounds, "rounds", 10, "rounds; each runs every target once, in alternating order")
+	fs.BoolVar(&c.pin, "pin", true, "pin wrk to the last CPU and the servers to the others (taskset); -pin=false lets the scheduler place them")
+	fs.BoolVar(&c.cycles, "cycles", true, "also count each server's CPU cycles per request with perf stat, where perf works")
+	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk command")
+	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./examples/server (to compare builds)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	case c.duration < time.Second:
+		return config{}, errors.New("-duration must be at least 1s")
+	case c.connections < 1 || c.threads < 1 || c.threads > c.connections:
+		return config{}, errors.New("-connections and -threads must be at least 1, threads at most connections")
+	case c.rounds < 1:
+		return config{}, errors.New("-rounds must be at least 1")
+	}
+	if c.pin && runtime.NumCPU() < 2 {
+		fmt.Fprintln(stderr, "load: one CPU: not pinning")
+		c.pin = false
+	}
+	return c, nil
+}
+
+// apiKey is the key the servers accept and wrk sends.
+const apiKey = "load-0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	wrkVersion, err := checkWrk(cfg.wrk)
+	if err != nil {
+		return err
+	}
+	if cfg.pin {
+		if err := checkTaskset(); err != nil {
+			return err
+		}
+	}
+	var perf string
+	if cfg.cycles {
+		var why string
+		if perf, why = checkPerf(); perf == "" {
+			fmt.Fprintf(stdout, "not counting cycles: %s\n", why)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "prompts-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	// Every helper must outlive the whole run, and no more than needed.
+	targets := 2
+	if cfg.dsn != "" {
+		targets = 4
+	}
+	lifetime := time.Duration(targets)*(cfg.warmup+time.Duration(cfg.rounds)*(cfg.duration+3*time.Second)) + 5*time.Minute
+	procs := &processes{pin: cfg.pin, lifetime: lifetime}
+	var dropSchema func()
+	defer func() {
+		procs.stopAll() // first: the sqlstore server uses the schema
+		if dropSchema != nil {
+			dropSchema()
+		}
+	}()
+
+	server := cfg.server
+	if server == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "building examples/server\n")
+		if server, err = buildServer(ctx, root, tmp); err != nil {
+			return err
+		}
+	}
+
+	var list []*target
+
+	mem, err := procs.startServer(ctx, "memstore", server, nil)
+	if err != nil {
+		return err
+	}
+	read, err := seed(ctx, mem.base)
+	if err != nil {
+		return fmt.Errorf("seeding memstore: %w", err)
+	}
+	bodyFile, err := read.save(tmp)
+	if err != nil {
+		return err
+	}
+	bare, err := procs.startHelper(ctx, "bare", "bytes", "-body", bodyFile)
+	if err != nil {
+		return err
+	}
+	if err := sameResponse(ctx, bare.base+read.Path, read); err != nil {
+		return fmt.Errorf("bare server: %w", err)
+	}
+	bareT := &target{name: "bare", url: bare.base + read.Path, proc: bare}
+	list = append(list, bareT, &target{name: "memstore", url: mem.base + read.Path, proc: mem, baseline: bareT, goal: 0.85})
+
+	if cfg.dsn != "" {
+		schema, drop, err := newSchema(ctx, cfg.dsn)
+		if err != nil {
+			return err
+		}
+		dropSchema = drop
+		sqlSrv, err := procs.startServer(ctx, "sqlstore", server, []string{"-dsn", cfg.dsn, "-schema", schema})
+		if err != nil {
+			return err
+		}
+		sqlRead, err := seed(ctx, sqlSrv.base)
+		if err != nil {
+			return fmt.Errorf("seeding sqlstore: %w", err)
+		}
+		bareSQL, err := procs.startHelper(ctx, "bare-sql", "sql", "-dsn", cfg.dsn, "-schema", schema)
+		if err != nil {
+			return err
+		}
+		if err := sameResponse(ctx, bareSQL.base+sqlRead.Path, sqlRead); err != nil {
+			return fmt.Errorf("bare-sql handler: %w", err)
+		}
+		bareSQLT := &target{name: "bare-sql", url: bareSQL.base + sqlRead.Path, proc: bareSQL}
+		list = append(list, bareSQLT, &target{name: "sqlstore", url: sqlSrv.base + sqlRead.Path, proc: sqlSrv, baseline: bareSQLT, goal: 0.9})
+	}
+
+	w := wrk{cmd: cfg.wrk, threads: cfg.threads, connections: cfg.connections, pin: cfg.pin}
+	placement := "not pinned"
+	if cfg.pin {
+		placement = fmt.Sprintf("servers pinned to CPUs %s, wrk to CPU %d", serverCPUs(), lastCPU())
+	}
+	fmt.Fprintf(stdout, "%d CPUs (%s), %s; %s -t%d -c%d -d%s, %d rounds\n",
+		runtime.NumCPU(), cpuModel(), placement, wrkVersion, cfg.threads, cfg.connections, cfg.duration, cfg.rounds)
+	fmt.Fprintf(stdout, "read 3: GET %s (%d-byte body)\n", read.Path, len(read.Body))
+	counter := func(t *target) *cycleCounter {
+		if perf == "" {
+			return nil
+		}
+		return &cycleCounter{perf: perf, pid: t.proc.cmd.Process.Pid}
+	}
+	if cfg.warmup > 0 {
+		for _, t := range list {
+			if _, err := w.run(ctx, t.url, cfg.warmup, nil); err != nil {
+				return fmt.Errorf("warm-up of %s: %w", t.name, err)
+			}
+		}
+	}
+	for r := range cfg.rounds {
+		order := slices.Clone(list)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		fmt.Fprintf(stdout, "round %d:", r+1)
+		for _, t := range order {
+			res, err := w.run(ctx, t.url, cfg.duration, counter(t))
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", r+1, t.name, err)
+			}
+			t.results = append(t.results, res)
+			fmt.Fprintf(stdout, "  %s %.0f/s", t.name, res.rps)
+		}
+		fmt.Fprintln(stdout)
+	}
+	report(stdout, list)
+	return nil
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// target is one server under load, with its results round by round.
+type target struct {
+	name     string
+	url      string
+	proc     *process
+	baseline *target // nil for a baseline
+	goal     float64 // the least ratio of requests/s to the baseline's
+	results  []result
+}
+
+// median returns the median of xs (the mean of the middle two when even).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func (t *target) series(f func(result) float64) []float64 {
+	out := make([]float64, len(t.results))
+	for i, r := range t.results {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// ratios returns, round by round, f of t over f of its baseline in the
+// same round.
+func (t *target) ratios(f func(result) float64) []float64 {
+	out := make([]float64, len(t.results))
+	for i, r := range t.results {
+		out[i] = f(r) / f(t.baseline.results[i])
+	}
+	return out
+}
+
+func rps(r result) float64    { return r.rps }
+func cycles(r result) float64 { return r.cycles }
+
+// report prints the medians of the rounds and the ratios to the
+// baselines: the median of the rounds' ratios, and their range.
+func report(w io.Writer, ts []*target) {
+	counted := ts[0].results[0].cycles > 0
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "target\treq/s\tp50\tp99\tratio of req/s (range)\t")
+	if counted {
+		fmt.Fprint(tw, "cycles/req\tratio of cycles/req (range)\t")
+	}
+	fmt.Fprintln(tw, "goal\t")
+	for _, t := range ts {
+		p50 := median(t.series(func(r result) float64 { return float64(r.p50) }))
+		p99 := median(t.series(func(r result) float64 { return float64(r.p99) }))
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t", t.name, median(t.series(rps)),
+			fmtLatency(time.Duration(p50)), fmtLatency(time.Duration(p99)))
+		if t.baseline == nil {
+			fmt.Fprint(tw, "baseline\t")
+		} else {
+			fmt.Fprintf(tw, "%s\t", fmtRatio(t.ratios(rps), t.baseline.name))
+		}
+		if counted {
+			fmt.Fprintf(tw, "%.0f\t", median(t.series(cycles)))
+			if t.baseline == nil {
+				fmt.Fprint(tw, "baseline\t")
+			} else {
+				// As a ratio of throughputs: the baseline's cost over t's.
+				inv := t.ratios(cycles)
+				for i := range inv {
+					inv[i] = 1 / inv[i]
+				}
+				fmt.Fprintf(tw, "%s\t", fmtRatio(inv, t.baseline.name))
+			}
+		}
+		if t.baseline == nil {
+			fmt.Fprintln(tw, "\t")
+			continue
+		}
+		verdict := "met"
+		if median(t.ratios(rps)) < t.goal {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(tw, "req/s >= %.2fx: %s\t\n", t.goal, verdict)
+	}
+	tw.Flush()
+	if counted {
+		fmt.Fprintln(w, "\ncycles/req: the server process's CPU cycles per request (perf stat), whatever CPU time the host grants;\nits ratio is the baseline's cycles over the target's, comparable to the ratio of req/s.")
+	}
+}
+
+// fmtRatio prints the median of rs and their range.
+func fmtRatio(rs []float64, baseline string) string {
+	return fmt.Sprintf("%.2fx %s (%.2f-%.2f)", median(rs), baseline, slices.Min(rs), slices.Max(rs))
+}
+
+// fmtLatency prints d in microseconds below 10ms, else in milliseconds.
+func fmtLatency(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+// cpuModel returns the model name of the first CPU in /proc/cpuinfo, or
+// "unknown CPU".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The prompt every target serves: a support agent's system prompt of
+// about 700 bytes, with a description and model metadata, as an
+// application would read it. The read-3 body is about 1.1 KB.
+const (
+	promptKey         = "support/greeting"
+	promptName        = "Support greeting"
+	promptDescription = "The first message of the support assistant."
+	promptContent     = `You are the support assistant of {{company}}. Greet {{customer_name}} by name, ` +
+		`warmly and briefly, in the language of their last message. Ask one question that helps ` +
+		`you understand their problem; never ask for passwords, card numbers or other secrets. ` +
+		`If the customer mentions an order, ask for the order number and repeat it back before ` +
+		`looking it up. If they are upset, acknowledge it in one sentence before anything else. ` +
+		`Keep every answer under 80 words, use plain language, no jargon, and no emoji unless the ` +
+		`customer uses them first. When you cannot help, say so and offer a human agent: ` +
+		`{{handoff_url}}. Sign off with the name {{agent_name}}.`
+	promptMetadata = `{"model":"gpt-5","temperature":0.2,"max_tokens":512,"tags":["support","greeting"]}`
+)
+
+// readResponse is the read-3 response of a seeded server: what the bare
+// server sends back, and what the other baselines must match.
+type readResponse struct {
+	Path         string `json:"path"` // /v1/integration/prompts/{id}
+	Body         []byte `json:"body"`
+	ContentType  string `json:"content_type"`
+	ETag         string `json:"etag"`
+	CacheControl string `json:"cache_control"`
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// call sends a request with the API key and decodes a 200 JSON answer
+// into out.
+func call(ctx context.Context, method, url string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-API-Key", apiKey)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, b)
+	}
+	return json.Unmarshal(b, out)
+}
+
+// seed makes the prompt on the standalone server at base, over HTTP as a
+// client would (the server creates a project when it starts on an empty
+// store), and returns its read-3 response.
+func seed(ctx context.Context, base string) (readResponse, error) {
+	api := base + "/v1/integration"
+	var projects []struct {
+		ID string `json:"id"`
+	}
+	if err := call(ctx, "GET", api+"/projects", nil, &projects); err != nil {
+		return readResponse{}, err
+	}
+	if len(projects) == 0 {
+		return readResponse{}, fmt.Errorf("GET /projects: no project")
+	}
+	var p struct {
+		ID string `json:"id"`
+	}
+	if err := call(ctx, "POST", api+"/prompts", map[string]any{
+		"project_id":  projects[0].ID,
+		"key":         promptKey,
+		"name":        promptName,
+		"description": promptDescription,
+	}, &p); err != nil {
+		return readResponse{}, err
+	}
+	var v struct {
+		ID string `json:"id"`
+	}
+	if err := call(ctx, "POST", api+"/prompts/"+p.ID+"/versions", map[string]any{
+		"content":        promptContent,
+		"change_summary": "First version.",
+		"metadata_":      json.RawMessage(promptMetadata),
+		"environments":   []string{"production"},
+	}, &v); err != nil {
+		return readResponse{}, err
+	}
+	path := "/v1/integration/prompts/" + p.ID
+	r, err := get(ctx, base+path)
+	if err != nil {
+		return readResponse{}, err
+	}
+	r.Path = path
+	return r, nil
+}
+
+// get reads a read-3 response.
+func get(ctx context.Context, url string) (readResponse, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return readResponse{}, err
+	}
+	req.Header.Set("X-API-Key", apiKey)
+	resp, err := client.Do(req)
+	if err != nil {
+		return readResponse{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return readResponse{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return readResponse{}, fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	return readResponse{
+		Body:         b,
+		ContentType:  resp.Header.Get("Content-Type"),
+		ETag:         resp.Header.Get("ETag"),
+		CacheControl: resp.Header.Get("Cache-Control"),
+	}, nil
+}
+
+// sameResponse checks that url answers exactly want: body and headers.
+func sameResponse(ctx context.Context, url string, want readResponse) error {
+	got, err := get(ctx, url)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !bytes.Equal(got.Body, want.Body):
+		return fmt.Errorf("body differs from the standalone server's:\n%s\n%s", got.Body, want.Body)
+	case got.ContentType != want.ContentType, got.ETag != want.ETag, got.CacheControl != want.CacheControl:
+		return fmt.Errorf("headers differ from the standalone server's: %q %q %q, want %q %q %q",
+			got.ContentType, got.ETag, got.CacheControl, want.ContentType, want.ETag, want.CacheControl)
+	}
+	return nil
+}
+
+// save writes r where a bare server can read it, and returns the file.
+func (r readResponse) save(dir string) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	name := filepath.Join(dir, "read3.json")
+	return name, os.WriteFile(name, b, 0o600)
+}
