@@ -139,8 +139,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		io.WriteString(w, "ok\n")
 	})
 
+	handler := routeAPI(api, mux)
+	if cfg.dsn != "" {
+		// A database call can wait (on a lock, on a slow database); a
+		// memstore call never does, and the deadline costs a timer a
+		// request.
+		handler = withDeadline(requestTimeout, handler)
+	}
 	srv := &http.Server{
-		Handler:           withDeadline(requestTimeout, routeAPI(api, mux)),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      requestTimeout + 5*time.Second,
