@@ -127,3 +127,27 @@ func setNextLink(w http.ResponseWriter, r *http.Request, after string) {
 	b.WriteString(`>; rel="next"`)
 	w.Header()["Link"] = []string{b.String()}
 }
+
+// writeList answers one page of a list, or the error that ended it: the
+// items as a JSON array, with a Link to the next page when more follow.
+// add appends an item's JSON; id gives its id, the next page's position.
+func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list []T, more bool, err error, add func(T, []byte) []byte, id func(T) string) {
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	if more && len(list) > 0 {
+		setNextLink(w, r, id(list[len(list)-1]))
+	}
+	bp := h.getBuf()
+	b := append((*bp)[:0], '[')
+	for i, v := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = add(v, b)
+	}
+	b = append(b, ']')
+	h.writeJSON(w, b)
+	h.putBuf(bp, b)
+}

@@ -147,24 +147,7 @@ func (h *Handler) listPrompts() handlerFunc {
 			f.ProjectIDs = a.visible()
 		}
 		list, more, err := h.store.ListPrompts(r.Context(), f)
-		if err != nil {
-			h.storeError(w, r, err)
-			return
-		}
-		if more && len(list) > 0 {
-			setNextLink(w, r, list[len(list)-1].ID)
-		}
-		bp := h.getBuf()
-		b := append((*bp)[:0], '[')
-		for i, p := range list {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = p.AppendJSON(b)
-		}
-		b = append(b, ']')
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		writeList(h, w, r, list, more, err, prompts.Prompt.AppendJSON, func(x prompts.Prompt) string { return x.ID })
 	}
 }
 
@@ -179,24 +162,7 @@ func (h *Handler) listProjects() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListProjects(r.Context(), f)
-		if err != nil {
-			h.storeError(w, r, err)
-			return
-		}
-		if more && len(list) > 0 {
-			setNextLink(w, r, list[len(list)-1].ID)
-		}
-		bp := h.getBuf()
-		b := append((*bp)[:0], '[')
-		for i, p := range list {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = p.AppendJSON(b)
-		}
-		b = append(b, ']')
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		writeList(h, w, r, list, more, err, prompts.Project.AppendJSON, func(x prompts.Project) string { return x.ID })
 	}
 }
 

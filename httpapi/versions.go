@@ -73,24 +73,7 @@ func (h *Handler) listVersions() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListVersions(r.Context(), id, page)
-		if err != nil {
-			h.storeError(w, r, err)
-			return
-		}
-		if more && len(list) > 0 {
-			setNextLink(w, r, list[len(list)-1].ID)
-		}
-		bp := h.getBuf()
-		b := append((*bp)[:0], '[')
-		for i, v := range list {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = v.AppendDetailJSON(b)
-		}
-		b = append(b, ']')
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		writeList(h, w, r, list, more, err, prompts.PromptVersion.AppendDetailJSON, func(x prompts.PromptVersion) string { return x.ID })
 	}
 }
 
