@@ -83,6 +83,14 @@ func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]pr
 		}
 		q, args = qListProjectsByIDs, []any{pq.StringArray(ids), f.After, n + 1}
 	}
+	return listPage(ctx, s, q, args, n, scanProject)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// listPage runs the list statement q, which asks for n+1 rows, and returns
+// at most n items and whether more follow.
+func listPage[T any](ctx context.Context, s *Store, q query, args []any, n int, scan func(scanner) (T, error)) ([]T, bool, error) {
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, false, s.fail(ctx, err)
@@ -92,13 +100,13 @@ func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]pr
 		return nil, false, s.fail(ctx, err)
 	}
 	defer rows.Close()
-	out := make([]prompts.Project, 0, min(n+1, 16))
+	out := make([]T, 0, min(n+1, 16))
 	for rows.Next() {
-		p, err := scanProject(rows)
+		item, err := scan(rows)
 		if err != nil {
 			return nil, false, s.fail(ctx, err)
 		}
-		out = append(out, p)
+		out = append(out, item)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, s.fail(ctx, err)
@@ -108,8 +116,6 @@ func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]pr
 	}
 	return out, false, nil
 }
-
-type scanner interface{ Scan(dest ...any) error }
 
 func scanProject(sc scanner) (prompts.Project, error) {
 	var p prompts.Project

@@ -146,30 +146,7 @@ func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prom
 	default:
 		q, args = qListPromptsByProjects, []any{pq.StringArray(projects), f.After, n + 1}
 	}
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return nil, false, s.fail(ctx, err)
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, false, s.fail(ctx, err)
-	}
-	defer rows.Close()
-	out := make([]prompts.Prompt, 0, min(n+1, 16))
-	for rows.Next() {
-		p, err := scanPrompt(rows)
-		if err != nil {
-			return nil, false, s.fail(ctx, err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, s.fail(ctx, err)
-	}
-	if len(out) > n {
-		return out[:n], true, nil
-	}
-	return out, false, nil
+	return listPage(ctx, s, q, args, n, scanPrompt)
 }
 
 // scanPrompt scans the columns promptCols.
