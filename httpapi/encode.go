@@ -151,3 +151,11 @@ func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list [
 	h.writeJSON(w, b)
 	h.putBuf(bp, b)
 }
+
+// writeValue answers 200 with the JSON that add appends: one resource.
+func (h *Handler) writeValue(w http.ResponseWriter, add func([]byte) []byte) {
+	bp := h.getBuf()
+	b := add((*bp)[:0])
+	h.writeJSON(w, b)
+	h.putBuf(bp, b)
+}

@@ -43,10 +43,7 @@ func (h *Handler) createPrompt() handlerFunc {
 			return
 		}
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
-		bp := h.getBuf()
-		b := p.AppendJSON((*bp)[:0])
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		h.writeValue(w, p.AppendJSON)
 	}
 }
 
@@ -106,10 +103,7 @@ func (h *Handler) updatePrompt() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		bp := h.getBuf()
-		b := p.AppendJSON((*bp)[:0])
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		h.writeValue(w, p.AppendJSON)
 	}
 }
 

@@ -51,10 +51,7 @@ func (h *Handler) createVersion() handlerFunc {
 			return
 		}
 		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
-		bp := h.getBuf()
-		b := v.AppendJSON((*bp)[:0])
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		h.writeValue(w, v.AppendJSON)
 	}
 }
 
@@ -97,10 +94,7 @@ func (h *Handler) readVersion() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		bp := h.getBuf()
-		b := v.AppendDetailJSON((*bp)[:0])
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		h.writeValue(w, v.AppendDetailJSON)
 	}
 }
 
@@ -159,10 +153,7 @@ func (h *Handler) activate() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		bp := h.getBuf()
-		b := ap.AppendJSON((*bp)[:0])
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		h.writeValue(w, ap.AppendJSON)
 	}
 }
 
