@@ -86,36 +86,6 @@ func ErrorCode(err error) Code {
 	return CodeInternal
 }
 
-// Errorf-like constructors used by Stores.
-
-// NotFound returns a not-found error whose message names what is missing,
-// e.g. NotFound("prompt").
-func NotFound(what string) error {
-	return &Error{Code: CodeNotFound, Message: what + " not found"}
-}
-
-// Conflict returns a conflict error with the given message.
-func Conflict(msg string) error {
-	return &Error{Code: CodeConflict, Message: msg}
-}
-
-// Unavailable wraps cause as an unavailable error.
-func Unavailable(cause error) error {
-	return &Error{Code: CodeUnavailable, Message: "store unavailable", Err: cause}
-}
-
-// ContextDone wraps ctx.Err() (or another error of a context that ended) as
-// an unavailable error; errors.Is(err, context.Canceled) still holds.
-func ContextDone(cause error) error {
-	return &Error{Code: CodeUnavailable, Message: "request ended before the store answered", Err: cause}
-}
-
-// Internal wraps cause as an internal error; its message says nothing of the
-// cause, which stays reachable through Unwrap for logging.
-func Internal(cause error) error {
-	return &Error{Code: CodeInternal, Message: "internal error", Err: cause}
-}
-
 // fieldErrors collects the invalid fields of one input.
 type fieldErrors []FieldError
 
@@ -130,9 +100,4 @@ func (fe fieldErrors) err() error {
 		return nil
 	}
 	return &Error{Code: CodeInvalid, Message: "invalid input", Fields: fe}
-}
-
-// Invalid returns an invalid-input error for one field.
-func Invalid(field, detail string) error {
-	return fieldErrors{{Field: field, Detail: detail}}.err()
 }

@@ -65,19 +65,19 @@ func Example() {
 	read()
 
 	// Promote version 1, by number.
-	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionNumber: 1}); err != nil {
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)}); err != nil {
 		log.Fatal(err)
 	}
 	read()
 
 	// Promote version 2, by id.
-	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionID: v2.ID}); err != nil {
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionID: prompts.Some(v2.ID)}); err != nil {
 		log.Fatal(err)
 	}
 	read()
 
 	// Roll back: activate version 1 again.
-	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionNumber: 1}); err != nil {
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)}); err != nil {
 		log.Fatal(err)
 	}
 	read()

@@ -30,29 +30,6 @@ func NewID(t time.Time) string {
 	return ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy()).String()
 }
 
-// NewIDAfter returns a new ULID for time t that is strictly greater than
-// prev (a well-formed id, or ""). Stores use it where ids must increase
-// with another order, such as a prompt's version numbers, even when ids are
-// made in several processes whose clocks disagree.
-func NewIDAfter(t time.Time, prev string) string {
-	id := ulid.MustNew(ulid.Timestamp(t), ulid.DefaultEntropy())
-	if prev == "" {
-		return id.String()
-	}
-	p, err := ulid.ParseStrict(prev)
-	if err != nil || id.Compare(p) > 0 {
-		return id.String()
-	}
-	// prev is ahead of this clock: take its successor.
-	for i := len(p) - 1; i >= 0; i-- {
-		p[i]++
-		if p[i] != 0 {
-			break
-		}
-	}
-	return p.String()
-}
-
 // ValidID reports whether s is a well-formed ULID in its canonical form (26
 // characters, upper-case Crockford base32, no overflow). Stores answer
 // not found for ids that are not, without looking them up.

@@ -1,42 +1,19 @@
 package prompts
 
 import (
-	"strconv"
 	"strings"
 	"time"
 )
 
 // Project groups prompts; a prompt's key is unique within its project.
-// Its JSON is SPEC part A's Project: id, name, slug, description,
-// is_private, created_at.
 type Project struct {
-	ID          string
-	Name        string
-	Slug        string // lower-case letters, digits and single hyphens; unique in the store
-	Description string // may be empty, never null
-	IsPrivate   bool
-	CreatedAt   time.Time
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Slug        string    `json:"slug"`        // lower-case letters, digits and single hyphens; unique in the store
+	Description string    `json:"description"` // may be empty, never null
+	IsPrivate   bool      `json:"is_private"`
+	CreatedAt   time.Time `json:"created_at"`
 }
-
-// AppendJSON appends the project's JSON encoding to b.
-func (p Project) AppendJSON(b []byte) []byte {
-	b = append(b, `{"id":`...)
-	b = AppendString(b, p.ID)
-	b = append(b, `,"name":`...)
-	b = AppendString(b, p.Name)
-	b = append(b, `,"slug":`...)
-	b = AppendString(b, p.Slug)
-	b = append(b, `,"description":`...)
-	b = AppendString(b, p.Description)
-	b = append(b, `,"is_private":`...)
-	b = strconv.AppendBool(b, p.IsPrivate)
-	b = append(b, `,"created_at":`...)
-	b = AppendTime(b, p.CreatedAt)
-	return append(b, '}')
-}
-
-// MarshalJSON implements json.Marshaler.
-func (p Project) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
 
 // NewProject is the input to Store.CreateProject.
 type NewProject struct {
@@ -57,7 +34,7 @@ func (in NewProject) Validate() error {
 	} else if validName(in.Name) && Slugify(in.Name) == "" {
 		fe.add("slug", "cannot be derived from the name; give one")
 	}
-	checkText(&fe, "description", in.Description, maxDescription)
+	checkText(&fe, "description", in.Description, MaxDescription)
 	return fe.err()
 }
 

@@ -3,9 +3,8 @@
 // staging) that each point at one version, so that a prompt can be
 // changed, promoted and rolled back without a deploy.
 //
-// The package does no I/O. It defines the types, their validation, their
-// JSON encoding (SPEC part A, fixed to the letter), the errors, and the
-// Store interface whose contract every backend keeps:
+// The package does no I/O. It defines the types, their validation, the
+// errors, and the Store interface whose contract every backend keeps:
 //
 //   - memstore: in memory, the embedded default and the one for unit tests.
 //   - sqlstore: PostgreSQL, for services with many replicas.
@@ -23,88 +22,56 @@
 //
 // Every input type has a Validate method that reports all invalid fields at
 // once; every Store calls it first, so a refused input changes nothing.
+//
+// Every prompt carries a Revision that grows with each change to the
+// prompt, to its versions and to what its environments point at: what
+// entity tags, caches and compare-and-swap key on.
+//
+// The types a Store returns carry encoding/json struct tags in the
+// interface's field names (metadata_ included), and encoding/json of a
+// value loses nothing; Optional marshals as null or its value. The HTTP
+// interface writes its fixed response shapes itself.
+//
+// # Writing a Store
+//
+// A Store of one's own calls the inputs' Validate first, stamps ids and
+// times with a Clock (NewID, NewIDAfter, Clock.Now), moves revisions on
+// with NextRevision, returns the errors that NotFound, Conflict, KeyTaken,
+// SlugTaken, Unavailable, ContextDone and Internal make, and passes
+// storetest.Run.
 package prompts
 
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Limits of the field rules, in Unicode code points.
 const (
 	MaxKey           = 128
 	MaxName          = 256
-	maxDescription   = 4096
+	MaxDescription   = 4096
 	MaxChangeSummary = 1024
-	MaxDescription   = maxDescription
 )
 
-// Prompt is a named, versioned prompt of a project. Its JSON is SPEC part
-// A's Prompt as in responses 1, 4 and 5.
+// Prompt is a named, versioned prompt of a project.
 type Prompt struct {
-	ID              string
-	ProjectID       string
-	Key             string // unique within the project, case-sensitive
-	Name            string
-	Description     *string // nil is null
-	LatestVersionID string  // "" (null) while the prompt has no versions
-	CreatedAt       time.Time
+	ID              string    `json:"id"`
+	ProjectID       string    `json:"project_id"`
+	Key             string    `json:"key"` // unique within the project, case-sensitive
+	Name            string    `json:"name"`
+	Description     *string   `json:"description"`       // nil is null
+	LatestVersionID string    `json:"latest_version_id"` // "" while the prompt has no versions
+	CreatedAt       time.Time `json:"created_at"`
+
+	// Revision orders the states of the prompt. It grows with every change
+	// to the prompt, to its versions (a new one) and to what its
+	// environments point at, and stays as it is when a call changes
+	// nothing. Compare revisions of one prompt only: the value is not a
+	// count of changes (see NextRevision).
+	Revision int64 `json:"revision"`
 }
-
-// AppendJSON appends the prompt's JSON encoding to b.
-func (p Prompt) AppendJSON(b []byte) []byte {
-	b = p.appendHead(b)
-	b = append(b, `,"created_at":`...)
-	b = AppendTime(b, p.CreatedAt)
-	return append(b, '}')
-}
-
-// appendHead appends every field but created_at, leaving the object open.
-func (p Prompt) appendHead(b []byte) []byte {
-	b = append(b, `{"id":`...)
-	b = AppendString(b, p.ID)
-	b = append(b, `,"project_id":`...)
-	b = AppendString(b, p.ProjectID)
-	b = append(b, `,"key":`...)
-	b = AppendString(b, p.Key)
-	b = append(b, `,"name":`...)
-	b = AppendString(b, p.Name)
-	b = append(b, `,"description":`...)
-	b = appendNullString(b, p.Description)
-	b = append(b, `,"latest_version_id":`...)
-	return appendID(b, p.LatestVersionID)
-}
-
-// MarshalJSON implements json.Marshaler.
-func (p Prompt) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
-
-// ActivePrompt is a prompt with the version active in one environment: what
-// an application reads. Its JSON is SPEC read 3: the prompt's fields without
-// created_at, plus active_version (null when nothing is active).
-type ActivePrompt struct {
-	Prompt
-	Environment   Environment
-	ActiveVersion *PromptVersion
-}
-
-// AppendJSON appends the JSON encoding of read 3 to b.
-func (a ActivePrompt) AppendJSON(b []byte) []byte {
-	b = a.Prompt.appendHead(b)
-	b = append(b, `,"active_version":`...)
-	if a.ActiveVersion == nil {
-		b = append(b, "null"...)
-	} else {
-		b = a.ActiveVersion.AppendJSON(b)
-	}
-	return append(b, '}')
-}
-
-// MarshalJSON implements json.Marshaler.
-func (a ActivePrompt) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // NewPrompt is the input to Store.CreatePrompt.
 type NewPrompt struct {
@@ -121,14 +88,15 @@ func (in NewPrompt) Validate() error {
 	checkKey(&fe, "key", in.Key)
 	checkName(&fe, "name", in.Name)
 	if in.Description != nil {
-		checkText(&fe, "description", *in.Description, maxDescription)
+		checkText(&fe, "description", *in.Description, MaxDescription)
 	}
 	return fe.err()
 }
 
-// Optional is one field of an update, in one of three states: absent (the
-// zero value: leave it unchanged), null (Null), or a value (Some). Its
-// UnmarshalJSON tells the three apart when it is a struct field.
+// Optional is one optional field of an input, in one of three states:
+// absent (the zero value), null (Null), or a value (Some). Its
+// UnmarshalJSON tells the three apart when it is a struct field. Where an
+// input does not say otherwise, null means the same as absent.
 type Optional[T any] struct {
 	Set   bool // the field was given, as null or as a value
 	Null  bool // it was given as null
@@ -140,6 +108,22 @@ func Some[T any](v T) Optional[T] { return Optional[T]{Set: true, Value: v} }
 
 // Null returns an Optional given as null.
 func Null[T any]() Optional[T] { return Optional[T]{Set: true, Null: true} }
+
+// HasValue reports whether o holds a value: it was given, and not as null.
+func (o Optional[T]) HasValue() bool { return o.Set && !o.Null }
+
+// MarshalJSON implements json.Marshaler: null when o holds no value, else
+// the value. An absent field of a struct is left out with the omitzero
+// option (see IsZero), so that UnmarshalJSON reads back what was marshaled.
+func (o Optional[T]) MarshalJSON() ([]byte, error) {
+	if !o.HasValue() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.Value)
+}
+
+// IsZero reports whether o was not given, for encoding/json's omitzero.
+func (o Optional[T]) IsZero() bool { return !o.Set }
 
 // UnmarshalJSON implements json.Unmarshaler: null or a value of T.
 func (o *Optional[T]) UnmarshalJSON(b []byte) error {
@@ -172,29 +156,34 @@ func (in PromptUpdate) Validate() error {
 	} else if in.Name.Set {
 		checkName(&fe, "name", in.Name.Value)
 	}
-	if in.Description.Set && !in.Description.Null {
-		checkText(&fe, "description", in.Description.Value, maxDescription)
+	if in.Description.HasValue() {
+		checkText(&fe, "description", in.Description.Value, MaxDescription)
 	}
 	return fe.err()
 }
 
-// Apply returns p with the update applied. It assumes in is valid.
-func (in PromptUpdate) Apply(p Prompt) Prompt {
-	if in.Key.Set {
-		p.Key = in.Key.Value
+// Apply returns p with the update applied, and whether that changed
+// anything (a field set to the value it has changes nothing). It assumes
+// in is valid, and leaves p.Revision as it is.
+func (in PromptUpdate) Apply(p Prompt) (Prompt, bool) {
+	changed := false
+	if in.Key.Set && p.Key != in.Key.Value {
+		p.Key, changed = in.Key.Value, true
 	}
-	if in.Name.Set {
-		p.Name = in.Name.Value
+	if in.Name.Set && p.Name != in.Name.Value {
+		p.Name, changed = in.Name.Value, true
 	}
 	if in.Description.Set {
-		if in.Description.Null {
+		switch {
+		case in.Description.Null:
+			changed = changed || p.Description != nil
 			p.Description = nil
-		} else {
+		case p.Description == nil || *p.Description != in.Description.Value:
 			d := in.Description.Value
-			p.Description = &d
+			p.Description, changed = &d, true
 		}
 	}
-	return p
+	return p, changed
 }
 
 // PromptFilter selects the prompts Store.ListPrompts returns.
@@ -212,6 +201,12 @@ type PromptFilter struct {
 // Validate reports every field that breaks a rule, at once.
 func (f PromptFilter) Validate() error {
 	var fe fieldErrors
+	for _, id := range f.ProjectIDs {
+		// An empty or unknown id lists nothing; a broken one is invalid.
+		if checkRef(&fe, "project_id", id, false); len(fe) > 0 {
+			break // one error is enough
+		}
+	}
 	if f.Key != "" {
 		checkKey(&fe, "key", f.Key)
 	}
@@ -250,104 +245,11 @@ func (p Page) Validate() error {
 
 func (p Page) check(fe *fieldErrors) {
 	if p.Limit < 0 || p.Limit > MaxLimit {
-		fe.add("limit", "must be between 1 and 1000")
+		fe.add("limit", "must be an integer from 1 to 1000")
 	}
 	if p.After != "" && !ValidID(p.After) {
 		fe.add("after", "must be a well-formed id (a ULID)")
 	}
-}
-
-// Field rules shared by the inputs.
-
-func checkKey(fe *fieldErrors, field, k string) {
-	switch {
-	case k == "":
-		fe.add(field, "is required")
-	case len(k) > MaxKey:
-		fe.add(field, "must be at most 128 characters")
-	case !ValidKey(k):
-		fe.add(field, "must hold only ASCII letters, digits, '.', '_', '-' and '/', and start with a letter or digit")
-	}
-}
-
-// ValidKey reports whether k is a well-formed prompt key.
-func ValidKey(k string) bool {
-	if len(k) == 0 || len(k) > MaxKey {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-' || c == '/'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func validName(s string) bool {
-	for _, r := range s {
-		if !unicode.IsSpace(r) {
-			return true
-		}
-	}
-	return false
-}
-
-func checkName(fe *fieldErrors, field, s string) {
-	if s == "" {
-		fe.add(field, "is required")
-		return
-	}
-	if !checkText(fe, field, s, MaxName) {
-		return
-	}
-	if !validName(s) {
-		fe.add(field, "must not be only white space")
-	}
-}
-
-// checkRef checks a string that refers to something by id. Any string is
-// a valid reference (an unknown or malformed id is simply not found), but
-// like every string it must be valid UTF-8 without NUL characters.
-func checkRef(fe *fieldErrors, field, id string, required bool) {
-	switch {
-	case id == "":
-		if required {
-			fe.add(field, "is required")
-		}
-	case !utf8.ValidString(id):
-		fe.add(field, "must be valid UTF-8")
-	case containsNUL(id):
-		fe.add(field, "must not contain the NUL character (\\u0000)")
-	}
-}
-
-// checkText checks a free text: valid UTF-8, no NUL, at most max code
-// points. It reports whether the text passed.
-func checkText(fe *fieldErrors, field, s string, max int) bool {
-	switch {
-	case !utf8.ValidString(s):
-		fe.add(field, "must be valid UTF-8")
-	case containsNUL(s):
-		fe.add(field, "must not contain the NUL character (\\u0000)")
-	case utf8.RuneCountInString(s) > max:
-		fe.add(field, "must be at most "+strconv.Itoa(max)+" characters")
-	default:
-		return true
-	}
-	return false
-}
-
-func containsNUL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // Copy returns p with its own copy of Description, so that changing one

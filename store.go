@@ -16,6 +16,15 @@ import "context"
 // context.Canceled) holds. Returned values are copies: changing them
 // changes nothing stored. Timestamps are UTC, truncated to microseconds.
 //
+// Every Prompt a method returns (ActivePrompt's included) carries the
+// prompt's Revision as of that answer. A call that changes the prompt, adds
+// a version or changes what an environment points at moves the revision on
+// (NextRevision) in the same atomic step as the change; a call that
+// changes nothing (an update to the values the prompt has, activating the
+// version already active, deactivating where nothing is) leaves it as it
+// is. So a prompt's revisions only grow, and two reads with the same
+// revision saw the same prompt.
+//
 // Implementations are safe for concurrent use.
 type Store interface {
 	// CreateProject stores a new project and returns it. A slug already

@@ -5,57 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// PromptVersion is one immutable, numbered content version of a prompt. Its
-// JSON is SPEC part A's PromptVersion (response 2): id, prompt_id,
-// version_number, content, metadata_, created_at; AppendDetailJSON adds
-// change_summary, as the version list and read carry it.
+// PromptVersion is one immutable, numbered content version of a prompt.
 type PromptVersion struct {
-	ID            string
-	PromptID      string
-	VersionNumber int // 1, 2, … per prompt, no gaps
-	Content       string
-	ChangeSummary *string // nil is null
-	Metadata      Metadata
-	CreatedAt     time.Time
+	ID            string    `json:"id"`
+	PromptID      string    `json:"prompt_id"`
+	VersionNumber int       `json:"version_number"` // 1, 2, … per prompt, no gaps
+	Content       string    `json:"content"`
+	ChangeSummary *string   `json:"change_summary"` // nil is null
+	Metadata      Metadata  `json:"metadata_"`
+	CreatedAt     time.Time `json:"created_at"`
 }
-
-// AppendJSON appends the version's JSON encoding (without change_summary).
-func (v PromptVersion) AppendJSON(b []byte) []byte {
-	b = v.appendHead(b)
-	return append(b, '}')
-}
-
-// AppendDetailJSON appends the version's JSON encoding with change_summary.
-func (v PromptVersion) AppendDetailJSON(b []byte) []byte {
-	b = v.appendHead(b)
-	b = append(b, `,"change_summary":`...)
-	b = appendNullString(b, v.ChangeSummary)
-	return append(b, '}')
-}
-
-func (v PromptVersion) appendHead(b []byte) []byte {
-	b = append(b, `{"id":`...)
-	b = AppendString(b, v.ID)
-	b = append(b, `,"prompt_id":`...)
-	b = AppendString(b, v.PromptID)
-	b = append(b, `,"version_number":`...)
-	b = strconv.AppendInt(b, int64(v.VersionNumber), 10)
-	b = append(b, `,"content":`...)
-	b = AppendString(b, v.Content)
-	b = append(b, `,"metadata_":`...)
-	b = v.Metadata.appendJSON(b)
-	b = append(b, `,"created_at":`...)
-	return AppendTime(b, v.CreatedAt)
-}
-
-// MarshalJSON implements json.Marshaler.
-func (v PromptVersion) MarshalJSON() ([]byte, error) { return v.AppendJSON(nil), nil }
 
 // Metadata is a version's free-form metadata_: the text of a JSON object,
 // or "" for null. It is a string so that it cannot be changed once stored
@@ -89,14 +53,12 @@ func (m Metadata) Normalize() Metadata {
 	return Metadata(buf.String())
 }
 
-// MarshalJSON implements json.Marshaler.
-func (m Metadata) MarshalJSON() ([]byte, error) { return m.appendJSON(nil), nil }
-
-func (m Metadata) appendJSON(b []byte) []byte {
+// MarshalJSON implements json.Marshaler: the object as it is, or null.
+func (m Metadata) MarshalJSON() ([]byte, error) {
 	if m.IsNull() {
-		return append(b, "null"...)
+		return []byte("null"), nil
 	}
-	return append(b, m...)
+	return []byte(m), nil
 }
 
 // UnmarshalJSON implements json.Unmarshaler: it keeps the raw text, which
@@ -167,38 +129,11 @@ func (m Metadata) check(fe *fieldErrors) {
 			}
 		case string:
 			if containsNUL(t) {
-				fe.add(field, "must not contain the NUL character (\\u0000)")
+				fe.add(field, ruleNoNUL)
 				return
 			}
 		}
 	}
-}
-
-// Environment is where a version can be active.
-type Environment string
-
-// The environments.
-const (
-	Production Environment = "production"
-	Staging    Environment = "staging"
-)
-
-// Environments lists every environment.
-var Environments = []Environment{Production, Staging}
-
-// Valid reports whether e is one of the environments.
-func (e Environment) Valid() bool { return e == Production || e == Staging }
-
-// ParseEnvironment returns the environment named s; "" means Production.
-func ParseEnvironment(s string) (Environment, error) {
-	if s == "" {
-		return Production, nil
-	}
-	e := Environment(s)
-	if !e.Valid() {
-		return "", Invalid("environment", "must be production or staging")
-	}
-	return e, nil
 }
 
 // NewVersion is the input to Store.CreateVersion.
@@ -226,42 +161,9 @@ func (in NewVersion) Validate() error {
 	}
 	in.Metadata.check(&fe)
 	for _, e := range in.Environments {
-		if !e.Valid() {
-			fe.add("environments", "must hold only production and staging")
-			break
+		if !e.check(&fe, "environments") {
+			break // one error for the field
 		}
-	}
-	return fe.err()
-}
-
-// Activation is the input to Store.Activate: make one version of a prompt
-// the active one in an environment. It names the version by id or by
-// number, exactly one of the two.
-type Activation struct {
-	PromptID      string
-	Environment   Environment
-	VersionID     string // the version's id, or
-	VersionNumber int    // its number (0 means not given)
-}
-
-// Validate reports every field that breaks a rule, at once.
-func (in Activation) Validate() error {
-	var fe fieldErrors
-	if in.PromptID == "" {
-		fe.add("prompt_id", "is required")
-	}
-	if !in.Environment.Valid() {
-		fe.add("environment", "must be production or staging")
-	}
-	switch {
-	case in.VersionID != "" && in.VersionNumber != 0:
-		fe.add("version_id", "give version_id or version_number, not both")
-	case in.VersionID == "" && in.VersionNumber == 0:
-		fe.add("version_id", "give version_id or version_number")
-	case in.VersionNumber < 0:
-		fe.add("version_number", "must be 1 or more")
-	default:
-		checkRef(&fe, "version_id", in.VersionID, false)
 	}
 	return fe.err()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -50,8 +51,8 @@ func BenchmarkReadPromptBare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := ap.AppendJSON(nil)
-	ct, tag, cache, length := []string{"application/json"}, []string{`"0123456789abcdef"`}, []string{"private, no-cache"}, []string{strconv.Itoa(len(body))}
+	body := wire.AppendActive(nil, ap)
+	ct, tag, cache, length := []string{"application/json"}, []string{string(wire.AppendETag(nil, ap))}, []string{"private, no-cache"}, []string{strconv.Itoa(len(body))}
 	benchRead(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Content-Type"], h["Etag"], h["Cache-Control"], h["Content-Length"] = ct, tag, cache, length

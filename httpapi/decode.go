@@ -21,18 +21,18 @@ type badRequest struct {
 	fields []prompts.FieldError
 }
 
-// readBody returns the request body after the checks of SPEC B's third
-// step, in order: the media type (JSON, or no Content-Type at all, else
+// readBody returns the request body after the checks of the third step
+// of the order of checks (see the package doc), in order: the media type (JSON, or no Content-Type at all, else
 // 415) and the size (413). It answers the request itself when it returns
 // false.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if ct := r.Header["Content-Type"]; len(ct) > 0 && ct[0] != "" && !isJSON(ct[0]) {
-		h.problem(w, http.StatusUnsupportedMediaType, "the request body must be JSON: send Content-Type: application/json", nil)
+		h.problem(w, kindMediaType, "the request body must be JSON: send Content-Type: application/json", nil)
 		return nil, false
 	}
 	tooLarge := "the request body must be at most " + strconv.FormatInt(h.limit, 10) + " bytes"
 	if r.ContentLength > h.limit {
-		h.problem(w, http.StatusRequestEntityTooLarge, tooLarge, nil)
+		h.problem(w, kindTooLarge, tooLarge, nil)
 		return nil, false
 	}
 	if r.Body == nil {
@@ -42,9 +42,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			h.problem(w, http.StatusRequestEntityTooLarge, tooLarge, nil)
+			h.problem(w, kindTooLarge, tooLarge, nil)
 		} else {
-			h.problem(w, http.StatusBadRequest, "the request body could not be read", nil)
+			h.problem(w, kindOf(prompts.CodeInvalid), "the request body could not be read", nil)
 		}
 		return nil, false
 	}
@@ -182,8 +182,9 @@ func optString(o prompts.Optional[string]) *string {
 
 // queryParam returns the value of the query parameter name in the raw
 // query. It returns a field error when the parameter is given twice or is
-// not properly escaped, or holds a NUL character (no string anywhere may).
-// It allocates only to unescape.
+// not properly escaped; what it holds (a NUL character, say) is for the
+// domain's rules of that parameter to judge. It allocates only to
+// unescape.
 func queryParam(raw, name string) (value string, given bool, fe *prompts.FieldError) {
 	for raw != "" {
 		var pair string
@@ -208,9 +209,6 @@ func queryParam(raw, name string) (value string, given bool, fe *prompts.FieldEr
 			if value, err = url.QueryUnescape(v); err != nil {
 				return "", true, &prompts.FieldError{Field: name, Detail: "is not properly escaped"}
 			}
-			if strings.IndexByte(value, 0) >= 0 {
-				return "", true, &prompts.FieldError{Field: name, Detail: "must not contain the NUL character (\\u0000)"}
-			}
 		}
 	}
 	return value, given, nil
@@ -222,6 +220,15 @@ type queryFields []prompts.FieldError
 func (q *queryFields) add(fe *prompts.FieldError) {
 	if fe != nil {
 		*q = append(*q, *fe)
+	}
+}
+
+// addErr adds the field errors of err, an invalid-input error of the
+// domain.
+func (q *queryFields) addErr(err error) {
+	var e *prompts.Error
+	if errors.As(err, &e) {
+		*q = append(*q, e.Fields...)
 	}
 }
 
@@ -237,34 +244,37 @@ func (q *queryFields) environment(raw string) prompts.Environment {
 		return prompts.Production
 	}
 	e := prompts.Environment(v)
-	if !e.Valid() {
-		q.add(&prompts.FieldError{Field: "environment", Detail: "must be production or staging"})
+	if err := e.Validate(); err != nil {
+		q.addErr(err)
 		return ""
 	}
 	return e
 }
 
-// page reads the limit and after query parameters.
+// page reads the limit and after query parameters; the domain's rules of
+// a page judge them.
 func (q *queryFields) page(raw string) prompts.Page {
 	var p prompts.Page
 	v, given, fe := queryParam(raw, "limit")
 	q.add(fe)
 	if given && fe == nil {
 		n, ok := parseCount(v)
-		if !ok || n < 1 || n > prompts.MaxLimit {
-			q.add(&prompts.FieldError{Field: "limit", Detail: "must be an integer from 1 to 1000"})
-		} else {
-			p.Limit = n
+		if !ok || n < 1 {
+			n = -1 // no page size: the rule's message for a limit out of range
 		}
+		p.Limit = n
 	}
 	v, given, fe = queryParam(raw, "after")
 	q.add(fe)
-	if given && fe == nil {
-		if !prompts.ValidID(v) {
-			q.add(&prompts.FieldError{Field: "after", Detail: "must be a well-formed id (a ULID)"})
-		} else {
-			p.After = v
-		}
+	switch {
+	case given && fe == nil && v == "": // given, yet no position
+		q.add(&prompts.FieldError{Field: "after", Detail: "must not be empty"})
+	case given && fe == nil:
+		p.After = v
+	}
+	if err := p.Validate(); err != nil {
+		q.addErr(err)
+		return prompts.Page{}
 	}
 	return p
 }

@@ -1,7 +1,7 @@
 // Package httpapi serves the /v1/integration HTTP interface of prompt
 // management over any prompts.Store: create prompts and versions, read a
 // prompt with the version active in an environment, promote and roll back,
-// list prompts, versions and projects (SPEC parts A, B and C).
+// list prompts, versions and projects.
 //
 // New returns an http.Handler to mount on the application's own mux, at
 // the root or under a prefix:
@@ -26,9 +26,28 @@
 // 400, unauthenticated 401, not_found 404, method_not_allowed 405,
 // conflict 409, payload_too_large 413, unsupported_media_type 415,
 // internal 500 (the cause goes to the logger, never to the body) and
-// unavailable 503 (with Retry-After). Lists page with limit and after and
-// a Link header with rel="next"; the URLs in Link and Location are
-// relative references, right however the handler is mounted.
+// unavailable 503 (with Retry-After). The code comes from the code of the
+// domain's error (prompts.Code) where there is one, so that a Store's
+// error answers the same whichever Store it is. Lists page with limit and
+// after and a Link header with rel="next"; the URLs in Link and Location
+// are relative references, right however the handler is mounted.
+//
+// Checks run in this order, and the first that fails answers:
+// authentication; route and method; media type, size and body syntax;
+// field rules; existence; conflicts. A refused request changes nothing.
+//
+// # Entity tags
+//
+// A read of a prompt in an environment (GET /v1/integration/prompts/{id})
+// sends a strong ETag and answers 304 to an If-None-Match that holds it.
+// The tag is not a hash of the body: it is made of the prompt's id, the
+// environment, and the prompt's revision (prompts.Prompt.Revision), which
+// every Store moves on with each change to the prompt, its versions or
+// what its environments point at, and a number for the form of the body
+// that a release changing the body's fields moves on. So the tag changes
+// whenever the body may, is the same on every replica that reads one
+// database, and is known before the body is encoded: a 304 costs no
+// encoding. Tags are strong: equal tags mean equal bodies, byte for byte.
 //
 // The interface is described by openapi.yaml beside this file (OpenAPI
 // 3.1); the package's tests check every response they receive against it.

@@ -175,14 +175,14 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, 
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, _ *http.Request, _ Access) {
-	h.problem(w, http.StatusNotFound, "no such resource", nil)
+	h.problem(w, kindOf(prompts.CodeNotFound), "no such resource", nil)
 }
 
 func (h *Handler) methodNotAllowed(allow string) handlerFunc {
 	v := []string{allow}
 	return func(w http.ResponseWriter, r *http.Request, _ Access) {
 		w.Header()["Allow"] = v
-		h.problem(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here; allowed: "+allow, nil)
+		h.problem(w, kindMethodNotAllowed, "method "+r.Method+" is not allowed here; allowed: "+allow, nil)
 	}
 }
 

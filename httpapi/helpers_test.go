@@ -272,7 +272,7 @@ func sortedFields(fields ...string) []string {
 	return slices.Sorted(slices.Values(fields))
 }
 
-// The field sets of SPEC part A.
+// The field sets of the fixed bodies (openapi.yaml).
 var (
 	promptFields        = sortedFields("id", "project_id", "key", "name", "description", "latest_version_id", "created_at")
 	activePromptFields  = sortedFields("id", "project_id", "key", "name", "description", "latest_version_id", "active_version")
@@ -351,6 +351,6 @@ func (e *env) withHandler(opts ...httpapi.Option) *env {
 	return &e2
 }
 
-var strongETag = regexp.MustCompile(`^"[0-9a-f]{16}"$`)
+var strongETag = regexp.MustCompile(`^"[0-9]+-[0-9A-HJKMNP-TV-Z]{26}-(production|staging)-[0-9]+"$`)
 
 func jsonNumber(s string) json.Number { return json.Number(s) }

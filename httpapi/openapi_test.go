@@ -146,7 +146,8 @@ func checkResponse(t testing.TB, req *http.Request, prefix string, status int, h
 
 // checkProblem validates a problem+json body against the Problem schema
 // and the status table: the status member is the HTTP status, the code is
-// the one SPEC gives that status, and the headers SPEC asks for are there.
+// the one the package doc gives that status, and the headers it asks for
+// are there.
 func checkProblem(t testing.TB, d *apiDoc, req *http.Request, status int, header http.Header, body []byte) {
 	t.Helper()
 	if req.Method == http.MethodHead {
@@ -224,7 +225,7 @@ func (r *recordingTB) Errorf(format string, args ...any) {
 
 func TestCheckResponseCatchesDrift(t *testing.T) {
 	ok := `{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","project_id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","key":"k","name":"N","description":null,"latest_version_id":null,"active_version":null}`
-	jsonHdr := http.Header{"Content-Type": {"application/json"}, "Etag": {`"0123456789abcdef"`}}
+	jsonHdr := http.Header{"Content-Type": {"application/json"}, "Etag": {`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456"`}}
 	problem := http.Header{"Content-Type": {"application/problem+json"}}
 	for _, tc := range []struct {
 		name, method, path string

@@ -7,48 +7,41 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
-// statusOf is the one table from the domain's error codes to HTTP status.
-// A code it does not know is internal.
-func statusOf(c prompts.Code) int {
+// kind is what a problem is: its HTTP status and its code member.
+type kind struct {
+	status int
+	code   string
+}
+
+// kindOf is the one table from the domain's error codes to problems: the
+// Store's errors, and the handler's own that the domain names (invalid
+// input, not found). A code it does not know is internal.
+func kindOf(c prompts.Code) kind {
 	switch c {
 	case prompts.CodeInvalid:
-		return http.StatusBadRequest
+		return kind{http.StatusBadRequest, "invalid_request"}
 	case prompts.CodeNotFound:
-		return http.StatusNotFound
+		return kind{http.StatusNotFound, "not_found"}
 	case prompts.CodeConflict:
-		return http.StatusConflict
+		return kind{http.StatusConflict, "conflict"}
 	case prompts.CodeUnavailable:
-		return http.StatusServiceUnavailable
+		return kind{http.StatusServiceUnavailable, "unavailable"}
 	default:
-		return http.StatusInternalServerError
+		return kindInternal
 	}
 }
 
-// problemCode is the code member of a problem with this status.
-func problemCode(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "invalid_request"
-	case http.StatusUnauthorized:
-		return "unauthenticated"
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusConflict:
-		return "conflict"
-	case http.StatusRequestEntityTooLarge:
-		return "payload_too_large"
-	case http.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case http.StatusServiceUnavailable:
-		return "unavailable"
-	default:
-		return "internal"
-	}
-}
+// The problems that only HTTP has.
+var (
+	kindUnauthenticated  = kind{http.StatusUnauthorized, "unauthenticated"}
+	kindMethodNotAllowed = kind{http.StatusMethodNotAllowed, "method_not_allowed"}
+	kindTooLarge         = kind{http.StatusRequestEntityTooLarge, "payload_too_large"}
+	kindMediaType        = kind{http.StatusUnsupportedMediaType, "unsupported_media_type"}
+	kindInternal         = kind{http.StatusInternalServerError, "internal"}
+)
 
 // Details of the problems whose text never varies.
 const (
@@ -60,16 +53,16 @@ const (
 // problem writes an RFC 9457 problem details response: type, title,
 // status, detail, code, and errors when fields is not empty. It is the one
 // writer of every error response.
-func (h *Handler) problem(w http.ResponseWriter, status int, detail string, fields []prompts.FieldError) {
+func (h *Handler) problem(w http.ResponseWriter, k kind, detail string, fields []prompts.FieldError) {
 	bp := h.getBuf()
 	b := append((*bp)[:0], `{"type":"about:blank","title":`...)
-	b = prompts.AppendString(b, http.StatusText(status))
+	b = wire.AppendString(b, http.StatusText(k.status))
 	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(status), 10)
+	b = strconv.AppendInt(b, int64(k.status), 10)
 	b = append(b, `,"detail":`...)
-	b = prompts.AppendString(b, detail)
+	b = wire.AppendString(b, detail)
 	b = append(b, `,"code":`...)
-	b = prompts.AppendString(b, problemCode(status))
+	b = wire.AppendString(b, k.code)
 	if len(fields) > 0 {
 		b = append(b, `,"errors":[`...)
 		for i, f := range fields {
@@ -77,9 +70,9 @@ func (h *Handler) problem(w http.ResponseWriter, status int, detail string, fiel
 				b = append(b, ',')
 			}
 			b = append(b, `{"field":`...)
-			b = prompts.AppendString(b, f.Field)
+			b = wire.AppendString(b, f.Field)
 			b = append(b, `,"detail":`...)
-			b = prompts.AppendString(b, f.Detail)
+			b = wire.AppendString(b, f.Detail)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -90,19 +83,19 @@ func (h *Handler) problem(w http.ResponseWriter, status int, detail string, fiel
 	hd["Content-Length"] = []string{strconv.Itoa(len(b))}
 	hd["Cache-Control"] = h.hdrCache
 	delete(hd, "Etag")
-	w.WriteHeader(status)
+	w.WriteHeader(k.status)
 	w.Write(b) //nolint:errcheck // the client went away; nothing to do
 	h.putBuf(bp, b)
 }
 
 func (h *Handler) unauthenticated(w http.ResponseWriter) {
 	w.Header()["Www-Authenticate"] = []string{`APIKey header="X-API-Key"`}
-	h.problem(w, http.StatusUnauthorized, detailUnauthenticated, nil)
+	h.problem(w, kindUnauthenticated, detailUnauthenticated, nil)
 }
 
 // invalid answers 400 for invalid fields; the detail names them.
 func (h *Handler) invalid(w http.ResponseWriter, fields []prompts.FieldError) {
-	h.problem(w, http.StatusBadRequest, invalidDetail(fields), fields)
+	h.problem(w, kindOf(prompts.CodeInvalid), invalidDetail(fields), fields)
 }
 
 func invalidDetail(fields []prompts.FieldError) string {
@@ -126,27 +119,27 @@ func invalidDetail(fields []prompts.FieldError) string {
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *prompts.Error
 	isErr := errors.As(err, &e)
-	status := statusOf(prompts.ErrorCode(err))
-	switch status {
+	k := kindOf(prompts.ErrorCode(err))
+	switch k.status {
 	case http.StatusBadRequest:
 		if isErr && len(e.Fields) > 0 {
 			h.invalid(w, e.Fields)
 			return
 		}
-		h.problem(w, status, "invalid input", nil)
-	case http.StatusNotFound, http.StatusConflict:
-		detail := e.Message
-		if detail == "" {
-			detail = strings.ToLower(http.StatusText(status))
-		}
-		h.problem(w, status, detail, nil)
+		h.problem(w, k, "invalid input", nil)
 	case http.StatusServiceUnavailable:
 		h.log.WarnContext(r.Context(), "httpapi: unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header()["Retry-After"] = []string{"1"}
-		h.problem(w, status, detailUnavailable, nil)
-	default:
+		h.problem(w, k, detailUnavailable, nil)
+	case http.StatusInternalServerError:
 		h.log.ErrorContext(r.Context(), "httpapi: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-		h.problem(w, http.StatusInternalServerError, detailInternal, nil)
+		h.problem(w, k, detailInternal, nil)
+	default: // the message is the Store's own, free of internals
+		detail := e.Message
+		if detail == "" {
+			detail = strings.ToLower(http.StatusText(k.status))
+		}
+		h.problem(w, k, detail, nil)
 	}
 }
 
@@ -154,5 +147,5 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 // this kind ("prompt", "project"), so that a resource a key may not see
 // looks the same as one that does not exist.
 func (h *Handler) notFoundAs(w http.ResponseWriter, what string) {
-	h.problem(w, http.StatusNotFound, what+" not found", nil)
+	h.problem(w, kindOf(prompts.CodeNotFound), what+" not found", nil)
 }

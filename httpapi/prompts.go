@@ -4,9 +4,10 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
-// createPrompt is A.1: POST /prompts.
+// createPrompt is POST /prompts.
 func (h *Handler) createPrompt() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		body, ok := h.readBody(w, r)
@@ -43,11 +44,11 @@ func (h *Handler) createPrompt() handlerFunc {
 			return
 		}
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
-		h.writeValue(w, p.AppendJSON)
+		writeValue(h, w, p, wire.AppendPrompt)
 	}
 }
 
-// readPrompt is A.3 with C.4: GET /prompts/{prompt_id}?environment=, the
+// readPrompt is GET /prompts/{prompt_id}?environment=, the
 // hot path of every application. It costs one store call; the key's access
 // is checked on the prompt the store returns.
 func (h *Handler) readPrompt() handlerFunc {
@@ -67,14 +68,11 @@ func (h *Handler) readPrompt() handlerFunc {
 			h.notFoundAs(w, "prompt")
 			return
 		}
-		bp := h.getBuf()
-		b := ap.AppendJSON((*bp)[:0])
-		h.writeTagged(w, r, b)
-		h.putBuf(bp, b)
+		h.writeActive(w, r, ap)
 	}
 }
 
-// updatePrompt is A.4: PATCH /prompts/{prompt_id}.
+// updatePrompt is PATCH /prompts/{prompt_id}.
 func (h *Handler) updatePrompt() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		body, ok := h.readBody(w, r)
@@ -103,11 +101,11 @@ func (h *Handler) updatePrompt() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		h.writeValue(w, p.AppendJSON)
+		writeValue(h, w, p, wire.AppendPrompt)
 	}
 }
 
-// listPrompts is A.5: GET /prompts?project_id=&key=&limit=&after=.
+// listPrompts is GET /prompts?project_id=&key=&limit=&after=.
 func (h *Handler) listPrompts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		raw := r.URL.RawQuery
@@ -115,14 +113,20 @@ func (h *Handler) listPrompts() handlerFunc {
 		f := prompts.PromptFilter{Page: q.page(raw)}
 		key, keyGiven, fe := queryParam(raw, "key")
 		q.add(fe)
-		if keyGiven && fe == nil {
-			if !prompts.ValidKey(key) {
-				q.add(&prompts.FieldError{Field: "key", Detail: "must be a well-formed key"})
-			}
+		switch {
+		case keyGiven && fe == nil && key == "": // given, yet no key
+			q.add(&prompts.FieldError{Field: "key", Detail: "must not be empty"})
+		case keyGiven && fe == nil:
 			f.Key = key
 		}
 		projectID, projectGiven, fe := queryParam(raw, "project_id")
 		q.add(fe)
+		if projectGiven && fe == nil {
+			f.ProjectIDs = []string{projectID}
+		}
+		if len(q) == 0 {
+			q.addErr(f.Validate()) // the domain's rules of a filter
+		}
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
@@ -136,16 +140,15 @@ func (h *Handler) listPrompts() handlerFunc {
 				h.storeError(w, r, err)
 				return
 			}
-			f.ProjectIDs = []string{projectID}
 		} else {
 			f.ProjectIDs = a.visible()
 		}
 		list, more, err := h.store.ListPrompts(r.Context(), f)
-		writeList(h, w, r, list, more, err, prompts.Prompt.AppendJSON, func(x prompts.Prompt) string { return x.ID })
+		writeList(h, w, r, list, more, err, wire.AppendPrompt, func(x prompts.Prompt) string { return x.ID })
 	}
 }
 
-// listProjects is A.6: GET /projects?limit=&after=, the projects the key
+// listProjects is GET /projects?limit=&after=, the projects the key
 // may see.
 func (h *Handler) listProjects() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
@@ -156,7 +159,7 @@ func (h *Handler) listProjects() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListProjects(r.Context(), f)
-		writeList(h, w, r, list, more, err, prompts.Project.AppendJSON, func(x prompts.Project) string { return x.ID })
+		writeList(h, w, r, list, more, err, wire.AppendProject, func(x prompts.Project) string { return x.ID })
 	}
 }
 
@@ -180,5 +183,5 @@ func (h *Handler) canSeePrompt(w http.ResponseWriter, r *http.Request, a Access,
 }
 
 func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
-	h.problem(w, http.StatusBadRequest, bad.detail, bad.fields)
+	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
 }

@@ -18,7 +18,7 @@ import (
 
 // The HTTP tests run on memstore. With PROMPTS_TEST_HTTPAPI_STORE=postgres
 // (and PROMPTS_TEST_DATABASE_URL) they run on sqlstore instead, each test
-// in a schema of its own: what SPEC says holds over either store. CI runs
+// in a schema of its own: what the interface promises holds over either store. CI runs
 // both.
 const storeVar = "PROMPTS_TEST_HTTPAPI_STORE"
 

@@ -5,9 +5,10 @@ import (
 	"strconv"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
-// createVersion is A.2 with C.3's environments: POST
+// createVersion is POST
 // /prompts/{prompt_id}/versions.
 func (h *Handler) createVersion() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
@@ -51,11 +52,11 @@ func (h *Handler) createVersion() handlerFunc {
 			return
 		}
 		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
-		h.writeValue(w, v.AppendJSON)
+		writeValue(h, w, v, wire.AppendVersion)
 	}
 }
 
-// listVersions is C.1: GET /prompts/{prompt_id}/versions?limit=&after=,
+// listVersions is GET /prompts/{prompt_id}/versions?limit=&after=,
 // newest first, each version with its change_summary.
 func (h *Handler) listVersions() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
@@ -70,11 +71,11 @@ func (h *Handler) listVersions() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListVersions(r.Context(), id, page)
-		writeList(h, w, r, list, more, err, prompts.PromptVersion.AppendDetailJSON, func(x prompts.PromptVersion) string { return x.ID })
+		writeList(h, w, r, list, more, err, wire.AppendVersionDetail, func(x prompts.PromptVersion) string { return x.ID })
 	}
 }
 
-// readVersion is C.2: GET /prompts/{prompt_id}/versions/{version_number}.
+// readVersion is GET /prompts/{prompt_id}/versions/{version_number}.
 // A version number that is not a positive decimal integer in its plain
 // form ("1", not "01" or "+1") names nothing: 404, as a malformed id does.
 func (h *Handler) readVersion() handlerFunc {
@@ -94,13 +95,13 @@ func (h *Handler) readVersion() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		h.writeValue(w, v.AppendDetailJSON)
+		writeValue(h, w, v, wire.AppendVersionDetail)
 	}
 }
 
-// activate is C.3: PUT /prompts/{prompt_id}/environments/{environment}
+// activate is PUT /prompts/{prompt_id}/environments/{environment}
 // with {"version_id": …} or {"version_number": …}, exactly one of them.
-// It answers as read 3 does for that environment.
+// It answers as readPrompt does for that environment.
 func (h *Handler) activate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		body, ok := h.readBody(w, r)
@@ -119,27 +120,8 @@ func (h *Handler) activate() handlerFunc {
 		in := prompts.Activation{
 			PromptID:      r.PathValue("prompt_id"),
 			Environment:   prompts.Environment(r.PathValue("environment")),
-			VersionID:     versionID.Value,
-			VersionNumber: number.Value,
-		}
-		var fields []prompts.FieldError
-		if !in.Environment.Valid() {
-			fields = append(fields, prompts.FieldError{Field: "environment", Detail: "must be production or staging"})
-		}
-		hasID, hasNumber := versionID.Set && !versionID.Null, number.Set && !number.Null
-		switch {
-		case hasID && hasNumber:
-			fields = append(fields, prompts.FieldError{Field: "version_id", Detail: "and version_number cannot both be given: give one"})
-		case !hasID && !hasNumber:
-			fields = append(fields, prompts.FieldError{Field: "version_id", Detail: "or version_number is required"})
-		case hasID && in.VersionID == "":
-			fields = append(fields, prompts.FieldError{Field: "version_id", Detail: "must not be empty"})
-		case hasNumber && in.VersionNumber < 1:
-			fields = append(fields, prompts.FieldError{Field: "version_number", Detail: "must be 1 or more"})
-		}
-		if len(fields) > 0 {
-			h.invalid(w, fields)
-			return
+			VersionID:     versionID,
+			VersionNumber: number,
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
@@ -153,17 +135,17 @@ func (h *Handler) activate() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		h.writeValue(w, ap.AppendJSON)
+		writeValue(h, w, ap, wire.AppendActive)
 	}
 }
 
-// deactivate is C.3: DELETE /prompts/{prompt_id}/environments/{environment}
+// deactivate is DELETE /prompts/{prompt_id}/environments/{environment}
 // leaves nothing active there: 204, also when nothing was.
 func (h *Handler) deactivate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		env := prompts.Environment(r.PathValue("environment"))
-		if !env.Valid() {
-			h.invalid(w, []prompts.FieldError{{Field: "environment", Detail: "must be production or staging"}})
+		if err := env.Validate(); err != nil {
+			h.storeError(w, r, err)
 			return
 		}
 		id := r.PathValue("prompt_id")

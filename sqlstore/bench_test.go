@@ -73,6 +73,25 @@ func BenchmarkCreateVersion(b *testing.B) {
 	}
 }
 
+// BenchmarkActivate points production of one prompt at its versions 1
+// and 2 in turn: every call a change, in a transaction that locks the
+// prompt's row.
+func BenchmarkActivate(b *testing.B) {
+	s, _, p := seedActive(b)
+	ctx := context.Background()
+	if _, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"}); err != nil {
+		b.Fatal(err)
+	}
+	n := 1
+	b.ReportAllocs()
+	for b.Loop() {
+		n = 3 - n
+		if _, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(n)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkCreateVersionParallel writes versions of one prompt from 8
 // goroutines at once (whatever GOMAXPROCS is), each on a connection of its
 // own: writers of one prompt queue on its row lock, which each holds until

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
@@ -42,10 +43,10 @@ func TestCreateVersionIDBehindLatest(t *testing.T) {
 	is.True(v2.ID > v1.ID)                   // an id after the latest
 	is.Equal(retries.count.Load(), int64(1)) // stored under the lock, once
 	got, err := behind.GetActive(ctx, p.ID, prompts.Production)
-	is.NoErr(err)                                                   // read
-	is.Equal(got.LatestVersionID, v2.ID)                            // latest is version 2
-	is.True(got.ActiveVersion != nil)                               // activated in the same step
-	is.Equal(got.ActiveVersion.AppendJSON(nil), v2.AppendJSON(nil)) // as returned
+	is.NoErr(err)                        // read
+	is.Equal(got.LatestVersionID, v2.ID) // latest is version 2
+	is.True(got.ActiveVersion != nil)    // activated in the same step
+	is.Equal(*got.ActiveVersion, v2)     // as returned
 	v3, err := ahead.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "three"})
 	is.NoErr(err)                 // and the clock ahead goes on
 	is.Equal(v3.VersionNumber, 3) // with number 3
@@ -131,8 +132,11 @@ func checkVersions(t *testing.T, s prompts.Store, promptID string, n int) {
 const childVar = "SQLSTORE_TEST_WRITER"
 
 // TestCreateVersionAcrossProcesses: several processes, each with writers
-// of its own and a clock of its own, create versions of one prompt at once.
-// The prompt ends with versions 1..N, no gap, ids increasing with numbers.
+// of its own and a clock of its own, create versions of one prompt at once
+// and point production at each. The prompt ends with versions 1..N, no
+// gap, ids increasing with numbers; every activation got a revision of
+// its own, larger than its writer's previous one, and the revision moved
+// on at least once per write.
 func TestCreateVersionAcrossProcesses(t *testing.T) {
 	is := is.New(t)
 	s := newSQLStore(t)
@@ -162,16 +166,34 @@ func TestCreateVersionAcrossProcesses(t *testing.T) {
 		children[i] = c
 	}
 	retried := 0
+	seen := map[int64]bool{} // the revisions the activations returned
 	for i, c := range children {
 		if err := c.cmd.Wait(); err != nil {
 			t.Fatalf("writer process %d: %v\n%s", i, err, c.stderr.String())
 		}
-		n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(c.stdout.String()), "retried "))
+		lines := strings.Split(strings.TrimSpace(c.stdout.String()), "\n")
+		n, err := strconv.Atoi(strings.TrimPrefix(lines[0], "retried "))
 		is.NoErr(err) // the process reports its retries
 		retried += n
+		is.Equal(len(lines), 1+writers) // and each writer's revisions
+		for _, line := range lines[1:] {
+			var last int64
+			for _, f := range strings.Fields(line) {
+				r, err := strconv.ParseInt(f, 10, 64)
+				is.NoErr(err)
+				is.True(r > last) // a writer's revisions only grow
+				is.True(!seen[r]) // no two changes share a revision
+				seen[r], last = true, r
+			}
+		}
 	}
-	t.Logf("%d processes, %d writes, %d retried under the lock", len(skews), len(skews)*writers*each, retried)
-	checkVersions(t, s, p.ID, len(skews)*writers*each)
+	total := len(skews) * writers * each
+	is.Equal(len(seen), total) // every activation reported
+	t.Logf("%d processes, %d versions, %d retried under the lock", len(skews), total, retried)
+	checkVersions(t, s, p.ID, total)
+	end, err := s.GetPrompt(context.Background(), p.ID)
+	is.NoErr(err)
+	is.True(end.Revision-p.Revision >= int64(2*total)) // moved on by each version and each activation
 }
 
 // runChild is a writer process: it creates versions with several
@@ -201,24 +223,37 @@ func runChild() int {
 	defer s.Close()
 	time.Sleep(time.Until(time.Unix(0, startNanos)))
 	var (
-		wg     sync.WaitGroup
-		failed atomic.Int64
+		wg        sync.WaitGroup
+		failed    atomic.Int64
+		revisions = make([][]string, writers) // per writer, in order
 	)
-	for range writers {
+	ctx := context.Background()
+	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range each {
-				_, err := s.CreateVersion(context.Background(), prompts.NewVersion{PromptID: env("PROMPT"), Content: "from " + skew.String()})
+				v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: env("PROMPT"), Content: "from " + skew.String()})
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					failed.Add(1)
+					continue
 				}
+				a, err := s.Activate(ctx, prompts.Activation{PromptID: v.PromptID, Environment: prompts.Production, VersionID: prompts.Some(v.ID)})
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					failed.Add(1)
+					continue
+				}
+				revisions[w] = append(revisions[w], strconv.FormatInt(a.Revision, 10))
 			}
 		}()
 	}
 	wg.Wait()
 	fmt.Printf("retried %d\n", retries.count.Load())
+	for _, r := range revisions {
+		fmt.Println(strings.Join(r, " "))
+	}
 	if failed.Load() > 0 {
 		return 1
 	}
@@ -270,4 +305,76 @@ func TestCreateVersionSerializableDefault(t *testing.T) {
 	}
 	wg.Wait()
 	checkVersions(t, first, p.ID, writers*each)
+}
+
+// TestActivateAfterWaiting: a change of what an environment points at that
+// waited for another writer's lock on the prompt acts on what that writer
+// committed, not on what was there when it began. A transaction of the
+// test's own holds the lock and moves the environments while Activate and
+// Deactivate wait for it.
+func TestActivateAfterWaiting(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	s := newSQLStore(t)
+	_, p := fixture(t, s)
+	for range 2 {
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
+		is.NoErr(err)
+	}
+	_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
+	is.NoErr(err) // production at 1, staging at none
+	before, err := s.GetPrompt(ctx, p.ID)
+	is.NoErr(err)
+
+	schema := pq.QuoteIdentifier(s.Schema())
+	other := db.MustBegin()
+	defer other.Rollback() //nolint:errcheck // a no-op once committed
+	other.MustExec(`SELECT 1 FROM `+schema+`.prompts WHERE id = $1 FOR UPDATE`, p.ID)
+	other.MustExec(`UPDATE `+schema+`.environments SET version_number = 2 WHERE prompt_id = $1 AND environment = 'production'`, p.ID)
+	other.MustExec(`INSERT INTO `+schema+`.environments VALUES ($1, 'staging', 1, now())`, p.ID)
+
+	activated := make(chan error, 1)
+	go func() { // back to 1, which it still was when the other began
+		_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
+		activated <- err
+	}()
+	deactivated := make(chan error, 1)
+	go func() { // nothing, which it still was when the other began
+		deactivated <- s.Deactivate(ctx, p.ID, prompts.Staging)
+	}()
+	waitForLockWaiters(t, s.Schema(), 2)
+	is.NoErr(other.Commit())
+	is.NoErr(<-activated)
+	is.NoErr(<-deactivated)
+
+	prod, err := s.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(prod.ActiveVersion.VersionNumber, 1) // the activation was not lost
+	staging, err := s.GetActive(ctx, p.ID, prompts.Staging)
+	is.NoErr(err)
+	is.True(staging.ActiveVersion == nil)       // nor the deactivation
+	is.True(prod.Revision >= before.Revision+2) // and both moved the revision on
+}
+
+// waitForLockWaiters waits until n statements on tables of schema wait for
+// a lock.
+func waitForLockWaiters(t *testing.T, schema string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting int
+		err := database(t).Get(&waiting, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND strpos(query, $1) > 0`, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d statements wait for a lock after 30 s", waiting, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

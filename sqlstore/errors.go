@@ -16,7 +16,7 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// Constraint names the Store tells apart (migrations/0001_init.sql).
+// Constraint names the Store tells apart (migrations/).
 const (
 	constraintSlug      = "projects_slug_key"
 	constraintPromptKey = "prompts_project_key_key"
@@ -43,13 +43,13 @@ func (s *Store) fail(ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return prompts.ContextDone(err)
 	}
-	if errors.Is(err, ErrClosed) {
+	if errors.Is(err, errClosed) {
 		return prompts.Internal(err)
 	}
 	if unavailable(err) {
 		return prompts.Unavailable(err)
 	}
-	if pqErr := pq.As(err, pqerror.UndefinedTable, pqerror.InvalidSchemaName); pqErr != nil {
+	if pqErr := pq.As(err, pqerror.UndefinedTable, pqerror.UndefinedColumn, pqerror.InvalidSchemaName); pqErr != nil {
 		return prompts.Internal(fmt.Errorf("sqlstore: schema %q is not migrated (run Store.Migrate): %w", s.schema, err))
 	}
 	return prompts.Internal(err)

@@ -1,5 +1,7 @@
 package sqlstore
 
+import "context"
+
 // MigrateLockKey returns the key of the advisory lock Migrate takes.
 func MigrateLockKey(s *Store) int64 { return s.lockKey }
 
@@ -23,9 +25,9 @@ var queryNames = [numQueries]string{
 	qListVersions:               "ListVersions",
 	qGetActive:                  "GetActive",
 	qGetActiveByKey:             "GetActiveByKey",
-	qActivateNumber:             "Activate (number)",
-	qActivateID:                 "Activate (id)",
-	qDeactivate:                 "Deactivate",
+	qLockEnvironments:           "Activate, Deactivate (lock)",
+	qPointEnvironment:           "Activate (point)",
+	qClearEnvironment:           "Deactivate (clear)",
 }
 
 // Queries returns the Store's statements by name, in order.
@@ -35,4 +37,22 @@ func Queries(s *Store) (names, texts []string) {
 		texts = append(texts, s.queries[i])
 	}
 	return names, texts
+}
+
+// MigrateTo applies the migrations up to and including the one numbered
+// last, as Migrate would, for tests of an upgrade.
+func MigrateTo(ctx context.Context, s *Store, last int) error {
+	all, err := migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range all {
+		if m.version > last {
+			break
+		}
+		if err := s.migrate(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }

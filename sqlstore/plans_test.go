@@ -40,8 +40,8 @@ func TestQueryPlans(t *testing.T) {
 SELECT '01' || lpad(i::text, 24, '0'), 'Project ' || i, 'project-' || i, '', false, now()
 FROM generate_series(1, 1000) i`)
 	// Prompt i is in project 1 + i % 1000 with key key-(i / 1000).
-	exec(`INSERT INTO {s}.prompts (id, project_id, key, name, created_at)
-SELECT '02' || lpad(i::text, 24, '0'), '01' || lpad((1 + i % 1000)::text, 24, '0'), 'key-' || (i / 1000), 'Prompt ' || i, now()
+	exec(`INSERT INTO {s}.prompts (id, project_id, key, name, created_at, revision)
+SELECT '02' || lpad(i::text, 24, '0'), '01' || lpad((1 + i % 1000)::text, 24, '0'), 'key-' || (i / 1000), 'Prompt ' || i, now(), 1
 FROM generate_series(1, 100000) i`)
 	// Prompts 1 to 1,000 have 100 versions each, the last active.
 	exec(`INSERT INTO {s}.versions (prompt_id, version_number, id, content, metadata, created_at)
@@ -49,36 +49,36 @@ SELECT '02' || lpad(i::text, 24, '0'), n, '03' || lpad((i * 1000 + n)::text, 24,
 FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
 	exec(`UPDATE {s}.prompts SET version_count = 100, latest_version_id = '03' || lpad((substr(id, 3)::int * 1000 + 100)::text, 24, '0')
 WHERE id <= '02' || lpad('1000', 24, '0')`)
-	exec(`INSERT INTO {s}.deployments (prompt_id, environment, version_number, updated_at)
+	exec(`INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
 SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_series(1, 1000) i`)
-	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.deployments`)
+	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments`)
 
 	project := func(i int) string { return fmt.Sprintf("'01%024d'", i) }
 	prompt := func(i int) string { return fmt.Sprintf("'02%024d'", i) }
 	version := func(i, n int) string { return fmt.Sprintf("'03%024d'", i*1000+n) }
-	const now = "'2026-11-21T22:19:26.123456Z'"
+	const now, micros = "'2026-11-21T22:19:26.123456Z'", "1763763566123456"
 	args := map[string]string{
 		"CreateProject":                        "'04000000000000000000000001', 'New', 'new', '', false, " + now,
 		"GetProject":                           project(8),
 		"ListProjects":                         "'', 101",
 		"ListProjects (ids)":                   "ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreatePrompt":                         "'04000000000000000000000002', " + project(8) + ", 'new', 'New', NULL, " + now,
+		"CreatePrompt":                         "'04000000000000000000000002', " + project(8) + ", 'new', 'New', NULL, " + now + ", " + micros,
 		"GetPrompt":                            prompt(7),
-		"UpdatePrompt":                         prompt(7) + ", true, 'key-new', false, '', true, NULL",
+		"UpdatePrompt":                         prompt(7) + ", true, 'key-new', false, '', true, NULL, " + micros,
 		"ListPrompts":                          prompt(90000) + ", 101",
 		"ListPrompts (one project)":            project(8) + ", " + prompt(50000) + ", 101",
 		"ListPrompts (several projects)":       "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
 		"ListPrompts (key)":                    "'key-7', " + prompt(7000) + ", 101",
 		"ListPrompts (key in projects)":        "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", ARRAY['production']",
+		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", ARRAY['production'], " + micros,
 		"CreateVersion (retry under the lock)": prompt(7) + ", '04000000000000000000000003'",
 		"GetVersion":                           prompt(7) + ", 50",
 		"ListVersions":                         prompt(7) + ", " + version(7, 50) + ", 101",
 		"GetActive":                            prompt(7) + ", 'production'",
 		"GetActiveByKey":                       project(8) + ", 'key-0', 'production'",
-		"Activate (number)":                    prompt(7) + ", 'staging', 3, " + now,
-		"Activate (id)":                        prompt(7) + ", 'staging', " + version(7, 3) + ", " + now,
-		"Deactivate":                           prompt(7) + ", 'staging'",
+		"Activate, Deactivate (lock)":          prompt(7),
+		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now,
+		"Deactivate (clear)":                   prompt(7) + ", 'staging', " + micros,
 	}
 
 	var doc strings.Builder

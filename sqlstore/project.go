@@ -39,7 +39,7 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 		case gerr == nil:
 			return got, nil
 		case errors.Is(gerr, prompts.ErrNotFound):
-			return prompts.Project{}, prompts.Conflict("a project with slug " + p.Slug + " exists")
+			return prompts.Project{}, prompts.SlugTaken(p.Slug)
 		default:
 			return prompts.Project{}, gerr
 		}

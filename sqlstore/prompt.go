@@ -27,12 +27,13 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 		Name:        in.Name,
 		Description: copyString(in.Description),
 		CreatedAt:   now,
+		Revision:    prompts.NextRevision(0, now),
 	}
 	st, err := s.stmt(ctx, qCreatePrompt)
 	if err != nil {
 		return prompts.Prompt{}, s.fail(ctx, err)
 	}
-	res, err := st.ExecContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt)
+	res, err := st.ExecContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt, p.Revision)
 	if isUniqueViolation(err, constraintPromptKey) {
 		// As in CreateProject: a run that database/sql repeated after a
 		// broken connection may find its own first run's row.
@@ -41,7 +42,7 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 		case gerr == nil:
 			return got, nil
 		case errors.Is(gerr, prompts.ErrNotFound):
-			return prompts.Prompt{}, keyTaken(p.Key)
+			return prompts.Prompt{}, prompts.KeyTaken(p.Key)
 		default:
 			return prompts.Prompt{}, gerr
 		}
@@ -55,10 +56,6 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 		return prompts.Prompt{}, prompts.NotFound("project")
 	}
 	return p, nil
-}
-
-func keyTaken(key string) error {
-	return prompts.Conflict("the project already has a prompt with key " + key)
 }
 
 // GetPrompt implements prompts.Store. One round trip.
@@ -81,7 +78,8 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error
 }
 
 // UpdatePrompt implements prompts.Store. One round trip; the zero update
-// only reads.
+// only reads. An update to the values the prompt has writes them again but
+// keeps the revision.
 func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.Prompt{}, err
@@ -101,12 +99,12 @@ func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUp
 		return prompts.Prompt{}, s.fail(ctx, err)
 	}
 	p, err := scanPrompt(st.QueryRowContext(ctx, id,
-		in.Key.Set, in.Key.Value, in.Name.Set, in.Name.Value, in.Description.Set, desc))
+		in.Key.Set, in.Key.Value, in.Name.Set, in.Name.Value, in.Description.Set, desc, s.clock.Now().UnixMicro()))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return prompts.Prompt{}, prompts.NotFound("prompt")
 	case isUniqueViolation(err, constraintPromptKey):
-		return prompts.Prompt{}, keyTaken(in.Key.Value)
+		return prompts.Prompt{}, prompts.KeyTaken(in.Key.Value)
 	case err != nil:
 		return prompts.Prompt{}, s.fail(ctx, err)
 	}
@@ -155,7 +153,7 @@ func scanPrompt(sc scanner) (prompts.Prompt, error) {
 		p            prompts.Prompt
 		desc, latest sql.NullString
 	)
-	if err := sc.Scan(&p.ID, &p.ProjectID, &p.Key, &p.Name, &desc, &latest, &p.CreatedAt); err != nil {
+	if err := sc.Scan(&p.ID, &p.ProjectID, &p.Key, &p.Name, &desc, &latest, &p.CreatedAt, &p.Revision); err != nil {
 		return prompts.Prompt{}, err
 	}
 	if desc.Valid {

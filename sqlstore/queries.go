@@ -27,19 +27,22 @@ const (
 	qListVersions
 	qGetActive
 	qGetActiveByKey
-	qActivateNumber
-	qActivateID
-	qDeactivate
+	qLockEnvironments
+	qPointEnvironment
+	qClearEnvironment
 	numQueries
 )
 
 const (
 	projectCols = `id, name, slug, description, is_private, created_at`
-	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at`
+	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at, p.revision`
 	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at`
 	// versionColsW are versionCols of the versions table aliased w, in
 	// subqueries whose result is v.
 	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at`
+	// nextRevision is prompts.NextRevision of the row's revision at the
+	// time $8.
+	nextRevision = `GREATEST(p.revision + 1, $8::bigint)`
 )
 
 // queryText returns the statements' text, {s} standing for the schema.
@@ -56,17 +59,23 @@ WHERE id > $1 ORDER BY id LIMIT $2`,
 WHERE id = ANY($1::text[]) AND id > $2 ORDER BY id LIMIT $3`,
 
 		// Inserts nothing when the project does not exist.
-		qCreatePrompt: `INSERT INTO {s}.prompts (id, project_id, key, name, description, created_at)
-SELECT $1::text, j.id, $3::text, $4::text, $5::text, $6::timestamptz
+		qCreatePrompt: `INSERT INTO {s}.prompts (id, project_id, key, name, description, created_at, revision)
+SELECT $1::text, j.id, $3::text, $4::text, $5::text, $6::timestamptz, $7::bigint
 FROM {s}.projects j WHERE j.id = $2`,
 
 		qGetPrompt: `SELECT ` + promptCols + ` FROM {s}.prompts p WHERE p.id = $1`,
 
-		// $2, $4, $6: whether to set key, name, description.
+		// $2, $4, $6: whether to set key, name, description. The revision
+		// moves on (to at least $8, the time) only when a value changes; in
+		// SET, p's columns are the row's values before the update.
 		qUpdatePrompt: `UPDATE {s}.prompts p SET
 	key = CASE WHEN $2::boolean THEN $3::text ELSE p.key END,
 	name = CASE WHEN $4::boolean THEN $5::text ELSE p.name END,
-	description = CASE WHEN $6::boolean THEN $7::text ELSE p.description END
+	description = CASE WHEN $6::boolean THEN $7::text ELSE p.description END,
+	revision = CASE WHEN ($2::boolean AND p.key IS DISTINCT FROM $3::text)
+		OR ($4::boolean AND p.name IS DISTINCT FROM $5::text)
+		OR ($6::boolean AND p.description IS DISTINCT FROM $7::text)
+		THEN ` + nextRevision + ` ELSE p.revision END
 WHERE p.id = $1
 RETURNING ` + promptCols,
 
@@ -79,7 +88,7 @@ WHERE p.project_id = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
 		// One index range per project, each at most a page long, merged.
 		qListPromptsByProjects: `SELECT ` + promptCols + ` FROM unnest($1::text[]) AS j(id)
 CROSS JOIN LATERAL (
-	SELECT q.id, q.project_id, q.key, q.name, q.description, q.latest_version_id, q.created_at
+	SELECT q.id, q.project_id, q.key, q.name, q.description, q.latest_version_id, q.created_at, q.revision
 	FROM {s}.prompts q
 	WHERE q.project_id = j.id AND q.id > $2 ORDER BY q.id LIMIT $3
 ) p
@@ -95,12 +104,13 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		// counting the version (writers of one prompt queue here; under READ
 		// COMMITTED a waiting writer re-checks the condition on the row as the
 		// previous writer left it), insert the version under that number, and
-		// activate it in the environments $7. Nothing happens, and no row
-		// returns, when the prompt does not exist or when its latest version id
-		// is not below $2, the new id: then CreateVersion retries under a lock.
+		// activate it in the environments $7, moving the revision on (to at
+		// least $8, the time). Nothing happens, and no row returns, when the
+		// prompt does not exist or when its latest version id is not below $2,
+		// the new id: then CreateVersion retries under a lock.
 		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
-	SET version_count = version_count + 1, latest_version_id = $2
+	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $8::bigint)
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
 	RETURNING id, version_count
 ), v AS (
@@ -108,7 +118,7 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz FROM p
 	RETURNING prompt_id, version_number
 ), d AS (
-	INSERT INTO {s}.deployments (prompt_id, environment, version_number, updated_at)
+	INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
 	SELECT v.prompt_id, e.env, v.version_number, $6::timestamptz
 	FROM v CROSS JOIN unnest($7::text[]) AS e(env)
 	ON CONFLICT (prompt_id, environment) DO UPDATE
@@ -143,11 +153,11 @@ LEFT JOIN LATERAL (
 WHERE p.id = $1
 ORDER BY v.id DESC`,
 
-		// Read 3: the prompt, the environment's pointer and the version, in one
+		// GetActive: the prompt, the environment's pointer and the version, in one
 		// row by three primary-key lookups.
 		qGetActive: `SELECT ` + promptCols + `, ` + versionCols + `
 FROM {s}.prompts p
-LEFT JOIN {s}.deployments d ON d.prompt_id = p.id AND d.environment = $2
+LEFT JOIN {s}.environments d ON d.prompt_id = p.id AND d.environment = $2
 LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
 WHERE p.id = $1`,
 
@@ -155,37 +165,52 @@ WHERE p.id = $1`,
 		qGetActiveByKey: `SELECT ` + promptCols + `, ` + versionCols + `
 FROM {s}.projects j
 LEFT JOIN {s}.prompts p ON p.project_id = j.id AND p.key = $2
-LEFT JOIN {s}.deployments d ON d.prompt_id = p.id AND d.environment = $3
+LEFT JOIN {s}.environments d ON d.prompt_id = p.id AND d.environment = $3
 LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
 WHERE j.id = $1`,
 
-		qActivateNumber: activate(`w.version_number = $3`),
-		qActivateID:     activate(`w.id = $3`),
+		// In a transaction: lock the prompt's row (the writers of one prompt
+		// take turns there, as CreateVersion's do), and read the prompt's
+		// revision, the number of the version environment $2 points at, and
+		// the number of the version with number $3 or id $4 (NULL when there
+		// is none). No row: the prompt is unknown.
+		// The first statement of a transaction that changes the prompt's
+		// environments: lock the prompt's row. The statements after it read
+		// the environments afresh: under READ COMMITTED each statement sees
+		// what was committed when it began, so a writer that waited here
+		// sees the change of the writer it waited for.
+		qLockEnvironments: `SELECT revision FROM {s}.prompts WHERE id = $1 FOR UPDATE`,
 
-		// No row: the prompt is unknown.
-		qDeactivate: `WITH d AS (
-	DELETE FROM {s}.deployments WHERE prompt_id = $1 AND environment = $2
-)
-SELECT 1 FROM {s}.prompts WHERE id = $1`,
-	}
-}
-
-// activate returns the statement that points environment $2 of prompt $1 at
-// the version that cond selects and returns the prompt with that version: no
-// row when the prompt is unknown, NULL version columns (and nothing
-// written) when the version is.
-func activate(cond string) string {
-	return `WITH v AS (
-	SELECT w.prompt_id, ` + versionColsW + ` FROM {s}.versions w
-	WHERE w.prompt_id = $1 AND ` + cond + `
-), d AS (
-	INSERT INTO {s}.deployments (prompt_id, environment, version_number, updated_at)
-	SELECT v.prompt_id, $2::text, v.version_number, $4::timestamptz FROM v
+		// Under that lock: point environment $2 at the version numbered $3
+		// or with id $4, unless it points there already, and then move the
+		// revision on to at least $5. Answers whether the version exists
+		// and whether anything changed.
+		qPointEnvironment: `WITH t AS (
+	SELECT v.version_number FROM {s}.versions v
+	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
+), point AS (
+	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, updated_at)
+	SELECT $1, $2, t.version_number, $6::timestamptz FROM t
 	ON CONFLICT (prompt_id, environment) DO UPDATE
 	SET version_number = excluded.version_number, updated_at = excluded.updated_at
+	WHERE e.version_number <> excluded.version_number
+	RETURNING 1
+), p AS (
+	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $5::bigint)
+	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
 )
-SELECT ` + promptCols + `, ` + versionCols + `
-FROM {s}.prompts p
-LEFT JOIN v ON true
-WHERE p.id = $1`
+SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point)`,
+
+		// Under that lock: point environment $2 at no version, and when it
+		// pointed at one, move the revision on to at least $3. Answers
+		// whether anything changed.
+		qClearEnvironment: `WITH clear AS (
+	DELETE FROM {s}.environments WHERE prompt_id = $1 AND environment = $2
+	RETURNING 1
+), p AS (
+	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $3::bigint)
+	WHERE id = $1 AND EXISTS (SELECT 1 FROM clear)
+)
+SELECT EXISTS (SELECT 1 FROM clear)`,
+	}
 }

@@ -23,11 +23,21 @@ import (
 // database, through a proxy that counts the times the client speaks after
 // the server did. (It needs PROMPTS_TEST_DATABASE_URL in URL form, TCP or
 // ?host=/socket/dir.) Once the statements are prepared on the connection,
-// every method is one round trip, and so is CreateVersion when it does not
-// race; when it does, its retry under the lock costs four more.
+// every read is one round trip, and so are the writes of one statement,
+// CreateVersion among them when it does not race (when it does, its retry
+// under the lock costs four more). Activate and Deactivate run in a
+// transaction: BEGIN, lock, the change when there is one, the answer,
+// COMMIT.
+//
+// The pool has one connection, so this also proves that a transaction
+// never needs a second one (to prepare a statement, say): with every
+// connection of the pool in a transaction, that would wait forever.
 func TestRoundTrips(t *testing.T) {
 	is := is.New(t)
-	ctx := context.Background()
+	// A transaction waiting for a second connection would wait forever:
+	// fail instead.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	first := newSQLStore(t)
 	proxy := startProxy(t)
 	db, err := sqlx.Open("postgres", proxy.url)
@@ -41,6 +51,7 @@ func TestRoundTrips(t *testing.T) {
 	proj, p := fixture(t, s)
 	v1, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err) // a version
+	flip := 1
 	calls := []struct {
 		name  string
 		trips int
@@ -76,11 +87,23 @@ func TestRoundTrips(t *testing.T) {
 			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging}})
 			return err
 		}},
-		{"Activate", 1, func() error {
-			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v1.ID})
+		{"Activate, a change", 5, func() error { // BEGIN, lock, point, read, COMMIT
+			flip = 3 - flip // version 1, 2, 1, …
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(flip)})
 			return err
 		}},
-		{"Deactivate", 1, func() error { return s.Deactivate(ctx, p.ID, prompts.Staging) }},
+		{"Activate, no change", 5, func() error { // the same
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v1.ID)})
+			return err
+		}},
+		{"Deactivate, a change", 4, func() error { // BEGIN, lock, clear, COMMIT
+			if _, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(v1.ID)}); err != nil {
+				return err
+			}
+			proxy.reset() // count only what follows
+			return s.Deactivate(ctx, p.ID, prompts.Staging)
+		}},
+		{"Deactivate, no change", 4, func() error { return s.Deactivate(ctx, p.ID, prompts.Staging) }}, // the same
 	}
 	for _, c := range calls {
 		is.NoErr(c.call()) // first call: prepares the statement on the connection

@@ -23,7 +23,19 @@
 // prompt's row lock serializes the writers of one prompt (see
 // Store.CreateVersion). A key is unique within its project by a UNIQUE
 // constraint. Ids and timestamps come from the Store's clock, not from the
-// database, so that sqlstore and memstore answer alike.
+// database, so that sqlstore and memstore answer alike. A prompt's revision
+// (prompts.Prompt.Revision) is a column of its row, moved on in the
+// statement or transaction that changes the prompt, its versions or its
+// environments, under the row's lock; it is never smaller than the
+// microseconds since 1970 of the write's clock, so a database restored
+// from a backup goes on with larger revisions than the ones it had handed
+// out since.
+//
+// # Tables
+//
+// projects, prompts, versions, and environments (what each environment of
+// a prompt points at: one row per prompt and environment with an active
+// version), plus schema_migrations, which Migrate keeps.
 //
 // # Errors
 //
@@ -36,13 +48,26 @@
 // restart of the database or killed connections: database/sql drops the
 // broken connections and prepares the statements again on new ones.
 //
+// # Upgrading
+//
+// The code of a release expects the migrations it embeds to be applied,
+// and the code of an older release does not know a newer schema. So an
+// upgrade that brings migrations (a release's notes say so) stops the
+// replicas of the older release, runs Migrate (the standalone server,
+// examples/server, runs it at start), then starts the new release. Migration 2
+// (0002_environments_revision.sql) renames the table deployments to
+// environments and gives every prompt a revision: an older replica left
+// running would fail its reads and write without moving revisions on.
+//
 // # Speed
 //
 // The statements are prepared on first use (lib/pq has no statement cache:
 // an unprepared query with parameters costs two round trips). Reading a
 // prompt with its active version, by id or by key, is one round trip; so are
-// the other reads and writes, except CreateVersion when writers race (see
-// there); TestRoundTrips counts them through a proxy. Lists page by keyset
+// the other reads, and the writes of projects, prompts and versions, except
+// CreateVersion when writers race (see there). Activate and Deactivate run
+// in a transaction that locks the prompt's row (five and four round trips
+// with BEGIN and COMMIT). TestRoundTrips counts them through a proxy. Lists page by keyset
 // (id > after ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep
 // page costs what the first costs; PLANS.md shows the query plans.
 //
@@ -74,8 +99,8 @@ var _ prompts.Store = (*Store)(nil)
 // otherwise.
 const DefaultSchema = "prompts"
 
-// ErrClosed is the cause of the internal error a Store returns once closed.
-var ErrClosed = errors.New("sqlstore: store is closed")
+// errClosed is the cause of the internal error a Store returns once closed.
+var errClosed = errors.New("sqlstore: store is closed")
 
 // Option configures a Store.
 type Option func(*Store)
@@ -163,7 +188,7 @@ func (s *Store) Schema() string { return s.schema }
 
 // Close releases the statements the Store prepared. It does not close the
 // pool, which belongs to the caller. Call it when no other call is in
-// flight; later calls fail with an internal error wrapping ErrClosed. Close
+// flight; later calls fail with an internal error wrapping errClosed. Close
 // is idempotent.
 func (s *Store) Close() error {
 	s.closed.Store(true)
@@ -186,7 +211,7 @@ func (s *Store) stmt(ctx context.Context, q query) (*sqlx.Stmt, error) {
 			return st, nil
 		}
 		if s.closed.Load() {
-			return nil, ErrClosed
+			return nil, errClosed
 		}
 		st, err := s.db.PreparexContext(ctx, s.queries[q])
 		if err != nil {
@@ -195,7 +220,7 @@ func (s *Store) stmt(ctx context.Context, q query) (*sqlx.Stmt, error) {
 		if s.stmts[q].CompareAndSwap(nil, st) {
 			if s.closed.Load() && s.stmts[q].CompareAndSwap(st, nil) {
 				_ = st.Close()
-				return nil, ErrClosed
+				return nil, errClosed
 			}
 			return st, nil
 		}

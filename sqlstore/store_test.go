@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -45,12 +46,12 @@ func scenario(t *testing.T, s prompts.Store) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
-	out := func(what string, v interface{ AppendJSON([]byte) []byte }, err error) {
+	out := func(what string, v any, err error) {
 		b.WriteString(what + ": ")
 		if err != nil {
 			b.WriteString(describe(err))
 		} else {
-			b.Write(v.AppendJSON(nil))
+			b.Write(encode(v))
 		}
 		b.WriteByte('\n')
 	}
@@ -85,9 +86,9 @@ func scenario(t *testing.T, s prompts.Store) string {
 	_, err = s.GetProject(ctx, "nope")
 	out("get malformed project", prompts.Project{}, err)
 	pl, more, err := s.ListProjects(ctx, prompts.ProjectFilter{Page: prompts.Page{Limit: 1}})
-	list("list projects", len(pl), more, err, func(i int) []byte { return pl[i].AppendJSON(nil) })
+	list("list projects", len(pl), more, err, func(i int) []byte { return encode(pl[i]) })
 	pl, more, err = s.ListProjects(ctx, prompts.ProjectFilter{IDs: []string{c, "bad", c}})
-	list("list projects by ids", len(pl), more, err, func(i int) []byte { return pl[i].AppendJSON(nil) })
+	list("list projects by ids", len(pl), more, err, func(i int) []byte { return encode(pl[i]) })
 
 	desc := "says hello"
 	var prs []prompts.Prompt
@@ -125,11 +126,11 @@ func scenario(t *testing.T, s prompts.Store) string {
 	_, err = s.GetVersion(ctx, prompts.NewID(time.Now()), 1)
 	out("get version of unknown prompt", detail{}, err)
 	vl, more, err := s.ListVersions(ctx, g, prompts.Page{Limit: 2})
-	list("list versions", len(vl), more, err, func(i int) []byte { return vl[i].AppendDetailJSON(nil) })
+	list("list versions", len(vl), more, err, func(i int) []byte { return encode(detail(vl[i])) })
 	vl, more, err = s.ListVersions(ctx, g, prompts.Page{Limit: 2, After: vl[1].ID})
-	list("list versions after", len(vl), more, err, func(i int) []byte { return vl[i].AppendDetailJSON(nil) })
+	list("list versions after", len(vl), more, err, func(i int) []byte { return encode(detail(vl[i])) })
 	vl, more, err = s.ListVersions(ctx, prs[1].ID, prompts.Page{})
-	list("list no versions", len(vl), more, err, func(i int) []byte { return vl[i].AppendDetailJSON(nil) })
+	list("list no versions", len(vl), more, err, func(i int) []byte { return encode(detail(vl[i])) })
 	_, _, err = s.ListVersions(ctx, prompts.NewID(time.Now()), prompts.Page{})
 	list("list versions of unknown prompt", 0, false, err, nil)
 
@@ -151,13 +152,14 @@ func scenario(t *testing.T, s prompts.Store) string {
 	out("get active by malformed key", ap, err)
 
 	for _, in := range []prompts.Activation{
-		{PromptID: g, Environment: prompts.Production, VersionNumber: 1},
-		{PromptID: g, Environment: prompts.Staging, VersionID: vl0(s, g)},
-		{PromptID: g, Environment: prompts.Staging, VersionNumber: 9},
-		{PromptID: g, Environment: prompts.Staging, VersionID: "bogus"},
-		{PromptID: g, Environment: prompts.Staging, VersionID: prompts.NewID(time.Now())},
-		{PromptID: prompts.NewID(time.Now()), Environment: prompts.Staging, VersionNumber: 1},
-		{PromptID: g, Environment: "dev", VersionNumber: 1, VersionID: "x"},
+		{PromptID: g, Environment: prompts.Production, VersionNumber: prompts.Some(1)},
+		{PromptID: g, Environment: prompts.Staging, VersionID: prompts.Some(vl0(s, g))},
+		{PromptID: g, Environment: prompts.Staging, VersionID: prompts.Some(vl0(s, g))},
+		{PromptID: g, Environment: prompts.Staging, VersionNumber: prompts.Some(9)},
+		{PromptID: g, Environment: prompts.Staging, VersionID: prompts.Some("bogus")},
+		{PromptID: g, Environment: prompts.Staging, VersionID: prompts.Some(prompts.NewID(time.Now()))},
+		{PromptID: prompts.NewID(time.Now()), Environment: prompts.Staging, VersionNumber: prompts.Some(1)},
+		{PromptID: g, Environment: "dev", VersionNumber: prompts.Some(1), VersionID: prompts.Some("x")},
 	} {
 		ap, err := s.Activate(ctx, in)
 		out("activate", ap, err)
@@ -197,7 +199,7 @@ func scenario(t *testing.T, s prompts.Store) string {
 		{Page: prompts.Page{Limit: 1001, After: "x"}},
 	} {
 		pl, more, err := s.ListPrompts(ctx, f)
-		list(fmt.Sprintf("list prompts %+v", f), len(pl), more, err, func(i int) []byte { return pl[i].AppendJSON(nil) })
+		list(fmt.Sprintf("list prompts %+v", f), len(pl), more, err, func(i int) []byte { return encode(pl[i]) })
 	}
 
 	// Ids by rank of first appearance.
@@ -224,12 +226,28 @@ func vl0(s prompts.Store, promptID string) string {
 // ok stands for an answer without a value.
 type ok struct{}
 
-func (ok) AppendJSON(b []byte) []byte { return append(b, "ok"...) }
-
 // detail is a version encoded with its change summary.
 type detail prompts.PromptVersion
 
-func (d detail) AppendJSON(b []byte) []byte { return prompts.PromptVersion(d).AppendDetailJSON(b) }
+// encode renders an answer as the interface's JSON, and a prompt's
+// revision after it.
+func encode(v any) []byte {
+	switch v := v.(type) {
+	case prompts.Project:
+		return wire.AppendProject(nil, v)
+	case prompts.Prompt:
+		return fmt.Appendf(wire.AppendPrompt(nil, v), " revision %d", v.Revision)
+	case prompts.ActivePrompt:
+		return fmt.Appendf(wire.AppendActive(nil, v), " revision %d", v.Revision)
+	case prompts.PromptVersion:
+		return wire.AppendVersion(nil, v)
+	case detail:
+		return wire.AppendVersionDetail(nil, prompts.PromptVersion(v))
+	case ok:
+		return []byte("ok")
+	}
+	panic(fmt.Sprintf("encode: %T", v))
+}
 
 // describe renders an error by its code, message and fields, which the
 // stores must agree on, leaving out the cause.

@@ -79,29 +79,21 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 
 // createVersionLocked stores v as the prompt's next version in a
 // transaction that holds the prompt's row lock from the start.
-func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs pq.StringArray) (_ prompts.PromptVersion, err error) {
-	lock, err := s.stmt(ctx, qLockPrompt)
+func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs pq.StringArray) (prompts.PromptVersion, error) {
+	tx, err := s.begin(ctx, qLockPrompt, qCreateVersion)
 	if err != nil {
-		return prompts.PromptVersion{}, s.fail(ctx, err)
+		return prompts.PromptVersion{}, err
 	}
-	create, err := s.stmt(ctx, qCreateVersion)
-	if err != nil {
-		return prompts.PromptVersion{}, s.fail(ctx, err)
-	}
-	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return prompts.PromptVersion{}, s.fail(ctx, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	var (
 		latest sql.NullString
 		stored sql.NullInt64
 	)
-	err = tx.StmtxContext(ctx, lock).QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &stored)
+	lock, err := tx.stmt(ctx, qLockPrompt)
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
@@ -111,15 +103,18 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	if stored.Valid {
 		// The first statement did store the version.
 		v.VersionNumber = int(stored.Int64)
-		_ = tx.Rollback() // it only read
-		return v, nil
+		return v, nil // the deferred Rollback ends what only read
 	}
 	first := v.ID
 	v.ID = prompts.NewIDAfter(v.CreatedAt, latest.String)
 	s.log.LogAttrs(ctx, slog.LevelDebug, "sqlstore: version id behind the latest; stored under the prompt's lock",
 		slog.String("prompt_id", v.PromptID), slog.String("id", first),
 		slog.String("latest_version_id", latest.String), slog.String("new_id", v.ID))
-	err = tx.StmtxContext(ctx, create).QueryRowContext(ctx, versionArgs(v, envs)...).Scan(&v.VersionNumber)
+	create, err := tx.stmt(ctx, qCreateVersion)
+	if err != nil {
+		return prompts.PromptVersion{}, s.fail(ctx, err)
+	}
+	err = create.QueryRowContext(ctx, versionArgs(v, envs)...).Scan(&v.VersionNumber)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -128,7 +123,7 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	if err = tx.Commit(); err != nil {
+	if err := tx.Commit(); err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
 	return v, nil
@@ -139,7 +134,7 @@ func versionArgs(v prompts.PromptVersion, envs pq.StringArray) []any {
 	if v.Metadata != "" {
 		md = string(v.Metadata)
 	}
-	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, envs}
+	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, envs, v.CreatedAt.UnixMicro()}
 }
 
 // environments returns envs without duplicates (an upsert may not touch one
@@ -271,161 +266,4 @@ func (r *versionRow) version(promptID string) (prompts.PromptVersion, bool) {
 		v.ChangeSummary = &r.summary.String
 	}
 	return v, true
-}
-
-// activeRow receives the columns promptCols and versionCols.
-type activeRow struct {
-	id, projectID, key, name, description, latest sql.NullString
-	created                                       sql.NullTime
-	v                                             versionRow
-}
-
-func (r *activeRow) dest() []any {
-	return append([]any{&r.id, &r.projectID, &r.key, &r.name, &r.description, &r.latest, &r.created}, r.v.dest()...)
-}
-
-// active returns the prompt with its version in env, or false when the
-// prompt's columns were NULL.
-func (r *activeRow) active(env prompts.Environment) (prompts.ActivePrompt, bool) {
-	if !r.id.Valid {
-		return prompts.ActivePrompt{}, false
-	}
-	a := prompts.ActivePrompt{
-		Prompt: prompts.Prompt{
-			ID:              r.id.String,
-			ProjectID:       r.projectID.String,
-			Key:             r.key.String,
-			Name:            r.name.String,
-			LatestVersionID: r.latest.String,
-			CreatedAt:       r.created.Time.UTC(),
-		},
-		Environment: env,
-	}
-	if r.description.Valid {
-		a.Description = &r.description.String
-	}
-	if v, ok := r.v.version(a.ID); ok {
-		a.ActiveVersion = &v
-	}
-	return a, true
-}
-
-func checkEnv(e prompts.Environment) error {
-	if !e.Valid() {
-		return prompts.Invalid("environment", "must be production or staging")
-	}
-	return nil
-}
-
-// GetActive implements prompts.Store. One round trip: one statement joins
-// the prompt, the environment's pointer and the version.
-func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := checkEnv(env); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if !prompts.ValidID(promptID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	st, err := s.stmt(ctx, qGetActive)
-	if err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
-	}
-	var r activeRow
-	err = st.QueryRowContext(ctx, promptID, string(env)).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	if err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
-	}
-	a, _ := r.active(env)
-	return a, nil
-}
-
-// GetActiveByKey implements prompts.Store. One round trip, which also tells
-// an unknown project from an unknown key.
-func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := checkEnv(env); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if !prompts.ValidID(projectID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("project")
-	}
-	if !prompts.ValidKey(key) {
-		// No prompt has it, but whether the project exists still decides
-		// which is not found, as in every Store. The empty key finds no
-		// prompt and, unlike a malformed one, is safe to send.
-		key = ""
-	}
-	st, err := s.stmt(ctx, qGetActiveByKey)
-	if err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
-	}
-	var r activeRow
-	err = st.QueryRowContext(ctx, projectID, key, string(env)).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return prompts.ActivePrompt{}, prompts.NotFound("project")
-	}
-	if err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
-	}
-	a, ok := r.active(env)
-	if !ok {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	return a, nil
-}
-
-// Activate implements prompts.Store. One round trip: one statement finds the
-// version, points the environment at it and returns the prompt with it.
-func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if !prompts.ValidID(in.PromptID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	q, version := qActivateNumber, any(versionNumber(in.VersionNumber))
-	if in.VersionID != "" && prompts.ValidID(in.VersionID) {
-		q, version = qActivateID, in.VersionID
-	}
-	// A malformed version id selects number 0: none, but the statement
-	// still tells an unknown prompt from an unknown version.
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
-	}
-	var r activeRow
-	err = st.QueryRowContext(ctx, in.PromptID, string(in.Environment), version, s.clock.Now()).Scan(r.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	if err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
-	}
-	a, _ := r.active(in.Environment)
-	if a.ActiveVersion == nil {
-		return prompts.ActivePrompt{}, prompts.NotFound("version")
-	}
-	return a, nil
-}
-
-// Deactivate implements prompts.Store. One round trip.
-func (s *Store) Deactivate(ctx context.Context, promptID string, env prompts.Environment) error {
-	if err := checkEnv(env); err != nil {
-		return err
-	}
-	if !prompts.ValidID(promptID) {
-		return prompts.NotFound("prompt")
-	}
-	st, err := s.stmt(ctx, qDeactivate)
-	if err != nil {
-		return s.fail(ctx, err)
-	}
-	var one int
-	err = st.QueryRowContext(ctx, promptID, string(env)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return prompts.NotFound("prompt")
-	}
-	return s.fail(ctx, err)
 }

@@ -29,18 +29,18 @@ var activationTests = []test{
 		is := is.New(t)
 		p := s.prompt(s.project().ID, "k")
 		vs := s.versions(p.ID, 2)
-		a, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: vs[0].ID})
-		is.NoErr(err)                                                    // activate by id
-		is.True(a.ActiveVersion != nil)                                  // a version is active
-		is.Equal(a.ActiveVersion.AppendJSON(nil), vs[0].AppendJSON(nil)) // the version asked for
-		is.Equal(a.Environment, prompts.Production)                      // in the environment asked
-		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID)           // and it stays active
+		a, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(vs[0].ID)})
+		is.NoErr(err)                                               // activate by id
+		is.True(a.ActiveVersion != nil)                             // a version is active
+		is.Equal(versionText(*a.ActiveVersion), versionText(vs[0])) // the version asked for
+		is.Equal(a.Environment, prompts.Production)                 // in the environment asked
+		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID)      // and it stays active
 	}},
 	{"activate by number", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		p := s.prompt(s.project().ID, "k")
 		vs := s.versions(p.ID, 3)
-		a, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: 2})
+		a, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(2)})
 		is.NoErr(err)                                       // activate by number
 		is.True(a.ActiveVersion != nil)                     // a version is active
 		is.Equal(a.ActiveVersion.ID, vs[1].ID)              // version number 2
@@ -52,11 +52,11 @@ var activationTests = []test{
 		is.NoErr(err) // create prompt
 		v, err := s.CreateVersion(t.Context(), prompts.NewVersion{PromptID: p.ID, Content: "c", ChangeSummary: ptr("why"), Metadata: `{"a":[1,2]}`})
 		is.NoErr(err) // create version
-		a, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: v.ID})
+		a, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(v.ID)})
 		is.NoErr(err) // activate
 		got, err := s.GetActive(t.Context(), p.ID, prompts.Staging)
 		is.NoErr(err)                                              // get active
-		is.Equal(a.AppendJSON(nil), got.AppendJSON(nil))           // the same read
+		is.Equal(activeText(a), activeText(got))                   // the same read
 		is.Equal(got.LatestVersionID, v.ID)                        // with latest_version_id
 		is.True(got.ActiveVersion.ChangeSummary != nil)            // and the active version's change_summary
 		is.Equal(*got.ActiveVersion.ChangeSummary, "why")          // as stored
@@ -67,10 +67,10 @@ var activationTests = []test{
 		ctx := t.Context()
 		p := s.prompt(s.project().ID, "k")
 		vs := s.versions(p.ID, 2)
-		_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: 1})
+		_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
 		is.NoErr(err)                                 // activate 1 in production
 		is.Equal(s.active(p.ID, prompts.Staging), "") // staging is untouched
-		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: 2})
+		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(2)})
 		is.NoErr(err)                                          // activate 2 in staging
 		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID) // production keeps 1
 		is.Equal(s.active(p.ID, prompts.Staging), vs[1].ID)    // staging has 2
@@ -85,14 +85,14 @@ var activationTests = []test{
 		ctx := t.Context()
 		p := s.prompt(s.project().ID, "k")
 		vs := s.versions(p.ID, 2)
-		_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: 2})
+		_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2)})
 		is.NoErr(err) // promote 2
-		a, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: 1})
+		a, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
 		is.NoErr(err)                                          // roll back to 1
 		is.Equal(a.ActiveVersion.ID, vs[0].ID)                 // 1 is active
 		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID) // and stays active
 		is.Equal(a.LatestVersionID, vs[1].ID)                  // 2 is still the latest
-		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: 1})
+		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
 		is.NoErr(err)                                          // activating the active version again is fine
 		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID) // and changes nothing
 	}},
@@ -128,12 +128,12 @@ var activationTests = []test{
 		theirs := s.versions(q.ID, 2)
 		before := s.snapshot()
 		for _, v := range theirs {
-			_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v.ID})
+			_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v.ID)})
 			is.True(errors.Is(err, prompts.ErrNotFound)) // another prompt's version is not found, though this prompt has its number
 		}
-		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, VersionID: mine.ID})
+		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, VersionID: prompts.Some(mine.ID)})
 		is.True(errors.Is(err, prompts.ErrNotFound)) // nor the other way round
-		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: p.ID})
+		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(p.ID)})
 		is.True(errors.Is(err, prompts.ErrNotFound))          // nor is an id of something else
 		is.Equal(s.snapshot(), before)                        // nothing changed
 		is.Equal(s.active(p.ID, prompts.Production), mine.ID) // production keeps its version
@@ -147,12 +147,12 @@ var activationTests = []test{
 		empty := s.prompt(p.ProjectID, "empty")
 		before := s.snapshot()
 		for _, n := range []int{3, 4, 1 << 40} {
-			_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: n})
+			_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(n)})
 			is.True(errors.Is(err, prompts.ErrNotFound)) // no such number for this prompt
 		}
-		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: empty.ID, Environment: prompts.Staging, VersionNumber: 1})
+		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: empty.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(1)})
 		is.True(errors.Is(err, prompts.ErrNotFound)) // a prompt without versions has no number 1
-		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: unknownID})
+		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(unknownID)})
 		is.True(errors.Is(err, prompts.ErrNotFound)) // an unknown version id is not found
 		is.Equal(s.snapshot(), before)               // nothing changed
 	}},
@@ -161,11 +161,11 @@ var activationTests = []test{
 		p := s.prompt(s.project().ID, "k")
 		v := s.version(p.ID, "c")
 		before := s.snapshot()
-		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v.ID, VersionNumber: 1})
+		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v.ID), VersionNumber: prompts.Some(1)})
 		s.invalid(err, "version_id")
 		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production})
 		s.invalid(err, "version_id")
-		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: -1})
+		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(-1)})
 		s.invalid(err, "version_number")
 		is.Equal(s.snapshot(), before) // nothing changed
 	}},
@@ -181,7 +181,7 @@ var activationTests = []test{
 			s.invalid(err, "environment")
 			_, err = s.GetActiveByKey(ctx, proj.ID, "k", env)
 			s.invalid(err, "environment")
-			_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: env, VersionNumber: 1})
+			_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: env, VersionNumber: prompts.Some(1)})
 			s.invalid(err, "environment")
 			s.invalid(s.Deactivate(ctx, p.ID, env), "environment")
 			_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{env}})
@@ -202,9 +202,9 @@ var activationTests = []test{
 		is.Equal(s.active(p.ID, prompts.Production), v3.ID) // an environment named twice is named once
 		is.Equal(s.active(p.ID, prompts.Staging), v2.ID)    // staging keeps 2
 		a, err := s.GetActive(t.Context(), p.ID, prompts.Production)
-		is.NoErr(err)                                                             // get active
-		is.Equal(a.ActiveVersion.AppendDetailJSON(nil), v3.AppendDetailJSON(nil)) // the version as created
-		is.Equal(a.LatestVersionID, v3.ID)                                        // and the latest
+		is.NoErr(err)                                            // get active
+		is.Equal(versionText(*a.ActiveVersion), versionText(v3)) // the version as created
+		is.Equal(a.LatestVersionID, v3.ID)                       // and the latest
 	}},
 }
 
@@ -222,8 +222,8 @@ var lookupTests = []test{
 		is.Equal(a.ID, p.ID)                // the prompt of that project
 		is.Equal(a.ActiveVersion.ID, pv.ID) // with its active version
 		want, err := s.GetActive(ctx, p.ID, prompts.Production)
-		is.NoErr(err)                                     // get active by id
-		is.Equal(a.AppendJSON(nil), want.AppendJSON(nil)) // the same read as by id
+		is.NoErr(err)                             // get active by id
+		is.Equal(activeText(a), activeText(want)) // the same read as by id
 		b, err := s.GetActiveByKey(ctx, two.ID, "support/greeting", prompts.Production)
 		is.NoErr(err)                       // the same key in another project
 		is.Equal(b.ID, q.ID)                // is the other prompt

@@ -128,7 +128,7 @@ var fieldRuleTests = []test{
 		// References too: a NUL is a broken field, not an unknown id.
 		_, err = s.CreatePrompt(t.Context(), prompts.NewPrompt{ProjectID: "\x00", Key: "k2", Name: "n"})
 		s.invalid(err, "project_id")
-		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: "a\x00"})
+		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some("a\x00")})
 		s.invalid(err, "version_id")
 		is.Equal(s.snapshot(), before) // the refused writes changed nothing
 	}},
@@ -254,7 +254,7 @@ var fieldRuleTests = []test{
 		s.invalid(err, "key", "name", "description")
 		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "a\x00", ChangeSummary: ptr(strings.Repeat("s", 1025)), Metadata: "[]", Environments: []prompts.Environment{"dev"}})
 		s.invalid(err, "content", "change_summary", "metadata_", "environments")
-		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: "Production", VersionID: unknownID, VersionNumber: 1})
+		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: "Production", VersionID: prompts.Some(unknownID), VersionNumber: prompts.Some(1)})
 		s.invalid(err, "environment", "version_id")
 		_, _, err = s.ListPrompts(ctx, prompts.PromptFilter{Key: "-", Page: prompts.Page{Limit: -1, After: "x"}})
 		s.invalid(err, "key", "limit", "after")
@@ -295,11 +295,11 @@ var fieldRuleTests = []test{
 				return err
 			}(),
 			func() error {
-				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: ov.ID})
+				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(ov.ID)})
 				return err
 			}(),
 			func() error {
-				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: 3})
+				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(3)})
 				return err
 			}(),
 			s.Deactivate(ctx, p.ID, "dev"),

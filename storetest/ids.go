@@ -72,11 +72,11 @@ var idMethods = []idMethod{
 		return err
 	}},
 	{"Activate", promptID, true, func(ctx context.Context, s prompts.Store, _ known, id string) error {
-		_, err := s.Activate(ctx, prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: 1})
+		_, err := s.Activate(ctx, prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
 		return err
 	}},
 	{"Activate by version id", versionID, true, func(ctx context.Context, s prompts.Store, k known, id string) error {
-		_, err := s.Activate(ctx, prompts.Activation{PromptID: k.prompt, Environment: prompts.Production, VersionID: id})
+		_, err := s.Activate(ctx, prompts.Activation{PromptID: k.prompt, Environment: prompts.Production, VersionID: prompts.Some(id)})
 		return err
 	}},
 	{"Deactivate", promptID, false, func(ctx context.Context, s prompts.Store, _ known, id string) error {

@@ -109,7 +109,7 @@ var copyTests = []test{
 		a, err = s.GetActiveByKey(ctx, proj.ID, "k", prompts.Staging)
 		is.NoErr(err) // get active by key
 		reads = append(reads, a)
-		a, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: 1})
+		a, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
 		is.NoErr(err) // activate the active version again
 		reads = append(reads, a)
 		for _, a := range reads {
@@ -206,7 +206,7 @@ var contextTests = []test{
 				return err
 			},
 			"Activate": func() error {
-				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v.ID})
+				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v.ID)})
 				return err
 			},
 			"Deactivate": func() error { return s.Deactivate(ctx, p.ID, prompts.Production) },

@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite of prompts.Store: one function,
-// Run, that checks every behaviour the Store contract (store.go and SPEC
-// part B) puts on a backend. A backend's own test is ten lines:
+// Run, that checks every behaviour the Store contract (the doc comments of
+// prompts.Store and of the input types' Validate methods) puts on a
+// backend. A backend's own test is ten lines:
 //
 //	func TestStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
@@ -38,6 +39,7 @@ import (
 	"github.com/matryer/is"
 	"github.com/oklog/ulid/v2"
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // Run runs the conformance suite. newStore must return a new, empty Store
@@ -54,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		metadataTests,
 		fieldRuleTests,
 		activationTests,
+		revisionTests,
 		lookupTests,
 		pagingTests,
 		idTests,
@@ -90,6 +93,7 @@ const clockStep = 1234567 * time.Nanosecond
 type clock struct {
 	mu       sync.Mutex
 	next     time.Time
+	still    bool // next stays where it is
 	readings []time.Time
 }
 
@@ -100,9 +104,19 @@ func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.next
-	c.next = c.next.Add(clockStep)
+	if !c.still {
+		c.next = c.next.Add(clockStep)
+	}
 	c.readings = append(c.readings, t)
 	return t
+}
+
+// standStill makes every later reading at, as a clock that stopped (or
+// was set back) would answer.
+func (c *clock) standStill(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next, c.still = at, true
 }
 
 // mark returns a position in the readings, for since.
@@ -193,28 +207,49 @@ func (s *fixture) snapshot() string {
 	projects, _, err := s.ListProjects(ctx, prompts.ProjectFilter{Page: all})
 	is.NoErr(err) // list projects for the snapshot
 	for _, p := range projects {
-		b = p.AppendJSON(b)
+		b = append(b, projectText(p)...)
 		b = append(b, '\n')
 	}
 	ps, _, err := s.ListPrompts(ctx, prompts.PromptFilter{Page: all})
 	is.NoErr(err) // list prompts for the snapshot
 	for _, p := range ps {
-		b = p.AppendJSON(b)
+		b = append(b, promptText(p)...)
 		b = append(b, '\n')
 		vs, _, err := s.ListVersions(ctx, p.ID, all)
 		is.NoErr(err) // list versions for the snapshot
 		for _, v := range vs {
-			b = v.AppendDetailJSON(b)
+			b = append(b, versionText(v)...)
 			b = append(b, '\n')
 		}
 		for _, env := range prompts.Environments {
 			a, err := s.GetActive(ctx, p.ID, env)
 			is.NoErr(err) // get active for the snapshot
-			b = a.AppendJSON(b)
+			b = append(b, activeText(a)...)
 			b = append(b, '\n')
 		}
 	}
 	return string(b)
+}
+
+// projectText, promptText, versionText and activeText return every field
+// of a value as text, for comparisons that show what differs: the
+// interface's JSON of it (versions with their change summary) and, for
+// prompts, the revision and, for reads of an environment, the
+// environment.
+func projectText(p prompts.Project) string { return string(wire.AppendProject(nil, p)) }
+
+func promptText(p prompts.Prompt) string {
+	return string(wire.AppendPrompt(nil, p)) + " revision " + strconv.FormatInt(p.Revision, 10)
+}
+
+func versionText(v prompts.PromptVersion) string { return string(wire.AppendVersionDetail(nil, v)) }
+
+func activeText(a prompts.ActivePrompt) string {
+	active := "null"
+	if a.ActiveVersion != nil {
+		active = versionText(*a.ActiveVersion)
+	}
+	return promptText(a.Prompt) + " in " + string(a.Environment) + ": " + active
 }
 
 // invalid checks that err is ErrInvalid naming exactly these fields, in

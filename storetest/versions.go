@@ -9,6 +9,7 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // Concurrent writers in the version-number test, versions each writes,
@@ -40,8 +41,8 @@ var versionTests = []test{
 		is.Equal(v3.VersionNumber, 3) // then 3
 		for _, want := range []prompts.PromptVersion{v1, v2, v3} {
 			got, err := s.GetVersion(ctx, p.ID, want.VersionNumber)
-			is.NoErr(err)                                                   // get version by number
-			is.Equal(got.AppendDetailJSON(nil), want.AppendDetailJSON(nil)) // read back as created
+			is.NoErr(err)                                 // get version by number
+			is.Equal(versionText(got), versionText(want)) // read back as created
 		}
 		q := s.prompt(p.ProjectID, "other")
 		is.Equal(s.version(q.ID, "x").VersionNumber, 1) // numbers count per prompt
@@ -155,9 +156,9 @@ var versionTests = []test{
 		proj := s.project()
 		p := s.prompt(proj.ID, "k")
 		got, err := s.GetPrompt(ctx, p.ID)
-		is.NoErr(err)                                                                      // get prompt
-		is.Equal(got.LatestVersionID, "")                                                  // null without versions
-		is.True(strings.Contains(string(got.AppendJSON(nil)), `"latest_version_id":null`)) // encoded as null
+		is.NoErr(err)                                                                              // get prompt
+		is.Equal(got.LatestVersionID, "")                                                          // null without versions
+		is.True(strings.Contains(string(wire.AppendPrompt(nil, got)), `"latest_version_id":null`)) // encoded as null
 		a, err := s.GetActive(ctx, p.ID, prompts.Production)
 		is.NoErr(err)                   // get active
 		is.Equal(a.LatestVersionID, "") // null in the active read too
@@ -186,7 +187,7 @@ var versionTests = []test{
 		v1 := s.version(p.ID, "one")
 		is.Equal(s.active(p.ID, prompts.Production), "") // not active in production
 		is.Equal(s.active(p.ID, prompts.Staging), "")    // not active in staging
-		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: v1.ID})
+		_, err := s.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v1.ID)})
 		is.NoErr(err) // activate
 		s.version(p.ID, "two")
 		is.Equal(s.active(p.ID, prompts.Production), v1.ID) // a new version does not replace the active one

@@ -3,12 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"log"
 	"net"
@@ -21,9 +19,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lib/pq"
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // the PostgreSQL driver
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/sqlstore"
 )
 
 // helperArg, as the first argument, runs this command as one of the bare
@@ -121,94 +122,44 @@ func bytesHandler(r readResponse) http.Handler {
 	})
 }
 
-// getActive is sqlstore's read-3 statement (qGetActive in
-// sqlstore/queries.go), character for character; {s} stands for the
-// quoted schema.
-const getActive = `SELECT p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at, v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at
-FROM {s}.prompts p
-LEFT JOIN {s}.deployments d ON d.prompt_id = p.id AND d.environment = $2
-LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
-WHERE p.id = $1`
-
-// newSQLHandler returns a handler that runs getActive, prepared, through
-// database/sql with the standalone server's pool, for the prompt id at the
-// end of the path and production, and writes the row as read 3's JSON
-// with its ETag. It checks nothing else: no key, no route, no id syntax.
+// newSQLHandler returns a handler that reads the prompt whose id ends the
+// path, in production, with sqlstore's GetActive over the standalone
+// server's pool settings, and writes it as httpapi does (the same encoder
+// and entity tag, from internal/wire). It checks nothing else: no key, no
+// route, no id syntax. So it costs what the standalone server on
+// PostgreSQL cannot avoid, and shares its SQL, JSON and tag rather than
+// keeping copies that could drift.
 func newSQLHandler(dsn, schema string) (http.Handler, func(), error) {
 	if schema == "" {
 		return nil, nil, errors.New("-schema is required")
 	}
-	db, err := sql.Open("postgres", dsn)
+	db, err := sqlx.Open("postgres", dsn)
 	if err != nil {
 		return nil, nil, err
 	}
 	db.SetMaxOpenConns(20) // as examples/server
 	db.SetMaxIdleConns(20)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	stmt, err := db.PrepareContext(ctx, strings.ReplaceAll(getActive, "{s}", pq.QuoteIdentifier(schema)))
+	store, err := sqlstore.New(db, sqlstore.WithSchema(schema))
 	if err != nil {
 		db.Close()
 		return nil, nil, err
 	}
-	closeDB := func() { stmt.Close(); db.Close() }
+	closeDB := func() { store.Close(); db.Close() }
 	ct, cache := []string{"application/json"}, []string{"private, no-cache"}
 	bufs := sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-		var c struct { // one allocation for the 13 columns
-			pid, project, key, name, desc, latest sql.NullString
-			vid, content, summary, metadata       sql.NullString
-			number                                sql.NullInt64
-			created, vcreated                     sql.NullTime
-		}
-		err := stmt.QueryRowContext(r.Context(), id, "production").Scan(
-			&c.pid, &c.project, &c.key, &c.name, &c.desc, &c.latest, &c.created,
-			&c.vid, &c.number, &c.content, &c.summary, &c.metadata, &c.vcreated)
+		a, err := store.GetActive(r.Context(), id, prompts.Production)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		bp := bufs.Get().(*[]byte)
-		b := append((*bp)[:0], `{"id":`...)
-		b = prompts.AppendString(b, c.pid.String)
-		b = append(b, `,"project_id":`...)
-		b = prompts.AppendString(b, c.project.String)
-		b = append(b, `,"key":`...)
-		b = prompts.AppendString(b, c.key.String)
-		b = append(b, `,"name":`...)
-		b = prompts.AppendString(b, c.name.String)
-		b = append(b, `,"description":`...)
-		b = appendNull(b, c.desc)
-		b = append(b, `,"latest_version_id":`...)
-		b = appendNull(b, c.latest)
-		b = append(b, `,"active_version":`...)
-		if !c.vid.Valid {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, `{"id":`...)
-			b = prompts.AppendString(b, c.vid.String)
-			b = append(b, `,"prompt_id":`...)
-			b = prompts.AppendString(b, c.pid.String)
-			b = append(b, `,"version_number":`...)
-			b = strconv.AppendInt(b, c.number.Int64, 10)
-			b = append(b, `,"content":`...)
-			b = prompts.AppendString(b, c.content.String)
-			b = append(b, `,"metadata_":`...)
-			if c.metadata.Valid {
-				b = append(b, c.metadata.String...)
-			} else {
-				b = append(b, "null"...)
-			}
-			b = append(b, `,"created_at":`...)
-			b = prompts.AppendTime(b, c.vcreated.Time)
-			b = append(b, '}')
-		}
-		b = append(b, '}')
+		b := wire.AppendActive((*bp)[:0], a)
 		hd := w.Header()
 		hd["Content-Type"] = ct
-		hd["Etag"] = []string{etag(b)}
+		hd["Etag"] = []string{string(wire.AppendETag(nil, a))}
 		hd["Cache-Control"] = cache
 		hd["Content-Length"] = []string{strconv.Itoa(len(b))}
 		w.Write(b) //nolint:errcheck
@@ -216,26 +167,4 @@ func newSQLHandler(dsn, schema string) (http.Handler, func(), error) {
 		bufs.Put(bp)
 	})
 	return h, closeDB, nil
-}
-
-func appendNull(b []byte, s sql.NullString) []byte {
-	if !s.Valid {
-		return append(b, "null"...)
-	}
-	return prompts.AppendString(b, s.String)
-}
-
-// etag is the strong tag httpapi sends (appendETag in httpapi/encode.go):
-// the CRC-32C and CRC-32 of the body in hex, quoted.
-func etag(body []byte) string {
-	const hexd = "0123456789abcdef"
-	c := crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli))
-	x := uint64(c)<<32 | uint64(crc32.ChecksumIEEE(body))
-	var t [18]byte
-	t[0], t[17] = '"', '"'
-	for i := 16; i > 0; i-- {
-		t[i] = hexd[x&0xf]
-		x >>= 4
-	}
-	return string(t[:])
 }

@@ -13,10 +13,9 @@
 //   - memstore: the standalone server (examples/server, built with go build
 //     into a temporary directory) on its in-memory store, seeded over HTTP
 //     with one prompt whose version is active in production;
-//   - with -dsn, bare-sql: a bare handler that runs the single statement of
-//     sqlstore's read 3 (the same SQL text, prepared, through database/sql
-//     and lib/pq, with the standalone server's pool size) and writes the
-//     row as the same JSON;
+//   - with -dsn, bare-sql: a bare handler that reads the prompt with
+//     sqlstore's GetActive (one prepared statement, with the standalone
+//     server's pool size) and writes it with httpapi's encoder and ETag;
 //   - with -dsn, sqlstore: the standalone server on PostgreSQL, in a schema
 //     of its own that is dropped at the end.
 //

@@ -1,8 +1,9 @@
-package prompts_test
+package wire_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // checkString checks that AppendString(prefix, s) is prefix and then a
@@ -21,7 +23,7 @@ import (
 func checkString(t *testing.T, s string) {
 	t.Helper()
 	is := is.New(t)
-	got := prompts.AppendString([]byte("x"), s)
+	got := wire.AppendString([]byte("x"), s)
 	is.Equal(got[0], byte('x')) // the prefix kept
 	got = got[1:]
 	var buf bytes.Buffer
@@ -85,13 +87,13 @@ func benchActive() prompts.ActivePrompt {
 	}
 }
 
-// BenchmarkActivePromptAppendJSON encodes read 3's body.
-func BenchmarkActivePromptAppendJSON(b *testing.B) {
+// BenchmarkAppendActive encodes read 3's body.
+func BenchmarkAppendActive(b *testing.B) {
 	a := benchActive()
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = a.AppendJSON(buf[:0])
+		buf = wire.AppendActive(buf[:0], a)
 	}
 	b.SetBytes(int64(len(buf)))
 }
@@ -114,8 +116,8 @@ func TestAppendTimeAsAppendFormat(t *testing.T) {
 	}
 	is := is.New(t)
 	for _, tm := range times {
-		want := `"` + tm.UTC().Format(prompts.TimeFormat) + `"`
-		is.Equal(string(prompts.AppendTime([]byte("x"), tm)), "x"+want) // as Format
+		want := `"` + tm.UTC().Format(wire.TimeFormat) + `"`
+		is.Equal(string(wire.AppendTime([]byte("x"), tm)), "x"+want) // as Format
 	}
 }
 
@@ -124,6 +126,54 @@ func BenchmarkAppendTime(b *testing.B) {
 	buf := make([]byte, 0, 64)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = prompts.AppendTime(buf[:0], tm)
+		buf = wire.AppendTime(buf[:0], tm)
 	}
+}
+
+// The entity tag names the prompt, the environment and the revision, and
+// so differs whenever one of them does.
+func TestAppendETag(t *testing.T) {
+	is := is.New(t)
+	a := benchActive()
+	a.Revision = 1763900000123456
+	tag := string(wire.AppendETag(nil, a))
+	is.Equal(tag, `"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456"`)
+	tags := map[string]bool{tag: true}
+	b := a
+	b.Revision++
+	c := a
+	c.Environment = prompts.Staging
+	d := a
+	d.ID = "01KAKM6N8V5X3ZJ0W2Q9R7T4YD"
+	for _, x := range []prompts.ActivePrompt{b, c, d} {
+		tg := string(wire.AppendETag(nil, x))
+		is.True(!tags[tg]) // another prompt, environment or revision, another tag
+		tags[tg] = true
+	}
+}
+
+// The response shapes hold exactly their fields: read 3 no created_at of
+// the prompt, a version no change_summary unless in detail.
+func TestShapes(t *testing.T) {
+	is := is.New(t)
+	a := benchActive()
+	keys := func(b []byte) []string {
+		var m map[string]json.RawMessage
+		is.NoErr(json.Unmarshal(b, &m)) // valid JSON
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	is.Equal(keys(wire.AppendActive(nil, a)), []string{"active_version", "description", "id", "key", "latest_version_id", "name", "project_id"})
+	is.Equal(keys(wire.AppendPrompt(nil, a.Prompt)), []string{"created_at", "description", "id", "key", "latest_version_id", "name", "project_id"})
+	is.Equal(keys(wire.AppendVersion(nil, *a.ActiveVersion)), []string{"content", "created_at", "id", "metadata_", "prompt_id", "version_number"})
+	is.Equal(keys(wire.AppendVersionDetail(nil, *a.ActiveVersion)), []string{"change_summary", "content", "created_at", "id", "metadata_", "prompt_id", "version_number"})
+	is.Equal(keys(wire.AppendProject(nil, prompts.Project{})), []string{"created_at", "description", "id", "is_private", "name", "slug"})
+	a.ActiveVersion = nil
+	a.Description = nil
+	a.LatestVersionID = ""
+	is.Equal(string(wire.AppendActive(nil, a)), `{"id":"01KAKM6N8V5X3ZJ0W2Q9R7T4YB","project_id":"01KAKM6N8V0000000000000000","key":"support/greeting","name":"Support greeting","description":null,"latest_version_id":null,"active_version":null}`)
 }

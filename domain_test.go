@@ -1,0 +1,162 @@
+package prompts_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+)
+
+// encoding/json of the domain's values keeps every field, change_summary
+// and the revision included, and reads back the same value.
+func TestEncodingJSONLosesNothing(t *testing.T) {
+	is := is.New(t)
+	now := time.Date(2026, 11, 21, 22, 19, 26, 123456000, time.UTC)
+	summary, desc := "why it changed", "what it is for"
+	v := prompts.PromptVersion{
+		ID: "01KAKM6N8W5X3ZJ0W2Q9R7T4YC", PromptID: "01KAKM6N8V5X3ZJ0W2Q9R7T4YB", VersionNumber: 3,
+		Content: "Hello {{name}}", ChangeSummary: &summary,
+		Metadata: `{"temperature":0.20000000000000001,"n":1e400}`, CreatedAt: now,
+	}
+	a := prompts.ActivePrompt{
+		Prompt: prompts.Prompt{
+			ID: v.PromptID, ProjectID: "01KAKM6N8V0000000000000000", Key: "support/greeting", Name: "Greeting",
+			Description: &desc, LatestVersionID: v.ID, CreatedAt: now, Revision: 1763900000123456,
+		},
+		Environment:   prompts.Staging,
+		ActiveVersion: &v,
+	}
+	b, err := json.Marshal(v)
+	is.NoErr(err) // marshal a version
+	var fields map[string]json.RawMessage
+	is.NoErr(json.Unmarshal(b, &fields))
+	is.Equal(string(fields["change_summary"]), `"why it changed"`)                         // change_summary kept
+	is.Equal(string(fields["metadata_"]), `{"temperature":0.20000000000000001,"n":1e400}`) // every digit kept
+
+	var back prompts.PromptVersion
+	is.NoErr(json.Unmarshal(b, &back)) // read it back
+	is.Equal(back, v)                  // the same version
+
+	b, err = json.Marshal(a)
+	is.NoErr(err) // marshal a prompt with its active version
+	var backA prompts.ActivePrompt
+	is.NoErr(json.Unmarshal(b, &backA)) // read it back
+	is.Equal(backA, a)                  // the same value, revision and environment included
+}
+
+func TestNextRevision(t *testing.T) {
+	is := is.New(t)
+	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	first := prompts.NextRevision(0, now)
+	is.Equal(first, now.UnixMicro())                                    // a new prompt: the clock
+	is.Equal(prompts.NextRevision(first, now), first+1)                 // the same microsecond: one more
+	is.Equal(prompts.NextRevision(first, now.Add(-time.Hour)), first+1) // a clock behind: still one more
+	is.Equal(prompts.NextRevision(first, now.Add(time.Second)), first+1e6)
+}
+
+func TestPromptUpdateApplyTellsAChange(t *testing.T) {
+	is := is.New(t)
+	desc := "d"
+	p := prompts.Prompt{Key: "k", Name: "n", Description: &desc, Revision: 7}
+	for _, tc := range []struct {
+		name    string
+		in      prompts.PromptUpdate
+		changed bool
+	}{
+		{"nothing given", prompts.PromptUpdate{}, false},
+		{"the same values", prompts.PromptUpdate{Key: prompts.Some("k"), Name: prompts.Some("n"), Description: prompts.Some("d")}, false},
+		{"a new key", prompts.PromptUpdate{Key: prompts.Some("k2")}, true},
+		{"a new name", prompts.PromptUpdate{Name: prompts.Some("n2")}, true},
+		{"a new description", prompts.PromptUpdate{Description: prompts.Some("d2")}, true},
+		{"description cleared", prompts.PromptUpdate{Description: prompts.Null[string]()}, true},
+	} {
+		got, changed := tc.in.Apply(p)
+		is.Equal(changed, tc.changed) // tc.name
+		is.Equal(got.Revision, int64(7))
+	}
+	q := p
+	q.Description = nil
+	_, changed := prompts.PromptUpdate{Description: prompts.Null[string]()}.Apply(q)
+	is.True(!changed) // clearing what is null changes nothing
+}
+
+// Activation names its version by id or by number, exactly one; null is
+// the same as absent.
+func TestActivationValidate(t *testing.T) {
+	const id = "01KAKM6N8V5X3ZJ0W2Q9R7T4YB"
+	for _, tc := range []struct {
+		name   string
+		in     prompts.Activation
+		fields []string
+	}{
+		{"by number", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: prompts.Some(2)}, nil},
+		{"by id", prompts.Activation{PromptID: id, Environment: prompts.Staging, VersionID: prompts.Some(id)}, nil},
+		{"null id and a number", prompts.Activation{PromptID: id, Environment: prompts.Staging, VersionID: prompts.Null[string](), VersionNumber: prompts.Some(1)}, nil},
+		{"both", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Some(id), VersionNumber: prompts.Some(1)}, []string{"version_id"}},
+		{"neither", prompts.Activation{PromptID: id, Environment: prompts.Production}, []string{"version_id"}},
+		{"both null", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Null[string](), VersionNumber: prompts.Null[int]()}, []string{"version_id"}},
+		{"empty id", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Some("")}, []string{"version_id"}},
+		{"id with NUL", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Some("a\x00")}, []string{"version_id"}},
+		{"number 0", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: prompts.Some(0)}, []string{"version_number"}},
+		{"everything wrong", prompts.Activation{Environment: "dev", VersionNumber: prompts.Some(-1)}, []string{"prompt_id", "environment", "version_number"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			err := tc.in.Validate()
+			if tc.fields == nil {
+				is.NoErr(err) // valid
+				return
+			}
+			var e *prompts.Error
+			is.True(errors.As(err, &e)) // an *Error
+			var got []string
+			for _, f := range e.Fields {
+				got = append(got, f.Field)
+			}
+			is.Equal(got, tc.fields) // the invalid fields
+		})
+	}
+}
+
+func TestEnvironmentValidate(t *testing.T) {
+	is := is.New(t)
+	for _, e := range prompts.Environments {
+		is.NoErr(e.Validate()) // e is valid
+	}
+	for _, e := range []prompts.Environment{"", "Production", "dev", "production "} {
+		err := e.Validate()
+		var pe *prompts.Error
+		is.True(errors.As(err, &pe))                // invalid
+		is.Equal(pe.Fields[0].Field, "environment") // names the field
+		is.True(errors.Is(err, prompts.ErrInvalid)) // with the invalid code
+	}
+}
+
+// An Optional marshals as what it reads: absent (with omitzero), null, or
+// its value.
+func TestOptionalJSON(t *testing.T) {
+	is := is.New(t)
+	type body struct {
+		N prompts.Optional[int]    `json:"n,omitzero"`
+		S prompts.Optional[string] `json:"s,omitzero"`
+	}
+	for _, tc := range []struct {
+		in   body
+		want string
+	}{
+		{body{}, `{}`},
+		{body{N: prompts.Null[int]()}, `{"n":null}`},
+		{body{N: prompts.Some(0), S: prompts.Some("x")}, `{"n":0,"s":"x"}`},
+	} {
+		b, err := json.Marshal(tc.in)
+		is.NoErr(err)
+		is.Equal(string(b), tc.want) // marshaled
+		var back body
+		is.NoErr(json.Unmarshal(b, &back))
+		is.Equal(back, tc.in) // and read back the same
+	}
+}

@@ -1,0 +1,76 @@
+package prompts
+
+// Environment is where a version can be active. Each environment of a
+// prompt points at one of its versions, or at none.
+type Environment string
+
+// The environments.
+const (
+	Production Environment = "production"
+	Staging    Environment = "staging"
+)
+
+// Environments lists every environment.
+var Environments = []Environment{Production, Staging}
+
+// Valid reports whether e is one of the environments.
+func (e Environment) Valid() bool { return e == Production || e == Staging }
+
+// Validate returns an invalid-input error for the field "environment"
+// unless e is one of the environments.
+func (e Environment) Validate() error {
+	var fe fieldErrors
+	e.check(&fe, "environment")
+	return fe.err()
+}
+
+// check adds the environment rule's error for field when e breaks it, and
+// reports whether e passed.
+func (e Environment) check(fe *fieldErrors, field string) bool {
+	if !e.Valid() {
+		fe.add(field, "must be production or staging")
+		return false
+	}
+	return true
+}
+
+// ActivePrompt is a prompt with the version active in one environment: what
+// an application reads.
+type ActivePrompt struct {
+	Prompt
+	Environment   Environment    `json:"environment"`
+	ActiveVersion *PromptVersion `json:"active_version"` // nil when nothing is active
+}
+
+// Activation is the input to Store.Activate: make one version of a prompt
+// the active one in an environment. It names the version by id or by
+// number, exactly one of the two (null counts as absent).
+type Activation struct {
+	PromptID      string
+	Environment   Environment
+	VersionID     Optional[string] // the version's id, or
+	VersionNumber Optional[int]    // its number
+}
+
+// Validate reports every field that breaks a rule, at once.
+func (in Activation) Validate() error {
+	var fe fieldErrors
+	if in.PromptID == "" {
+		fe.add("prompt_id", "is required")
+	}
+	in.Environment.check(&fe, "environment")
+	hasID, hasNumber := in.VersionID.HasValue(), in.VersionNumber.HasValue()
+	switch {
+	case hasID && hasNumber:
+		fe.add("version_id", "and version_number cannot both be given: give one")
+	case !hasID && !hasNumber:
+		fe.add("version_id", "or version_number is required")
+	case hasID && in.VersionID.Value == "":
+		fe.add("version_id", "must not be empty")
+	case hasID:
+		checkRef(&fe, "version_id", in.VersionID.Value, true)
+	case in.VersionNumber.Value < 1:
+		fe.add("version_number", "must be 1 or more")
+	}
+	return fe.err()
+}

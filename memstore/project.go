@@ -1,0 +1,72 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/promptkit/prompts"
+)
+
+// CreateProject implements prompts.Store.
+func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.Project{}, err
+	}
+	if err := done(ctx); err != nil {
+		return prompts.Project{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slug := in.ProjectSlug()
+	if _, taken := s.slugs[slug]; taken {
+		return prompts.Project{}, prompts.SlugTaken(slug)
+	}
+	now := s.clock.Now()
+	p := &prompts.Project{
+		ID:          prompts.NewID(now),
+		Name:        in.Name,
+		Slug:        slug,
+		Description: in.Description,
+		IsPrivate:   in.IsPrivate,
+		CreatedAt:   now,
+	}
+	s.projects[p.ID] = p
+	s.slugs[slug] = p.ID
+	s.projectOrder = insertSorted(s.projectOrder, p.ID)
+	return *p, nil
+}
+
+// GetProject implements prompts.Store.
+func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, error) {
+	if err := done(ctx); err != nil {
+		return prompts.Project{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p, ok := s.projects[id]
+	if !ok {
+		return prompts.Project{}, prompts.NotFound("project")
+	}
+	return *p, nil
+}
+
+// ListProjects implements prompts.Store.
+func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
+	if err := f.Validate(); err != nil {
+		return nil, false, err
+	}
+	if err := done(ctx); err != nil {
+		return nil, false, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := s.projectOrder
+	if f.IDs != nil {
+		ids = sortedKnown(f.IDs, func(id string) bool { _, ok := s.projects[id]; return ok })
+	}
+	page, more := pageAfter(ids, f.Page)
+	out := make([]prompts.Project, len(page))
+	for i, id := range page {
+		out[i] = *s.projects[id]
+	}
+	return out, more, nil
+}

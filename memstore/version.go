@@ -1,0 +1,95 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+
+	"github.com/promptkit/prompts"
+)
+
+// CreateVersion implements prompts.Store.
+func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	if err := done(ctx); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	md := in.Metadata.Normalize()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.prompts[in.PromptID]
+	if !ok {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	now := s.clock.Now()
+	v := prompts.PromptVersion{
+		ID:            prompts.NewIDAfter(now, rec.p.LatestVersionID),
+		PromptID:      rec.p.ID,
+		VersionNumber: len(rec.versions) + 1,
+		Content:       in.Content,
+		ChangeSummary: copyString(in.ChangeSummary),
+		Metadata:      md,
+		CreatedAt:     now,
+	}
+	rec.versions = append(rec.versions, v)
+	rec.p.LatestVersionID = v.ID
+	rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+	for _, e := range in.Environments {
+		rec.active[envIndex(e)] = v.VersionNumber
+	}
+	return v.Copy(), nil
+}
+
+// GetVersion implements prompts.Store.
+func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
+	if err := done(ctx); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.prompts[promptID]
+	if !ok {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	if number < 1 || number > len(rec.versions) {
+		return prompts.PromptVersion{}, prompts.NotFound("version")
+	}
+	return rec.versions[number-1].Copy(), nil
+}
+
+// ListVersions implements prompts.Store.
+func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	if err := p.Validate(); err != nil {
+		return nil, false, err
+	}
+	if err := done(ctx); err != nil {
+		return nil, false, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.prompts[promptID]
+	if !ok {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	// Newest first: walk down from the newest version older than After.
+	// Version ids increase with numbers, so that is a binary search.
+	end := len(rec.versions)
+	if p.After != "" {
+		end, _ = slices.BinarySearchFunc(rec.versions, p.After, func(v prompts.PromptVersion, id string) int {
+			switch {
+			case v.ID < id:
+				return -1
+			case v.ID > id:
+				return 1
+			}
+			return 0
+		})
+	}
+	n := min(end, p.Size())
+	out := make([]prompts.PromptVersion, 0, n)
+	for i := end - 1; i >= end-n; i-- {
+		out = append(out, rec.versions[i].Copy())
+	}
+	return out, end > n, nil
+}
