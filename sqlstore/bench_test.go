@@ -193,9 +193,9 @@ func seedPrompts(b *testing.B, s *sqlstore.Store, projectID string, n int) []str
 	q := pq.QuoteIdentifier(s.Schema())
 	db := database(b)
 	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, `INSERT INTO `+q+`.prompts (id, project_id, key, name, description, created_at)
-SELECT t.id, $2, 'prompt-' || t.i, 'Prompt ' || t.i, 'What prompt ' || t.i || ' is for.', $3
-FROM unnest($1::text[]) WITH ORDINALITY AS t(id, i)`, pq.StringArray(ids), projectID, now); err != nil {
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+q+`.prompts (id, project_id, key, name, description, created_at, revision)
+SELECT t.id, $2, 'prompt-' || t.i, 'Prompt ' || t.i, 'What prompt ' || t.i || ' is for.', $3, $4
+FROM unnest($1::text[]) WITH ORDINALITY AS t(id, i)`, pq.StringArray(ids), projectID, now, prompts.NextRevision(0, now)); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `ANALYZE `+q+`.prompts`); err != nil {
