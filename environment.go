@@ -50,6 +50,7 @@ type Activation struct {
 	Environment   Environment
 	VersionID     Optional[string] // the version's id, or
 	VersionNumber Optional[int]    // its number
+	Change                         // who, why, and the revision expected
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -72,5 +73,6 @@ func (in Activation) Validate() error {
 	case in.VersionNumber.Value < 1:
 		fe.add("version_number", "must be 1 or more")
 	}
+	in.Change.check(&fe)
 	return fe.err()
 }

@@ -16,6 +16,9 @@ const (
 	CodeConflict    Code = "conflict"    // the write clashes with existing state (a key taken)
 	CodeUnavailable Code = "unavailable" // the backing service cannot be reached; retry later
 	CodeInternal    Code = "internal"    // anything else: a bug or an unexpected failure
+	// CodePreconditionFailed: the prompt is not at the revision the change
+	// expected (Change.IfRevision).
+	CodePreconditionFailed Code = "precondition_failed"
 )
 
 // Sentinel errors, one per code, for errors.Is:
@@ -26,6 +29,8 @@ var (
 	ErrNotFound    = &Error{Code: CodeNotFound, Message: "not found"}
 	ErrConflict    = &Error{Code: CodeConflict, Message: "conflict"}
 	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "service unavailable"}
+
+	ErrPreconditionFailed = &Error{Code: CodePreconditionFailed, Message: "precondition failed"}
 )
 
 // FieldError names one invalid field of an input and what is wrong with it.

@@ -76,9 +76,35 @@ func Example() {
 	}
 	read()
 
-	// Roll back: activate version 1 again.
-	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)}); err != nil {
+	// Roll back the latest change, saying who and why.
+	if _, err := store.Rollback(ctx, prompts.Rollback{PromptID: prompt.ID, Environment: prompts.Production,
+		Change: prompts.Change{Actor: "alice", Reason: "v2 answers too briefly"}}); err != nil {
 		log.Fatal(err)
+	}
+	read()
+
+	// Who changed production, newest first.
+	history, _, err := store.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: prompt.ID, Environment: prompts.Production})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, d := range history {
+		actor := "someone"
+		if d.Actor != nil {
+			actor = *d.Actor
+		}
+		fmt.Printf("%s: %s to v%d by %s\n", d.Environment, d.Action, *d.VersionNumber, actor)
+	}
+
+	// Compare-and-swap: a change that expects a revision the prompt has
+	// moved past changes nothing.
+	a, err := store.GetActive(ctx, prompt.ID, prompts.Production)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.Deactivate(ctx, prompts.Deactivation{PromptID: prompt.ID, Environment: prompts.Production,
+		Change: prompts.Change{IfRevision: a.Revision - 1}}); errors.Is(err, prompts.ErrPreconditionFailed) {
+		fmt.Println("deactivate: refused, production changed since")
 	}
 	read()
 
@@ -88,6 +114,11 @@ func Example() {
 	// production: nothing active
 	// production: v1 "Hello! How can I help?"
 	// production: v2 "Hi {{name}}, what can I do for you today?"
+	// production: v1 "Hello! How can I help?"
+	// production: rollback to v1 by alice
+	// production: activate to v2 by someone
+	// production: activate to v1 by someone
+	// deactivate: refused, production changed since
 	// production: v1 "Hello! How can I help?"
 }
 

@@ -75,12 +75,26 @@ type Store interface {
 	// project: how an application refers to its prompts. An unknown
 	// project or key is ErrNotFound.
 	GetActiveByKey(ctx context.Context, projectID, key string, env Environment) (ActivePrompt, error)
-	// Activate makes a version the active one in an environment (promotion
-	// and rollback alike) and returns the prompt as GetActive does for that
-	// environment. An unknown prompt, or a version that is not one of this
-	// prompt's, is ErrNotFound.
+	// Activate makes a version the active one in an environment and
+	// returns the prompt as GetActive does for that environment. An
+	// unknown prompt, or a version that is not one of this prompt's, is
+	// ErrNotFound. It writes a Deployment with ActionActivate unless the
+	// version was already active there.
 	Activate(ctx context.Context, in Activation) (ActivePrompt, error)
-	// Deactivate leaves nothing active in env. It is a no-op when nothing
-	// was; an unknown prompt is ErrNotFound.
-	Deactivate(ctx context.Context, promptID string, env Environment) error
+	// Deactivate points the environment at no version and returns the
+	// prompt as GetActive does for it. It writes a Deployment with
+	// ActionDeactivate unless nothing was active; an unknown prompt is
+	// ErrNotFound.
+	Deactivate(ctx context.Context, in Deactivation) (ActivePrompt, error)
+	// Rollback points the environment back at the version it pointed at
+	// before its latest change (that Deployment's previous version), writes
+	// a Deployment with ActionRollback, and returns the prompt as GetActive
+	// does for it. With no record, or when the latest change started from
+	// no version, it is the conflict NothingToRollBack; an unknown prompt
+	// is ErrNotFound.
+	Rollback(ctx context.Context, in Rollback) (ActivePrompt, error)
+	// ListDeployments returns one page of a prompt's deployment records,
+	// newest first (After moves to older ones), and whether more follow.
+	// An unknown prompt is ErrNotFound.
+	ListDeployments(ctx context.Context, f DeploymentFilter) (page []Deployment, more bool, err error)
 }

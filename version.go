@@ -143,6 +143,9 @@ type NewVersion struct {
 	ChangeSummary *string       // optional: up to 1,024 characters
 	Metadata      Metadata      // optional: a JSON object, or "" for null
 	Environments  []Environment // optional: activate the new version there in the same atomic step
+	// Actor names who creates the version, for the Deployment records of
+	// its Environments; "" records none.
+	Actor string
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -165,6 +168,7 @@ func (in NewVersion) Validate() error {
 			break // one error for the field
 		}
 	}
+	checkText(&fe, "actor", in.Actor, MaxName)
 	return fe.err()
 }
 

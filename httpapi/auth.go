@@ -33,6 +33,9 @@ type Authenticator interface {
 // named. The resources of any other project are answered exactly as if
 // they did not exist (404), and never appear in lists.
 type Access struct {
+	// Name names the key (or whoever holds it): the actor of the changes
+	// it makes, in the deployment history. "" records none.
+	Name        string
 	AllProjects bool     // every project, present and future
 	ProjectIDs  []string // else only these (none when empty)
 }

@@ -16,7 +16,7 @@ import (
 // fill fills a route's pattern and body with the ids of a prompt.
 func fill(s, projectID, promptID string, n int) string {
 	return strings.NewReplacer("{project_id}", projectID, "{prompt_id}", promptID,
-		"{version_number}", "1", "{environment}", "staging", "{n}", fmt.Sprint(n)).Replace(s)
+		"{version_number}", "1", "{environment}", "staging", "{n}", fmt.Sprint(n), "{key}", "k").Replace(s)
 }
 
 func TestEveryRouteNeedsAKey(t *testing.T) {
@@ -218,7 +218,10 @@ func TestMethodNotAllowed(t *testing.T) {
 		{"/v1/integration/prompts/" + id, "GET, HEAD, PATCH"},
 		{"/v1/integration/prompts/" + id + "/versions", "GET, HEAD, POST"},
 		{"/v1/integration/prompts/" + id + "/versions/1", "GET, HEAD"},
-		{"/v1/integration/prompts/" + id + "/environments/staging", "DELETE, PUT"},
+		{"/v1/integration/prompts/" + id + "/environments/staging", "DELETE, GET, HEAD, PUT"},
+		{"/v1/integration/prompts/" + id + "/environments/staging/rollback", "POST"},
+		{"/v1/integration/prompts/" + id + "/deployments", "GET, HEAD"},
+		{"/v1/integration/projects/" + id + "/prompts/a/b", "GET, HEAD"},
 		{"/v1/integration/projects", "GET, HEAD"},
 	} {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "BREW"} {

@@ -24,7 +24,8 @@
 // a conditional read that matched is 304). Every error is an RFC 9457
 // problem (application/problem+json) with a code member: invalid_request
 // 400, unauthenticated 401, not_found 404, method_not_allowed 405,
-// conflict 409, payload_too_large 413, unsupported_media_type 415,
+// conflict 409, precondition_failed 412, payload_too_large 413,
+// unsupported_media_type 415,
 // internal 500 (the cause goes to the logger, never to the body) and
 // unavailable 503 (with Retry-After). The code comes from the code of the
 // domain's error (prompts.Code) where there is one, so that a Store's
@@ -34,7 +35,8 @@
 //
 // Checks run in this order, and the first that fails answers:
 // authentication; route and method; media type, size and body syntax;
-// field rules; existence; conflicts. A refused request changes nothing.
+// field rules; existence; precondition (412); conflicts. A refused
+// request changes nothing.
 //
 // # Entity tags
 //
@@ -48,6 +50,24 @@
 // whenever the body may, is the same on every replica that reads one
 // database, and is known before the body is encoded: a 304 costs no
 // encoding. Tags are strong: equal tags mean equal bodies, byte for byte.
+//
+// # Deployments and compare-and-swap
+//
+// Every change of what an environment points at (PUT and DELETE of
+// /prompts/{id}/environments/{env}, POST …/rollback, a version created
+// with environments) writes a deployment record, in the same atomic step,
+// with the key's name as its actor (Access.Name) and the reason the
+// request gives; GET /prompts/{id}/deployments lists them, newest first.
+// A request that changes nothing records nothing. PUT, DELETE and
+// rollback take If-Match with the ETag of the prompt in that environment
+// (a read sends it, and so do PUT and rollback): unless it is current,
+// 412 and nothing changes, and of concurrent changes carrying one tag at
+// most one succeeds, across every process on one database, for the Store
+// checks the revision in the tag under the prompt's lock
+// (prompts.Change.IfRevision). Since the revision covers the whole
+// prompt, a rename or a new version also fails an older tag: the swap
+// errs on the side of caution. A weak tag, or a tag of another prompt or
+// environment, never matches; "*" asks only that the prompt exists.
 //
 // The interface is described by openapi.yaml beside this file (OpenAPI
 // 3.1); the package's tests check every response they receive against it.

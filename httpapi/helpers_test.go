@@ -34,7 +34,11 @@ var allRoutes = []struct {
 	{"GET", "/v1/integration/prompts/{prompt_id}/versions/{version_number}", ""},
 	{"PUT", "/v1/integration/prompts/{prompt_id}/environments/{environment}", `{"version_number":1}`},
 	{"DELETE", "/v1/integration/prompts/{prompt_id}/environments/{environment}", ""},
+	{"GET", "/v1/integration/prompts/{prompt_id}/environments/{environment}", ""},
+	{"POST", "/v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", ""},
+	{"GET", "/v1/integration/prompts/{prompt_id}/deployments", ""},
 	{"GET", "/v1/integration/projects", ""},
+	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", ""},
 }
 
 // env is a handler on a fresh memstore behind a real HTTP server, with two

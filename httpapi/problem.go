@@ -29,6 +29,8 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusConflict, "conflict"}
 	case prompts.CodeUnavailable:
 		return kind{http.StatusServiceUnavailable, "unavailable"}
+	case prompts.CodePreconditionFailed:
+		return kind{http.StatusPreconditionFailed, "precondition_failed"}
 	default:
 		return kindInternal
 	}

@@ -60,16 +60,44 @@ func (h *Handler) readPrompt() handlerFunc {
 			return
 		}
 		ap, err := h.store.GetActive(r.Context(), r.PathValue("prompt_id"), env)
-		if err != nil {
-			h.storeError(w, r, err)
-			return
-		}
-		if !a.Allows(ap.ProjectID) {
-			h.notFoundAs(w, "prompt")
-			return
-		}
-		h.writeActive(w, r, ap)
+		h.answerRead(w, r, a, ap, err)
 	}
+}
+
+// readByKey is GET /projects/{project_id}/prompts/{key...}?environment=:
+// readPrompt for the prompt with that key in that project. The key is the
+// rest of the path, slashes included.
+func (h *Handler) readByKey() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		var q queryFields
+		env := q.environment(r.URL.RawQuery)
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		projectID := r.PathValue("project_id")
+		if !a.Allows(projectID) {
+			h.notFoundAs(w, "project")
+			return
+		}
+		ap, err := h.store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
+		h.answerRead(w, r, a, ap, err)
+	}
+}
+
+// answerRead answers a read of a prompt in an environment: the store's
+// error, 404 for a prompt the key may not see, else the prompt with its
+// ETag (or 304).
+func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, ap prompts.ActivePrompt, err error) {
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	if !a.Allows(ap.ProjectID) {
+		h.notFoundAs(w, "prompt")
+		return
+	}
+	h.writeActive(w, r, ap)
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

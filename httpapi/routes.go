@@ -15,6 +15,10 @@ func (h *Handler) routes() []route {
 		{"GET /v1/integration/prompts/{prompt_id}/versions/{version_number}", h.readVersion()},
 		{"PUT /v1/integration/prompts/{prompt_id}/environments/{environment}", h.activate()},
 		{"DELETE /v1/integration/prompts/{prompt_id}/environments/{environment}", h.deactivate()},
+		{"GET /v1/integration/prompts/{prompt_id}/environments/{environment}", h.readEnvironment()},
+		{"POST /v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", h.rollback()},
+		{"GET /v1/integration/prompts/{prompt_id}/deployments", h.listDeployments()},
+		{"GET /v1/integration/projects/{project_id}/prompts/{key...}", h.readByKey()},
 		{"GET /v1/integration/projects", h.listProjects()},
 	}
 }

@@ -108,11 +108,12 @@ func (h *Handler) activate() handlerFunc {
 		if !ok {
 			return
 		}
-		var versionID prompts.Optional[string]
+		var versionID, reason prompts.Optional[string]
 		var number prompts.Optional[int]
 		if bad := decodeObject(body, []member{
 			{"version_id", "a string", &versionID},
 			{"version_number", "an integer", &number},
+			{"reason", "a string or null", &reason},
 		}); bad != nil {
 			h.badRequest(w, bad)
 			return
@@ -122,6 +123,7 @@ func (h *Handler) activate() handlerFunc {
 			Environment:   prompts.Environment(r.PathValue("environment")),
 			VersionID:     versionID,
 			VersionNumber: number,
+			Change:        h.change(r, a, reason.Value),
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
@@ -135,7 +137,87 @@ func (h *Handler) activate() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		writeValue(h, w, ap, wire.AppendActive)
+		h.writeChanged(w, ap)
+	}
+}
+
+// rollback is POST /prompts/{prompt_id}/environments/{environment}/rollback,
+// with an optional body {"reason": …}. It answers as activate does.
+func (h *Handler) rollback() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var reason prompts.Optional[string]
+		if len(body) > 0 { // the body is optional
+			if bad := decodeObject(body, []member{
+				{"reason", "a string or null", &reason},
+			}); bad != nil {
+				h.badRequest(w, bad)
+				return
+			}
+		}
+		in := prompts.Rollback{
+			PromptID:    r.PathValue("prompt_id"),
+			Environment: prompts.Environment(r.PathValue("environment")),
+			Change:      h.change(r, a, reason.Value),
+		}
+		if err := in.Validate(); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		if !h.canSeePrompt(w, r, a, in.PromptID) {
+			return
+		}
+		ap, err := h.store.Rollback(r.Context(), in)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		h.writeChanged(w, ap)
+	}
+}
+
+// listDeployments is GET
+// /prompts/{prompt_id}/deployments?environment=&limit=&after=, newest
+// first.
+func (h *Handler) listDeployments() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		raw := r.URL.RawQuery
+		var q queryFields
+		f := prompts.DeploymentFilter{PromptID: r.PathValue("prompt_id"), Page: q.page(raw)}
+		env, given, fe := queryParam(raw, "environment")
+		q.add(fe)
+		if given && fe == nil {
+			f.Environment = prompts.Environment(env)
+			if err := f.Environment.Validate(); err != nil {
+				q.addErr(err)
+			}
+		}
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		if !h.canSeePrompt(w, r, a, f.PromptID) {
+			return
+		}
+		list, more, err := h.store.ListDeployments(r.Context(), f)
+		writeList(h, w, r, list, more, err, wire.AppendDeployment, func(x prompts.Deployment) string { return x.ID })
+	}
+}
+
+// readEnvironment is GET /prompts/{prompt_id}/environments/{environment}:
+// readPrompt with the environment in the path.
+func (h *Handler) readEnvironment() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		env := prompts.Environment(r.PathValue("environment"))
+		if err := env.Validate(); err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		ap, err := h.store.GetActive(r.Context(), r.PathValue("prompt_id"), env)
+		h.answerRead(w, r, a, ap, err)
 	}
 }
 
@@ -143,16 +225,26 @@ func (h *Handler) activate() handlerFunc {
 // leaves nothing active there: 204, also when nothing was.
 func (h *Handler) deactivate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
-		env := prompts.Environment(r.PathValue("environment"))
-		if err := env.Validate(); err != nil {
+		var q queryFields
+		reason, _, fe := queryParam(r.URL.RawQuery, "reason")
+		q.add(fe)
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		in := prompts.Deactivation{
+			PromptID:    r.PathValue("prompt_id"),
+			Environment: prompts.Environment(r.PathValue("environment")),
+			Change:      h.change(r, a, reason),
+		}
+		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
 			return
 		}
-		id := r.PathValue("prompt_id")
-		if !h.canSeePrompt(w, r, a, id) {
+		if !h.canSeePrompt(w, r, a, in.PromptID) {
 			return
 		}
-		if err := h.store.Deactivate(r.Context(), id, env); err != nil {
+		if _, err := h.store.Deactivate(r.Context(), in); err != nil {
 			h.storeError(w, r, err)
 			return
 		}

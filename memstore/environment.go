@@ -2,12 +2,16 @@ package memstore
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
 
 // What each environment of a prompt points at: prompt.active, by
-// envIndex.
+// envIndex; and the records of its changes, prompt.deployments, oldest
+// first.
 
 func envIndex(e prompts.Environment) int {
 	if e == prompts.Staging {
@@ -91,16 +95,86 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.prompts[in.PromptID]
-	if !ok {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	rec, err := s.changing(in.PromptID, in.Change)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
 	}
 	n := rec.number(in)
 	if n == 0 {
 		return prompts.ActivePrompt{}, prompts.NotFound("version")
 	}
-	rec.point(in.Environment, n, s.clock)
+	now := s.clock.Now()
+	if rec.point(in.Environment, n, prompts.ActionActivate, in.Change, now) {
+		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+	}
 	return rec.activeCopy(in.Environment), nil
+}
+
+// Deactivate implements prompts.Store.
+func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := done(ctx); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.changing(in.PromptID, in.Change)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	now := s.clock.Now()
+	if rec.point(in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
+		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+	}
+	return rec.activeCopy(in.Environment), nil
+}
+
+// Rollback implements prompts.Store.
+func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := done(ctx); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.changing(in.PromptID, in.Change)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	n := 0 // the version before the environment's latest change
+	for i := len(rec.deployments) - 1; i >= 0; i-- {
+		if d := &rec.deployments[i]; d.Environment == in.Environment {
+			if d.PreviousVersionNumber != nil {
+				n = *d.PreviousVersionNumber
+			}
+			break
+		}
+	}
+	if n == 0 {
+		return prompts.ActivePrompt{}, prompts.NothingToRollBack()
+	}
+	now := s.clock.Now()
+	if rec.point(in.Environment, n, prompts.ActionRollback, in.Change, now) {
+		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+	}
+	return rec.activeCopy(in.Environment), nil
+}
+
+// changing returns the prompt a change is for, once the change's
+// precondition holds. The caller holds the write lock.
+func (s *Store) changing(promptID string, c prompts.Change) (*prompt, error) {
+	rec, ok := s.prompts[promptID]
+	if !ok {
+		return nil, prompts.NotFound("prompt")
+	}
+	if c.IfRevision != 0 && c.IfRevision != rec.p.Revision {
+		return nil, prompts.PreconditionFailed()
+	}
+	return rec, nil
 }
 
 // number returns the number of the version that in names, 0 when the prompt
@@ -120,31 +194,100 @@ func (rec *prompt) number(in prompts.Activation) int {
 	return 0
 }
 
-// point points env at version number n (0 for none), moving the revision
-// on when that changes what env points at.
-func (rec *prompt) point(env prompts.Environment, n int, clock prompts.Clock) {
+// point points env at version number n (0 for none) and records the
+// change, unless env already points there. It reports whether anything
+// changed; the caller then moves the revision on, once for all the
+// environments one call changes.
+func (rec *prompt) point(env prompts.Environment, n int, action prompts.Action, c prompts.Change, now time.Time) bool {
 	i := envIndex(env)
-	if rec.active[i] == n {
-		return
+	prev := rec.active[i]
+	if prev == n {
+		return false
 	}
 	rec.active[i] = n
-	rec.p.Revision = prompts.NextRevision(rec.p.Revision, clock.Now())
+	last := ""
+	if len(rec.deployments) > 0 {
+		last = rec.deployments[len(rec.deployments)-1].ID
+	}
+	d := prompts.Deployment{
+		ID:          prompts.NewIDAfter(now, last),
+		PromptID:    rec.p.ID,
+		Environment: env,
+		Action:      action,
+		Actor:       nonEmpty(c.Actor),
+		Reason:      nonEmpty(c.Reason),
+		CreatedAt:   now,
+	}
+	d.VersionID, d.VersionNumber = rec.versionRef(n)
+	d.PreviousVersionID, d.PreviousVersionNumber = rec.versionRef(prev)
+	rec.deployments = append(rec.deployments, d)
+	return true
 }
 
-// Deactivate implements prompts.Store.
-func (s *Store) Deactivate(ctx context.Context, promptID string, env prompts.Environment) error {
-	if err := env.Validate(); err != nil {
-		return err
+// versionRef returns the id and number of version n, nil for 0.
+func (rec *prompt) versionRef(n int) (*string, *int) {
+	if n == 0 {
+		return nil, nil
+	}
+	id := rec.versions[n-1].ID
+	return &id, &n
+}
+
+// nonEmpty returns nil for "", else a pointer to a copy of s.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// ListDeployments implements prompts.Store.
+func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	if err := f.Validate(); err != nil {
+		return nil, false, err
 	}
 	if err := done(ctx); err != nil {
-		return err
+		return nil, false, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, ok := s.prompts[promptID]
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	rec, ok := s.prompts[f.PromptID]
 	if !ok {
-		return prompts.NotFound("prompt")
+		return nil, false, prompts.NotFound("prompt")
 	}
-	rec.point(env, 0, s.clock)
-	return nil
+	// Newest first: walk down from the newest record older than After.
+	// Record ids grow with time, so that is a binary search.
+	end, _ := slices.BinarySearchFunc(rec.deployments, f.After, func(d prompts.Deployment, id string) int {
+		return strings.Compare(d.ID, id)
+	})
+	if f.After == "" {
+		end = len(rec.deployments)
+	}
+	out := make([]prompts.Deployment, 0, min(end, f.Size()))
+	for i := end - 1; i >= 0; i-- {
+		d := rec.deployments[i]
+		if f.Environment != "" && d.Environment != f.Environment {
+			continue
+		}
+		if len(out) == f.Size() {
+			return out, true, nil
+		}
+		out = append(out, copyDeployment(d))
+	}
+	return out, false, nil
+}
+
+// copyDeployment returns d with pointers of its own.
+func copyDeployment(d prompts.Deployment) prompts.Deployment {
+	d.VersionID, d.PreviousVersionID = copyString(d.VersionID), copyString(d.PreviousVersionID)
+	d.Actor, d.Reason = copyString(d.Actor), copyString(d.Reason)
+	if d.VersionNumber != nil {
+		n := *d.VersionNumber
+		d.VersionNumber = &n
+	}
+	if d.PreviousVersionNumber != nil {
+		n := *d.PreviousVersionNumber
+		d.PreviousVersionNumber = &n
+	}
+	return d
 }

@@ -36,7 +36,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	rec.p.LatestVersionID = v.ID
 	rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 	for _, e := range in.Environments {
-		rec.active[envIndex(e)] = v.VersionNumber
+		rec.point(e, v.VersionNumber, prompts.ActionActivate, prompts.Change{Actor: in.Actor}, now)
 	}
 	return v.Copy(), nil
 }

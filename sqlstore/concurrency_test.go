@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -196,6 +197,128 @@ func TestCreateVersionAcrossProcesses(t *testing.T) {
 	is.True(end.Revision-p.Revision >= int64(2*total)) // moved on by each version and each activation
 }
 
+// TestSwapAcrossProcesses: several processes, each with several
+// goroutines, point production at versions of their own at once, all
+// expecting the same revision. Exactly one of them wins, and only its
+// change is recorded.
+func TestSwapAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s := newSQLStore(t)
+	_, p := fixture(t, s)
+	const processes, writers = 4, 4
+	for range processes * writers {
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
+		is.NoErr(err)
+	}
+	rev, err := s.GetPrompt(ctx, p.ID)
+	is.NoErr(err)
+	start := time.Now().Add(2 * time.Second) // all begin together
+	cmds := make([]*exec.Cmd, processes)
+	outs := make([]*bytes.Buffer, processes)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(),
+			childVar+"=swap",
+			"SQLSTORE_TEST_SCHEMA="+s.Schema(),
+			"SQLSTORE_TEST_PROMPT="+p.ID,
+			"SQLSTORE_TEST_REVISION="+strconv.FormatInt(rev.Revision, 10),
+			"SQLSTORE_TEST_FIRST="+strconv.Itoa(1+i*writers),
+			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
+			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
+		)
+		outs[i] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		is.NoErr(cmd.Start()) // start a swapping process
+		cmds[i] = cmd
+	}
+	won, lost := 0, 0
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("swapping process %d: %v\n%s", i, err, outs[i])
+		}
+		for _, line := range strings.Fields(outs[i].String()) {
+			switch line {
+			case "won":
+				won++
+			case "lost":
+				lost++
+			default:
+				t.Fatalf("swapping process %d: %q", i, outs[i])
+			}
+		}
+	}
+	is.Equal(won, 1)                    // exactly one swap won
+	is.Equal(lost, processes*writers-1) // every other one was refused
+	history, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+	is.NoErr(err)
+	is.Equal(len(history), 1) // and only the winner's change is recorded
+	a, err := s.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.VersionNumber, *history[0].VersionNumber) // the one active
+}
+
+// runSwapChild is a process of TestSwapAcrossProcesses: each of its
+// goroutines tries one swap, and it prints "won" or "lost" for each.
+func runSwapChild() int {
+	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
+	revision, err1 := strconv.ParseInt(env("REVISION"), 10, 64)
+	first, err2 := strconv.Atoi(env("FIRST"))
+	writers, err3 := strconv.Atoi(env("WRITERS"))
+	startNanos, err4 := strconv.ParseInt(env("START"), 10, 64)
+	db, err5 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
+	for _, err := range []error{err1, err2, err3, err4, err5} {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(writers)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(env("SCHEMA")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer s.Close()
+	if err := db.Ping(); err != nil { // connect before the start
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		results []string
+		failed  bool
+	)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Activate(context.Background(), prompts.Activation{PromptID: env("PROMPT"), Environment: prompts.Production,
+				VersionNumber: prompts.Some(first + w), Change: prompts.Change{Actor: "swapper", IfRevision: revision}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				results = append(results, "won")
+			case errors.Is(err, prompts.ErrPreconditionFailed):
+				results = append(results, "lost")
+			default:
+				fmt.Fprintln(os.Stderr, err)
+				failed = true
+			}
+		}()
+	}
+	wg.Wait()
+	if failed {
+		return 1
+	}
+	fmt.Println(strings.Join(results, "\n"))
+	return 0
+}
+
 // runChild is a writer process: it creates versions with several
 // goroutines, prints how many it retried under the lock, and exits 0 if
 // every write succeeded.
@@ -341,7 +464,7 @@ func TestActivateAfterWaiting(t *testing.T) {
 	}()
 	deactivated := make(chan error, 1)
 	go func() { // nothing, which it still was when the other began
-		deactivated <- s.Deactivate(ctx, p.ID, prompts.Staging)
+		deactivated <- deactivate(ctx, s, p.ID, prompts.Staging)
 	}()
 	waitForLockWaiters(t, s.Schema(), 2)
 	is.NoErr(other.Commit())

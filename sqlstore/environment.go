@@ -10,7 +10,8 @@ import (
 )
 
 // What each environment of a prompt points at: the table environments,
-// one row per prompt and environment that has an active version.
+// one row per prompt and environment that has an active version; and the
+// records of its changes, the table deployments.
 
 // activeRow receives the columns promptCols and versionCols.
 type activeRow struct {
@@ -120,9 +121,9 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env p
 }
 
 // Activate implements prompts.Store. In one transaction: lock the prompt
-// (one round trip), point the environment at the version unless it points
-// there already and then move the revision on (one), and read the prompt
-// as GetActive does (one); with BEGIN and COMMIT, five.
+// (one round trip), point the environment at the version and record the
+// change unless it points there already (one), and read the prompt as
+// GetActive does (one); with BEGIN and COMMIT, five.
 func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
@@ -130,12 +131,131 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	tx, err := s.begin(ctx, qLockEnvironments, qPointEnvironment, qGetActive)
+	var number, id any // the version asked for: by number or, if well-formed, by id
+	switch {
+	case in.VersionNumber.HasValue():
+		number = versionNumber(in.VersionNumber.Value)
+	case prompts.ValidID(in.VersionID.Value):
+		id = in.VersionID.Value
+	}
+	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+		found, err := c.point(ctx, tx, number, id, prompts.ActionActivate)
+		if err == nil && !found {
+			err = prompts.NotFound("version")
+		}
+		return err
+	}, qPointEnvironment)
+}
+
+// Deactivate implements prompts.Store. In one transaction: lock the prompt
+// (one round trip), point env at no version and record the change when it
+// pointed at one (one), and read the prompt as GetActive does (one); with
+// BEGIN and COMMIT, five.
+func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+		st, err := tx.stmt(ctx, qClearEnvironment)
+		if err != nil {
+			return err
+		}
+		var changed bool
+		return st.QueryRowContext(ctx, c.promptID, string(c.env), c.now.UnixMicro(), c.recordID,
+			nullString(c.actor()), nullString(c.reason()), c.now).Scan(&changed)
+	}, qClearEnvironment)
+}
+
+// Rollback implements prompts.Store. In one transaction: lock the prompt
+// (one round trip), read the version before the environment's latest
+// change (one), point the environment at it and record the change (one),
+// and read the prompt as GetActive does (one); with BEGIN and COMMIT, six.
+func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+		st, err := tx.stmt(ctx, qRollbackTarget)
+		if err != nil {
+			return err
+		}
+		var target sql.NullInt64
+		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !target.Valid {
+			return prompts.NothingToRollBack()
+		}
+		if err != nil {
+			return err
+		}
+		_, err = c.point(ctx, tx, target.Int64, nil, prompts.ActionRollback)
+		return err
+	}, qRollbackTarget, qPointEnvironment)
+}
+
+// change is a change of what an environment of a prompt points at, as
+// changeEnvironment hands it to the step that makes it.
+type change struct {
+	promptID string
+	env      prompts.Environment
+	prompts.Change
+	now          time.Time
+	recordID     string // the id of the change's deployment record
+	moveRevision bool   // false when the transaction moved it on already
+}
+
+func (c change) actor() *string  { return nonEmpty(c.Actor) }
+func (c change) reason() *string { return nonEmpty(c.Reason) }
+
+// point points the environment at the version with this number or id
+// (one of them nil), unless it points there already, and records the
+// change as action. It reports whether the version exists.
+func (c change) point(ctx context.Context, tx *tx, number, id any, action prompts.Action) (found bool, err error) {
+	st, err := tx.stmt(ctx, qPointEnvironment)
+	if err != nil {
+		return false, err
+	}
+	var changed bool
+	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
+		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision).Scan(&found, &changed)
+	return found, err
+}
+
+// changeEnvironment runs step, which changes what env of the prompt points
+// at, in a transaction that first locks the prompt (and checks the
+// change's precondition under that lock), and then answers as GetActive.
+// uses are the statements step runs.
+func (s *Store) changeEnvironment(ctx context.Context, promptID string, env prompts.Environment, ch prompts.Change,
+	step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
+	tx, err := s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...)
 	if err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op once committed
-	a, err := activate(ctx, tx, in, s.clock.Now())
+	a, err := func() (prompts.ActivePrompt, error) {
+		revision, latest, err := lockEnvironments(ctx, tx, promptID)
+		if err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		if ch.IfRevision != 0 && ch.IfRevision != revision {
+			return prompts.ActivePrompt{}, prompts.PreconditionFailed()
+		}
+		now := s.clock.Now()
+		c := change{promptID: promptID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true}
+		if err := step(ctx, tx, c); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		st, err := tx.stmt(ctx, qGetActive)
+		if err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		return scanActive(st.QueryRowContext(ctx, promptID, string(env)), env)
+	}()
 	if err != nil {
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
 	}
@@ -145,85 +265,112 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	return a, nil
 }
 
-// activate points in.Environment at the version in names, in tx, and
-// returns the prompt as it then is in that environment.
-func activate(ctx context.Context, tx *tx, in prompts.Activation, now time.Time) (prompts.ActivePrompt, error) {
-	if _, err := lockEnvironments(ctx, tx, in.PromptID); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	var number, id any // the version asked for: by number or, if well-formed, by id
-	switch {
-	case in.VersionNumber.HasValue():
-		number = versionNumber(in.VersionNumber.Value)
-	case prompts.ValidID(in.VersionID.Value):
-		id = in.VersionID.Value
-	}
-	st, err := tx.stmt(ctx, qPointEnvironment)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	var found, changed bool
-	err = st.QueryRowContext(ctx, in.PromptID, string(in.Environment), number, id, now.UnixMicro(), now).Scan(&found, &changed)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if !found {
-		return prompts.ActivePrompt{}, prompts.NotFound("version")
-	}
-	st, err = tx.stmt(ctx, qGetActive)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	return scanActive(st.QueryRowContext(ctx, in.PromptID, string(in.Environment)), in.Environment)
-}
-
-// Deactivate implements prompts.Store. In one transaction: lock the prompt
-// (one round trip), and point env at no version, moving the revision on
-// when it pointed at one (one); with BEGIN and COMMIT, four.
-func (s *Store) Deactivate(ctx context.Context, promptID string, env prompts.Environment) error {
-	if err := env.Validate(); err != nil {
-		return err
-	}
-	if !prompts.ValidID(promptID) {
-		return prompts.NotFound("prompt")
-	}
-	tx, err := s.begin(ctx, qLockEnvironments, qClearEnvironment)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op once committed
-	if err := deactivate(ctx, tx, promptID, env, s.clock.Now()); err != nil {
-		return s.fail(ctx, err)
-	}
-	return s.fail(ctx, tx.Commit())
-}
-
-// deactivate points env at no version, in tx.
-func deactivate(ctx context.Context, tx *tx, promptID string, env prompts.Environment, now time.Time) error {
-	if _, err := lockEnvironments(ctx, tx, promptID); err != nil {
-		return err
-	}
-	st, err := tx.stmt(ctx, qClearEnvironment)
-	if err != nil {
-		return err
-	}
-	var changed bool
-	return st.QueryRowContext(ctx, promptID, string(env), now.UnixMicro()).Scan(&changed)
-}
-
 // lockEnvironments locks the prompt's row for the rest of tx, which
 // serializes the changes of what its environments point at, and returns
-// its revision. An unknown prompt is ErrNotFound. What tx reads after it
-// is what the writer it may have waited for committed.
-func lockEnvironments(ctx context.Context, tx *tx, promptID string) (int64, error) {
+// its revision and latest deployment id. An unknown prompt is ErrNotFound.
+// What tx reads after it is what the writer it may have waited for
+// committed.
+func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment string, err error) {
 	st, err := tx.stmt(ctx, qLockEnvironments)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	var revision int64
-	err = st.QueryRowContext(ctx, promptID).Scan(&revision)
+	var latest sql.NullString
+	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, prompts.NotFound("prompt")
+		return 0, "", prompts.NotFound("prompt")
 	}
-	return revision, err
+	return revision, latest.String, err
+}
+
+// nonEmpty returns nil for "", else a pointer to s.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// ListDeployments implements prompts.Store. One round trip, on the primary
+// key (prompt_id, id), or the index (prompt_id, environment, id) for one
+// environment, read backwards from the page's position.
+func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	if err := f.Validate(); err != nil {
+		return nil, false, err
+	}
+	if !prompts.ValidID(f.PromptID) {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	before := f.After
+	if before == "" {
+		before = afterAll
+	}
+	n := f.Size()
+	q, args := qListDeployments, []any{f.PromptID, before, n + 1}
+	if f.Environment != "" {
+		q, args = qListDeploymentsByEnvironment, append(args, string(f.Environment))
+	}
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	defer rows.Close()
+	found := false
+	out := make([]prompts.Deployment, 0, min(n+1, 16))
+	for rows.Next() {
+		found = true
+		var (
+			id, env, action, vid, pvid, actor, reason sql.NullString
+			number, previous                          sql.NullInt64
+			created                                   sql.NullTime
+		)
+		if err := rows.Scan(&id, &env, &action, &vid, &number, &pvid, &previous, &actor, &reason, &created); err != nil {
+			return nil, false, s.fail(ctx, err)
+		}
+		if !id.Valid {
+			continue // the prompt, without records on this page
+		}
+		out = append(out, prompts.Deployment{
+			ID:                    id.String,
+			PromptID:              f.PromptID,
+			Environment:           prompts.Environment(env.String),
+			Action:                prompts.Action(action.String),
+			VersionID:             ptrString(vid),
+			VersionNumber:         ptrInt(number),
+			PreviousVersionID:     ptrString(pvid),
+			PreviousVersionNumber: ptrInt(previous),
+			Actor:                 ptrString(actor),
+			Reason:                ptrString(reason),
+			CreatedAt:             created.Time.UTC(),
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, s.fail(ctx, err)
+	}
+	if !found {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	if len(out) > n {
+		return out[:n], true, nil
+	}
+	return out, false, nil
+}
+
+func ptrString(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
+}
+
+func ptrInt(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	i := int(n.Int64)
+	return &i
 }

@@ -30,7 +30,11 @@ const skipMessage = "sqlstore tests need PostgreSQL: set " + databaseURLVar +
 var testDB *sqlx.DB
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childVar) != "" {
+	switch os.Getenv(childVar) {
+	case "":
+	case "swap":
+		os.Exit(runSwapChild()) // a process of TestSwapAcrossProcesses
+	default:
 		os.Exit(runChild()) // a writer process of TestCreateVersionAcrossProcesses
 	}
 	if url := os.Getenv(databaseURLVar); url != "" {
@@ -147,4 +151,10 @@ func fixture(t testing.TB, s prompts.Store) (prompts.Project, prompts.Prompt) {
 	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "greeting", Name: "Greeting"})
 	is.NoErr(err) // create prompt
 	return proj, p
+}
+
+// deactivate points env of the prompt at no version.
+func deactivate(ctx context.Context, s prompts.Store, promptID string, env prompts.Environment) error {
+	_, err := s.Deactivate(ctx, prompts.Deactivation{PromptID: promptID, Environment: env})
+	return err
 }

@@ -197,7 +197,10 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.Equal(appliedCount(t, schema), migrationCount(t)) // every migration recorded
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
-	is.Equal(tables, []string{"environments", "projects", "prompts", "schema_migrations", "versions"}) // deployments renamed
+	is.Equal(tables, []string{"deployments", "environments", "projects", "prompts", "schema_migrations", "versions"}) // the pointers moved; the history is new
+	var records int
+	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))
+	is.Equal(records, 0) // and empty: the first release kept none
 
 	prod, err := s.GetActive(ctx, promptID, prompts.Production)
 	is.NoErr(err)
@@ -230,11 +233,19 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(a.ActiveVersion.ID, v3.ID)
 	is.True(a.Revision > rev) // moved on by the version and the activation
-	is.NoErr(s.Deactivate(ctx, promptID, prompts.Staging))
+	is.NoErr(deactivate(ctx, s, promptID, prompts.Staging))
 	after, err := s.GetPrompt(ctx, promptID)
 	is.NoErr(err)
 	is.True(after.Revision > a.Revision) // and by the deactivation
 	staging, err = s.GetActive(ctx, promptID, prompts.Staging)
 	is.NoErr(err)
 	is.True(staging.ActiveVersion == nil) // deactivated
+	history, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: promptID})
+	is.NoErr(err)
+	is.Equal(len(history), 2)                      // the changes since the upgrade are recorded
+	is.Equal(*history[0].PreviousVersionNumber, 2) // the deactivation, from the old data's staging
+	is.Equal(*history[1].PreviousVersionID, v1ID)  // the activation, from the old data's production
+	rolled, err := s.Rollback(ctx, prompts.Rollback{PromptID: promptID, Environment: prompts.Production})
+	is.NoErr(err)
+	is.Equal(rolled.ActiveVersion.ID, v1ID) // back to what the old data had
 }

@@ -70,15 +70,18 @@ SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_se
 		"ListPrompts (several projects)":       "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
 		"ListPrompts (key)":                    "'key-7', " + prompt(7000) + ", 101",
 		"ListPrompts (key in projects)":        "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", ARRAY['production'], " + micros,
+		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros,
 		"CreateVersion (retry under the lock)": prompt(7) + ", '04000000000000000000000003'",
 		"GetVersion":                           prompt(7) + ", 50",
 		"ListVersions":                         prompt(7) + ", " + version(7, 50) + ", 101",
 		"GetActive":                            prompt(7) + ", 'production'",
 		"GetActiveByKey":                       project(8) + ", 'key-0', 'production'",
 		"Activate, Deactivate (lock)":          prompt(7),
-		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now,
-		"Deactivate (clear)":                   prompt(7) + ", 'staging', " + micros,
+		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true",
+		"Deactivate (clear)":                   prompt(7) + ", 'staging', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now,
+		"Rollback (target)":                    prompt(7) + ", 'staging'",
+		"ListDeployments":                      prompt(7) + ", '~', 101",
+		"ListDeployments (one environment)":    prompt(7) + ", '~', 101, 'production'",
 	}
 
 	var doc strings.Builder

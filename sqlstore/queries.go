@@ -30,6 +30,9 @@ const (
 	qLockEnvironments
 	qPointEnvironment
 	qClearEnvironment
+	qRollbackTarget
+	qListDeployments
+	qListDeploymentsByEnvironment
 	numQueries
 )
 
@@ -40,6 +43,8 @@ const (
 	// versionColsW are versionCols of the versions table aliased w, in
 	// subqueries whose result is v.
 	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at`
+	// deploymentCols are a record's columns, with the ids of its versions.
+	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.actor, d.reason, d.created_at`
 	// nextRevision is prompts.NextRevision of the row's revision at the
 	// time $8.
 	nextRevision = `GREATEST(p.revision + 1, $8::bigint)`
@@ -110,26 +115,18 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		// the new id: then CreateVersion retries under a lock.
 		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
-	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $8::bigint)
+	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
 	RETURNING id, version_count
-), v AS (
-	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at)
-	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz FROM p
-	RETURNING prompt_id, version_number
-), d AS (
-	INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
-	SELECT v.prompt_id, e.env, v.version_number, $6::timestamptz
-	FROM v CROSS JOIN unnest($7::text[]) AS e(env)
-	ON CONFLICT (prompt_id, environment) DO UPDATE
-	SET version_number = excluded.version_number, updated_at = excluded.updated_at
 )
-SELECT version_number FROM v`,
+INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at)
+SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz FROM p
+RETURNING version_number`,
 
 		// In a transaction, before qCreateVersion: lock the prompt, read its
-		// latest version id, and find the version with id $2 if an earlier
-		// attempt of this very call stored it.
-		qLockPrompt: `SELECT p.latest_version_id, v.version_number
+		// latest version and deployment ids, and find the version with id $2
+		// if an earlier attempt of this very call stored it.
+		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
 WHERE p.id = $1
@@ -175,42 +172,86 @@ WHERE j.id = $1`,
 		// the number of the version with number $3 or id $4 (NULL when there
 		// is none). No row: the prompt is unknown.
 		// The first statement of a transaction that changes the prompt's
-		// environments: lock the prompt's row. The statements after it read
-		// the environments afresh: under READ COMMITTED each statement sees
-		// what was committed when it began, so a writer that waited here
-		// sees the change of the writer it waited for.
-		qLockEnvironments: `SELECT revision FROM {s}.prompts WHERE id = $1 FOR UPDATE`,
+		// environments: lock the prompt's row, and read its revision (for the
+		// caller's precondition) and its latest deployment id (to make the
+		// next). The statements after it read the environments afresh: under
+		// READ COMMITTED each statement sees what was committed when it
+		// began, so a writer that waited here sees the change of the writer
+		// it waited for.
+		qLockEnvironments: `SELECT revision, latest_deployment_id FROM {s}.prompts WHERE id = $1 FOR UPDATE`,
 
 		// Under that lock: point environment $2 at the version numbered $3
-		// or with id $4, unless it points there already, and then move the
-		// revision on to at least $5. Answers whether the version exists
-		// and whether anything changed.
+		// or with id $4, unless it points there already; then record the
+		// change (id $7, action $8, actor $9, reason $10, at $6) and, unless
+		// $11 is false, move the revision on to at least $5. Answers whether
+		// the version exists and whether anything changed.
 		qPointEnvironment: `WITH t AS (
 	SELECT v.version_number FROM {s}.versions v
 	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
+), cur AS (
+	SELECT e.version_number FROM {s}.environments e WHERE e.prompt_id = $1 AND e.environment = $2
 ), point AS (
 	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, updated_at)
 	SELECT $1, $2, t.version_number, $6::timestamptz FROM t
 	ON CONFLICT (prompt_id, environment) DO UPDATE
 	SET version_number = excluded.version_number, updated_at = excluded.updated_at
 	WHERE e.version_number <> excluded.version_number
-	RETURNING 1
+	RETURNING version_number
+), rec AS (
+	INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, actor, reason, created_at)
+	SELECT $1, $7::text, $2, $8::text, point.version_number, (SELECT version_number FROM cur), $9::text, $10::text, $6::timestamptz
+	FROM point
 ), p AS (
-	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $5::bigint)
+	UPDATE {s}.prompts
+	SET revision = CASE WHEN $11::boolean THEN GREATEST(revision + 1, $5::bigint) ELSE revision END, latest_deployment_id = $7::text
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
 )
 SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point)`,
 
-		// Under that lock: point environment $2 at no version, and when it
-		// pointed at one, move the revision on to at least $3. Answers
-		// whether anything changed.
+		// Under that lock: point environment $2 at no version; when it
+		// pointed at one, record the change (id $4, actor $5, reason $6, at
+		// $7) and move the revision on to at least $3.
 		qClearEnvironment: `WITH clear AS (
 	DELETE FROM {s}.environments WHERE prompt_id = $1 AND environment = $2
-	RETURNING 1
+	RETURNING version_number
+), rec AS (
+	INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, actor, reason, created_at)
+	SELECT $1, $4::text, $2, 'deactivate', NULL, clear.version_number, $5::text, $6::text, $7::timestamptz
+	FROM clear
 ), p AS (
-	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $3::bigint)
+	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $3::bigint), latest_deployment_id = $4::text
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM clear)
 )
 SELECT EXISTS (SELECT 1 FROM clear)`,
+
+		// Under that lock: the version environment $2 pointed at before its
+		// latest change. No row when it has no record.
+		qRollbackTarget: `SELECT previous_version_number FROM {s}.deployments
+WHERE prompt_id = $1 AND environment = $2 ORDER BY id DESC LIMIT 1`,
+
+		// Newest first, from below $2. At least one row when the prompt exists
+		// (NULL columns when the page is empty).
+		qListDeployments: `SELECT ` + deploymentCols + `
+FROM {s}.prompts p
+LEFT JOIN LATERAL (
+	SELECT d.* FROM {s}.deployments d
+	WHERE d.prompt_id = p.id AND d.id < $2 ORDER BY d.id DESC LIMIT $3
+) d ON true
+LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
+LEFT JOIN {s}.versions pv ON pv.prompt_id = d.prompt_id AND pv.version_number = d.previous_version_number
+WHERE p.id = $1
+ORDER BY d.id DESC`,
+
+		// qListDeployments of one environment, $4.
+		qListDeploymentsByEnvironment: `SELECT ` + deploymentCols + `
+FROM {s}.prompts p
+LEFT JOIN LATERAL (
+	SELECT d.* FROM {s}.deployments d
+	WHERE d.prompt_id = p.id AND d.environment = $4 AND d.id < $2 ORDER BY d.id DESC LIMIT $3
+) d ON true
+LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
+LEFT JOIN {s}.versions pv ON pv.prompt_id = d.prompt_id AND pv.version_number = d.previous_version_number
+WHERE p.id = $1
+ORDER BY d.id DESC`,
 	}
 }

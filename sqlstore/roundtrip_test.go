@@ -84,7 +84,19 @@ func TestRoundTrips(t *testing.T) {
 			return err
 		}},
 		{"CreateVersion", 1, func() error {
-			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging}})
+			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
+			return err
+		}},
+		{"CreateVersion, active in environments", 6, func() error { // BEGIN, lock, insert, point twice, COMMIT
+			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging, prompts.Production}})
+			return err
+		}},
+		{"ListDeployments", 1, func() error {
+			_, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+			return err
+		}},
+		{"Rollback", 6, func() error { // BEGIN, lock, target, point, read, COMMIT
+			_, err := s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
 			return err
 		}},
 		{"Activate, a change", 5, func() error { // BEGIN, lock, point, read, COMMIT
@@ -96,14 +108,14 @@ func TestRoundTrips(t *testing.T) {
 			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v1.ID)})
 			return err
 		}},
-		{"Deactivate, a change", 4, func() error { // BEGIN, lock, clear, COMMIT
+		{"Deactivate, a change", 5, func() error { // BEGIN, lock, clear, read, COMMIT
 			if _, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(v1.ID)}); err != nil {
 				return err
 			}
 			proxy.reset() // count only what follows
-			return s.Deactivate(ctx, p.ID, prompts.Staging)
+			return deactivate(ctx, s, p.ID, prompts.Staging)
 		}},
-		{"Deactivate, no change", 4, func() error { return s.Deactivate(ctx, p.ID, prompts.Staging) }}, // the same
+		{"Deactivate, no change", 5, func() error { return deactivate(ctx, s, p.ID, prompts.Staging) }}, // the same
 	}
 	for _, c := range calls {
 		is.NoErr(c.call()) // first call: prepares the statement on the connection

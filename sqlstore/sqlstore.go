@@ -33,9 +33,10 @@
 //
 // # Tables
 //
-// projects, prompts, versions, and environments (what each environment of
-// a prompt points at: one row per prompt and environment with an active
-// version), plus schema_migrations, which Migrate keeps.
+// projects, prompts, versions, environments (what each environment of a
+// prompt points at: one row per prompt and environment with an active
+// version), deployments (the records of the changes of environments),
+// plus schema_migrations, which Migrate keeps.
 //
 // # Errors
 //
@@ -64,10 +65,13 @@
 // The statements are prepared on first use (lib/pq has no statement cache:
 // an unprepared query with parameters costs two round trips). Reading a
 // prompt with its active version, by id or by key, is one round trip; so are
-// the other reads, and the writes of projects, prompts and versions, except
-// CreateVersion when writers race (see there). Activate and Deactivate run
-// in a transaction that locks the prompt's row (five and four round trips
-// with BEGIN and COMMIT). TestRoundTrips counts them through a proxy. Lists page by keyset
+// the other reads, the history included, and the writes of projects,
+// prompts and versions, except CreateVersion when writers race or the
+// version is created active somewhere (see there). Activate, Deactivate
+// and Rollback run in a transaction that locks the prompt's row, changes
+// the environment and writes its deployment record (five round trips with
+// BEGIN and COMMIT; six for Rollback). TestRoundTrips counts them through
+// a proxy. Lists page by keyset
 // (id > after ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep
 // page costs what the first costs; PLANS.md shows the query plans.
 //

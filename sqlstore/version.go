@@ -6,18 +6,17 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-
-	"github.com/lib/pq"
+	"slices"
 
 	"github.com/promptkit/prompts"
 )
 
 // CreateVersion implements prompts.Store.
 //
-// One round trip when it does not race: a single statement (qCreateVersion)
-// counts the version on the prompt's row, which takes the row's lock, inserts
-// the version under that number, sets latest_version_id and activates the
-// version in in.Environments, all or nothing. Writers of one prompt, in any
+// One round trip when it does not race and activates nothing: a single
+// statement (qCreateVersion) counts the version on the prompt's row, which
+// takes the row's lock, inserts the version under that number and sets
+// latest_version_id, all or nothing. Writers of one prompt, in any
 // process, queue on that lock, and each sees the count the previous one
 // left: numbers are gapless and unique.
 //
@@ -32,6 +31,11 @@ import (
 // finds the version if the first statement did store it (database/sql runs a
 // statement again on a new connection when the first broke without an
 // answer), so one call never stores two versions.
+//
+// A version created active in environments takes that transaction from
+// the start, and in it points each environment at the version and writes
+// its deployment record (one round trip each), with ids made after the
+// prompt's latest record's, read under the lock.
 //
 // The writers of one prompt in this process take turns before they make
 // their ids (see writeQueue), so that they reach the row lock in the
@@ -61,11 +65,14 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		CreatedAt:     now,
 	}
 	envs := environments(in.Environments)
+	if len(envs) > 0 {
+		return s.createVersionLocked(ctx, v, envs, in.Actor)
+	}
 	st, err := s.stmt(ctx, qCreateVersion)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = st.QueryRowContext(ctx, versionArgs(v, envs)...).Scan(&v.VersionNumber)
+	err = st.QueryRowContext(ctx, versionArgs(v)...).Scan(&v.VersionNumber)
 	switch {
 	case err == nil:
 		return v, nil
@@ -74,26 +81,27 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	default:
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	return s.createVersionLocked(ctx, v, envs)
+	return s.createVersionLocked(ctx, v, nil, "")
 }
 
-// createVersionLocked stores v as the prompt's next version in a
-// transaction that holds the prompt's row lock from the start.
-func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs pq.StringArray) (prompts.PromptVersion, error) {
-	tx, err := s.begin(ctx, qLockPrompt, qCreateVersion)
+// createVersionLocked stores v as the prompt's next version, active in
+// envs with actor's records, in a transaction that holds the prompt's row
+// lock from the start.
+func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs []prompts.Environment, actor string) (prompts.PromptVersion, error) {
+	tx, err := s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment)
 	if err != nil {
 		return prompts.PromptVersion{}, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	var (
-		latest sql.NullString
-		stored sql.NullInt64
+		latest, latestDeployment sql.NullString
+		stored                   sql.NullInt64
 	)
 	lock, err := tx.stmt(ctx, qLockPrompt)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &stored)
+	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &latestDeployment, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
@@ -114,7 +122,7 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = create.QueryRowContext(ctx, versionArgs(v, envs)...).Scan(&v.VersionNumber)
+	err = create.QueryRowContext(ctx, versionArgs(v)...).Scan(&v.VersionNumber)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -123,31 +131,35 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
+	record := latestDeployment.String
+	for _, env := range envs {
+		// The insert moved the revision on: the records do not again.
+		record = prompts.NewIDAfter(v.CreatedAt, record)
+		c := change{promptID: v.PromptID, env: env, Change: prompts.Change{Actor: actor}, now: v.CreatedAt, recordID: record}
+		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
+			return prompts.PromptVersion{}, s.fail(ctx, err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
 	return v, nil
 }
 
-func versionArgs(v prompts.PromptVersion, envs pq.StringArray) []any {
+func versionArgs(v prompts.PromptVersion) []any {
 	var md any
 	if v.Metadata != "" {
 		md = string(v.Metadata)
 	}
-	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, envs, v.CreatedAt.UnixMicro()}
+	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, v.CreatedAt.UnixMicro()}
 }
 
-// environments returns envs without duplicates (an upsert may not touch one
-// row twice).
-func environments(envs []prompts.Environment) pq.StringArray {
-	out := make(pq.StringArray, 0, len(envs))
+// environments returns envs without duplicates.
+func environments(envs []prompts.Environment) []prompts.Environment {
+	var out []prompts.Environment
 	for _, e := range envs {
-		dup := false
-		for _, o := range out {
-			dup = dup || o == string(e)
-		}
-		if !dup {
-			out = append(out, string(e))
+		if !slices.Contains(out, e) {
+			out = append(out, e)
 		}
 	}
 	return out

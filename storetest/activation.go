@@ -74,7 +74,7 @@ var activationTests = []test{
 		is.NoErr(err)                                          // activate 2 in staging
 		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID) // production keeps 1
 		is.Equal(s.active(p.ID, prompts.Staging), vs[1].ID)    // staging has 2
-		is.NoErr(s.Deactivate(ctx, p.ID, prompts.Staging))     // deactivate staging
+		is.NoErr(s.deactivate(ctx, p.ID, prompts.Staging))     // deactivate staging
 		is.Equal(s.active(p.ID, prompts.Production), vs[0].ID) // production keeps 1
 		q := s.prompt(p.ProjectID, "other")
 		s.versions(q.ID, 1)
@@ -100,7 +100,7 @@ var activationTests = []test{
 		is := is.New(t)
 		p := s.prompt(s.project().ID, "k")
 		v := s.version(p.ID, "c", prompts.Production, prompts.Staging)
-		is.NoErr(s.Deactivate(t.Context(), p.ID, prompts.Production)) // deactivate production
+		is.NoErr(s.deactivate(t.Context(), p.ID, prompts.Production)) // deactivate production
 		is.Equal(s.active(p.ID, prompts.Production), "")              // nothing active in production
 		is.Equal(s.active(p.ID, prompts.Staging), v.ID)               // staging keeps its version
 		got, err := s.GetVersion(t.Context(), p.ID, 1)
@@ -111,12 +111,12 @@ var activationTests = []test{
 		is := is.New(t)
 		p := s.prompt(s.project().ID, "k")
 		before := s.snapshot()
-		is.NoErr(s.Deactivate(t.Context(), p.ID, prompts.Production)) // nothing active is fine
+		is.NoErr(s.deactivate(t.Context(), p.ID, prompts.Production)) // nothing active is fine
 		is.Equal(s.snapshot(), before)                                // and changes nothing
 		s.version(p.ID, "c", prompts.Staging)
 		before = s.snapshot()
-		is.NoErr(s.Deactivate(t.Context(), p.ID, prompts.Production)) // nothing active in production is fine
-		is.NoErr(s.Deactivate(t.Context(), p.ID, prompts.Production)) // twice too
+		is.NoErr(s.deactivate(t.Context(), p.ID, prompts.Production)) // nothing active in production is fine
+		is.NoErr(s.deactivate(t.Context(), p.ID, prompts.Production)) // twice too
 		is.Equal(s.snapshot(), before)                                // and changes nothing
 	}},
 	{"a version of another prompt is not found", func(t *testing.T, s *fixture) {
@@ -183,7 +183,7 @@ var activationTests = []test{
 			s.invalid(err, "environment")
 			_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: env, VersionNumber: prompts.Some(1)})
 			s.invalid(err, "environment")
-			s.invalid(s.Deactivate(ctx, p.ID, env), "environment")
+			s.invalid(s.deactivate(ctx, p.ID, env), "environment")
 			_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{env}})
 			s.invalid(err, "environments")
 		}

@@ -302,7 +302,7 @@ var fieldRuleTests = []test{
 				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(3)})
 				return err
 			}(),
-			s.Deactivate(ctx, p.ID, "dev"),
+			s.deactivate(ctx, p.ID, "dev"),
 		}
 		for _, err := range refused {
 			is.True(err != nil) // the write is refused

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/matryer/is"
@@ -79,8 +80,20 @@ var idMethods = []idMethod{
 		_, err := s.Activate(ctx, prompts.Activation{PromptID: k.prompt, Environment: prompts.Production, VersionID: prompts.Some(id)})
 		return err
 	}},
-	{"Deactivate", promptID, false, func(ctx context.Context, s prompts.Store, _ known, id string) error {
-		return s.Deactivate(ctx, id, prompts.Staging)
+	{"Deactivate", promptID, true, func(ctx context.Context, s prompts.Store, _ known, id string) error {
+		_, err := s.Deactivate(ctx, prompts.Deactivation{PromptID: id, Environment: prompts.Staging})
+		return err
+	}},
+	{"Rollback", promptID, true, func(ctx context.Context, s prompts.Store, _ known, id string) error {
+		_, err := s.Rollback(ctx, prompts.Rollback{PromptID: id, Environment: prompts.Staging})
+		if errors.Is(err, prompts.ErrConflict) {
+			return nil // found, with nothing to roll back to
+		}
+		return err
+	}},
+	{"ListDeployments", promptID, true, func(ctx context.Context, s prompts.Store, _ known, id string) error {
+		_, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: id})
+		return err
 	}},
 }
 

@@ -209,7 +209,7 @@ var contextTests = []test{
 				_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v.ID)})
 				return err
 			},
-			"Deactivate": func() error { return s.Deactivate(ctx, p.ID, prompts.Production) },
+			"Deactivate": func() error { return s.deactivate(ctx, p.ID, prompts.Production) },
 		}
 		for name, call := range calls {
 			err := call()

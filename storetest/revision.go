@@ -82,7 +82,7 @@ var revisionTests = []test{
 		a, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(v1.ID)})
 		is.NoErr(err) // activate by id
 		step("activate by id", a.Revision)
-		is.NoErr(s.Deactivate(ctx, p.ID, prompts.Production)) // deactivate
+		is.NoErr(s.deactivate(ctx, p.ID, prompts.Production)) // deactivate
 		step("deactivate", s.revision(p.ID))
 	}},
 	{"a call that changes nothing keeps the revision", func(t *testing.T, s *fixture) {
@@ -126,7 +126,7 @@ var revisionTests = []test{
 		a, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v.ID)})
 		is.NoErr(err) // activate the active version by id
 		keep("activate the active version by id", a.Revision)
-		is.NoErr(s.Deactivate(ctx, p.ID, prompts.Staging)) // deactivate where nothing is active
+		is.NoErr(s.deactivate(ctx, p.ID, prompts.Staging)) // deactivate where nothing is active
 		keep("deactivate where nothing is active", want)
 
 		_, err = s.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Key: prompts.Some("taken")})
@@ -147,7 +147,7 @@ var revisionTests = []test{
 		s.version(p.ID, "c", prompts.Production)
 		_, err := s.UpdatePrompt(t.Context(), p.ID, prompts.PromptUpdate{Name: prompts.Some("other")})
 		is.NoErr(err)                                                 // update p
-		is.NoErr(s.Deactivate(t.Context(), p.ID, prompts.Production)) // deactivate p
+		is.NoErr(s.deactivate(t.Context(), p.ID, prompts.Production)) // deactivate p
 		is.True(s.revision(p.ID) > pBefore)                           // p's revision moved on
 		is.Equal(s.revision(q.ID), qBefore)                           // q's did not
 	}},

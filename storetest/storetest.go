@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		fieldRuleTests,
 		activationTests,
 		revisionTests,
+		deploymentTests,
 		lookupTests,
 		pagingTests,
 		idTests,
@@ -375,3 +376,10 @@ func malformedIDs(real string) []string {
 
 // ptr returns a pointer to a copy of v.
 func ptr[T any](v T) *T { return &v }
+
+// deactivate points env of the prompt at no version, with no actor, reason
+// or precondition.
+func (s *fixture) deactivate(ctx context.Context, promptID string, env prompts.Environment) error {
+	_, err := s.Deactivate(ctx, prompts.Deactivation{PromptID: promptID, Environment: env})
+	return err
+}

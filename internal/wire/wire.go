@@ -13,6 +13,7 @@ package wire
 
 import (
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -264,6 +265,63 @@ func AppendProject(b []byte, p prompts.Project) []byte {
 	b = append(b, `,"created_at":`...)
 	b = AppendTime(b, p.CreatedAt)
 	return append(b, '}')
+}
+
+// AppendDeployment appends a deployment record as the history lists it:
+// id, prompt_id, environment, action, version_id, version_number,
+// previous_version_id, previous_version_number, actor, reason, created_at.
+func AppendDeployment(b []byte, d prompts.Deployment) []byte {
+	b = append(b, `{"id":`...)
+	b = AppendString(b, d.ID)
+	b = append(b, `,"prompt_id":`...)
+	b = AppendString(b, d.PromptID)
+	b = append(b, `,"environment":`...)
+	b = AppendString(b, string(d.Environment))
+	b = append(b, `,"action":`...)
+	b = AppendString(b, string(d.Action))
+	b = append(b, `,"version_id":`...)
+	b = appendNullString(b, d.VersionID)
+	b = append(b, `,"version_number":`...)
+	b = appendNullInt(b, d.VersionNumber)
+	b = append(b, `,"previous_version_id":`...)
+	b = appendNullString(b, d.PreviousVersionID)
+	b = append(b, `,"previous_version_number":`...)
+	b = appendNullInt(b, d.PreviousVersionNumber)
+	b = append(b, `,"actor":`...)
+	b = appendNullString(b, d.Actor)
+	b = append(b, `,"reason":`...)
+	b = appendNullString(b, d.Reason)
+	b = append(b, `,"created_at":`...)
+	b = AppendTime(b, d.CreatedAt)
+	return append(b, '}')
+}
+
+// appendNullInt appends n, or null when n is nil.
+func appendNullInt(b []byte, n *int) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(*n), 10)
+}
+
+// ParseETag reads a tag that AppendETag made, quoted, and returns the
+// prompt id, environment and revision it names; ok is false for any other
+// text, a tag of another Form included.
+func ParseETag(tag string) (promptID string, env prompts.Environment, revision int64, ok bool) {
+	if len(tag) < 2 || tag[0] != '"' || tag[len(tag)-1] != '"' {
+		return "", "", 0, false
+	}
+	form, rest, _ := strings.Cut(tag[1:len(tag)-1], "-")
+	if form != strconv.Itoa(Form) {
+		return "", "", 0, false
+	}
+	promptID, rest, _ = strings.Cut(rest, "-")
+	e, rev, _ := strings.Cut(rest, "-")
+	revision, err := strconv.ParseInt(rev, 10, 64)
+	if err != nil || revision <= 0 || !prompts.ValidID(promptID) || prompts.Environment(e).Validate() != nil {
+		return "", "", 0, false
+	}
+	return promptID, prompts.Environment(e), revision, true
 }
 
 // Form is the form of the interface's bodies, the first part of every

@@ -177,3 +177,31 @@ func TestShapes(t *testing.T) {
 	a.LatestVersionID = ""
 	is.Equal(string(wire.AppendActive(nil, a)), `{"id":"01KAKM6N8V5X3ZJ0W2Q9R7T4YB","project_id":"01KAKM6N8V0000000000000000","key":"support/greeting","name":"Support greeting","description":null,"latest_version_id":null,"active_version":null}`)
 }
+
+// ParseETag reads back what AppendETag writes, and nothing else.
+func TestParseETag(t *testing.T) {
+	is := is.New(t)
+	a := benchActive()
+	a.Revision = 1763900000123456
+	id, env, rev, ok := wire.ParseETag(string(wire.AppendETag(nil, a)))
+	is.True(ok)
+	is.Equal(id, a.ID)
+	is.Equal(env, a.Environment)
+	is.Equal(rev, a.Revision)
+	for _, bad := range []string{
+		``, `"`, `""`, `*`,
+		`1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456`,     // unquoted
+		`W/"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456"`, // weak
+		`"2-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456"`,   // another form
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4Y-production-1763900000123456"`,    // not an id
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-dev-1763900000123456"`,          // not an environment
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-0"`,                  // no revision
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production--1"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1x"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-99999999999999999999"`,
+		`"0123456789abcdef"`, // the tags of an older release
+	} {
+		_, _, _, ok := wire.ParseETag(bad)
+		is.True(!ok) // not a tag of this form: bad
+	}
+}
