@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -29,16 +32,56 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, key string) (Access, error)
 }
 
-// Access is what one API key may see: every project, or the projects
-// named. The resources of any other project are answered exactly as if
-// they did not exist (404), and never appear in lists.
+// Access is what one API key may do and see: its Role, and every project
+// or the projects named. The resources of any other project are answered
+// exactly as if they did not exist (404), and never appear in lists.
 type Access struct {
 	// Name names the key (or whoever holds it): the actor of the changes
 	// it makes, in the deployment history. "" records none.
-	Name        string
+	Name string
+	// Role is what the key may do. The zero Role allows nothing: an
+	// Authenticator must say what each key may do.
+	Role        Role
 	AllProjects bool     // every project, present and future
 	ProjectIDs  []string // else only these (none when empty)
 }
+
+// Role is what a key may do. Each role allows all that the one before it
+// allows. A request its key's role does not allow is answered 403
+// (forbidden, naming the role it needs) and changes nothing.
+type Role int
+
+// The roles, from the least to the most.
+const (
+	RoleRead   Role = iota + 1 // every GET (and HEAD)
+	RoleWrite                  // also: create and update prompts, create versions that activate nothing
+	RoleDeploy                 // also: activate, deactivate, roll back, create versions active in environments
+	RoleAdmin                  // everything
+)
+
+var roleNames = [...]string{"", "read", "write", "deploy", "admin"}
+
+// String returns the role's name in lower case: read, write, deploy or
+// admin.
+func (r Role) String() string {
+	if r < RoleRead || r > RoleAdmin {
+		return "none"
+	}
+	return roleNames[r]
+}
+
+// ParseRole returns the role with this name: read, write, deploy or admin.
+func ParseRole(name string) (Role, error) {
+	for r := RoleRead; r <= RoleAdmin; r++ {
+		if roleNames[r] == name {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("httpapi: unknown role %q: want read, write, deploy or admin", name)
+}
+
+// allows reports whether a key of role r may do what needs role need.
+func (r Role) allows(need Role) bool { return r >= need && r <= RoleAdmin }
 
 // Allows reports whether the key may see the project with this id.
 func (a Access) Allows(projectID string) bool {
@@ -58,12 +101,13 @@ func (a Access) visible() []string {
 	return a.ProjectIDs
 }
 
-// Keys is an Authenticator for a fixed set of API keys, each for every
-// project or for a named set of projects. It keeps only the SHA-256 hash of
-// each key, and compares a presented key with every stored hash in
-// constant time, without stopping at a match. Since the hash is not salted
-// or slowed, keys should be long random strings (32 random bytes, encoded),
-// not passwords. A Keys is safe for concurrent use, Add included.
+// Keys is an Authenticator for a fixed set of named API keys, each with a
+// role, for every project or for a named set of projects. It keeps only
+// the SHA-256 hash of each secret, and compares a presented key with every
+// stored hash in constant time, without stopping at a match. Since the
+// hash is not salted or slowed, secrets should be long random strings (32
+// random bytes, encoded), not passwords; Add refuses secrets shorter than
+// MinSecretLength. A Keys is safe for concurrent use, Add included.
 type Keys struct {
 	mu   sync.RWMutex
 	keys []storedKey
@@ -76,34 +120,96 @@ type storedKey struct {
 
 var _ Authenticator = (*Keys)(nil)
 
+// MinSecretLength is the length under which Add refuses a secret.
+const MinSecretLength = 16
+
+// Key is an API key for Keys.Add.
+type Key struct {
+	// Name names the key in the deployment history and in logs, never
+	// its secret: 1 to 64 ASCII letters, digits, '.', '_' and '-', unique
+	// within a Keys.
+	Name string
+	Role Role
+	// Secret is what clients send in X-API-Key, at least MinSecretLength
+	// bytes; or, when it is empty, Hash is its SHA-256 in the form
+	// "sha256:<64 hex digits>", so that the secret itself appears nowhere
+	// in the configuration.
+	Secret string
+	Hash   string
+	// ProjectIDs are the projects the key may see; none means every
+	// project, present and future.
+	ProjectIDs []string
+}
+
 // NewKeys returns an empty set of keys; add keys with Add.
 func NewKeys() *Keys { return &Keys{} }
 
-// Add adds an API key that may see the projects with the given ids, or
-// every project when no id is given. It returns an error for an empty key,
-// an empty project id, or a key already added.
-func (k *Keys) Add(key string, projectIDs ...string) error {
-	if key == "" {
-		return errors.New("httpapi: an API key must not be empty")
+// Add adds a key. It returns an error naming the problem, and adds
+// nothing, for an invalid or duplicate name, an unknown role, a secret
+// that is too short or given along with a hash, a malformed hash, an
+// empty project id, or a secret already added. Its errors never hold the
+// secret.
+func (k *Keys) Add(key Key) error {
+	if !validKeyName(key.Name) {
+		return fmt.Errorf("httpapi: key name %q: want 1 to 64 ASCII letters, digits, '.', '_' or '-'", key.Name)
 	}
-	if slices.Contains(projectIDs, "") {
-		return errors.New("httpapi: a project id must not be empty")
+	if key.Role < RoleRead || key.Role > RoleAdmin {
+		return fmt.Errorf("httpapi: key %s: unknown role %d", key.Name, key.Role)
 	}
-	sk := storedKey{hash: hashKey(key)}
-	if len(projectIDs) == 0 {
+	sk := storedKey{access: Access{Name: key.Name, Role: key.Role}}
+	switch {
+	case key.Secret != "" && key.Hash != "":
+		return fmt.Errorf("httpapi: key %s: give a secret or its hash, not both", key.Name)
+	case key.Secret != "":
+		if len(key.Secret) < MinSecretLength {
+			return fmt.Errorf("httpapi: key %s: the secret must be at least %d characters", key.Name, MinSecretLength)
+		}
+		sk.hash = hashKey(key.Secret)
+	default:
+		h, ok := strings.CutPrefix(key.Hash, "sha256:")
+		b, err := hex.DecodeString(h)
+		if !ok || err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("httpapi: key %s: the hash must be sha256: and 64 hex digits", key.Name)
+		}
+		copy(sk.hash[:], b)
+	}
+	if slices.Contains(key.ProjectIDs, "") {
+		return fmt.Errorf("httpapi: key %s: a project id must not be empty", key.Name)
+	}
+	if len(key.ProjectIDs) == 0 {
 		sk.access.AllProjects = true
 	} else {
-		sk.access.ProjectIDs = slices.Clone(projectIDs)
+		sk.access.ProjectIDs = slices.Clone(key.ProjectIDs)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, s := range k.keys {
+		if s.access.Name == key.Name {
+			return fmt.Errorf("httpapi: key %s: a key with this name was already added", key.Name)
+		}
 		if s.hash == sk.hash {
-			return errors.New("httpapi: this API key was already added")
+			return fmt.Errorf("httpapi: key %s: its secret is the secret of key %s", key.Name, s.access.Name)
 		}
 	}
 	k.keys = append(k.keys, sk)
 	return nil
+}
+
+// validKeyName reports whether name is 1 to 64 ASCII letters, digits,
+// '.', '_' and '-'.
+func validKeyName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Authenticate implements Authenticator.

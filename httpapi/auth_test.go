@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,12 +26,16 @@ func TestEveryRouteNeedsAKey(t *testing.T) {
 	p := e.newPrompt(e.project.ID)
 	e.newVersion(p["id"].(string), `{"content":"c"}`)
 	var want []byte
+	type rt = struct {
+		method, pattern, body string
+		role                  httpapi.Role
+	}
 	routes := append(allRoutes[:len(allRoutes):len(allRoutes)],
-		struct{ method, pattern, body string }{"GET", "/v1/integration/nope", ""},         // an unknown path
-		struct{ method, pattern, body string }{"DELETE", "/v1/integration/projects", ""},  // a wrong method
-		struct{ method, pattern, body string }{"GET", "/elsewhere", ""},                   // outside the interface
-		struct{ method, pattern, body string }{"GET", "/v1/integration//prompts", ""},     // an unclean path
-		struct{ method, pattern, body string }{"POST", "/v1/integration/prompts", `{bad`}, // a bad body
+		rt{"GET", "/v1/integration/nope", "", 0},         // an unknown path
+		rt{"DELETE", "/v1/integration/projects", "", 0},  // a wrong method
+		rt{"GET", "/elsewhere", "", 0},                   // outside the interface
+		rt{"GET", "/v1/integration//prompts", "", 0},     // an unclean path
+		rt{"POST", "/v1/integration/prompts", `{bad`, 0}, // a bad body
 	)
 	for i, rt := range routes {
 		path := fill(rt.pattern, e.project.ID, p["id"].(string), i)
@@ -156,7 +162,7 @@ func TestCustomAuthenticator(t *testing.T) {
 	h := e.withHandler(httpapi.WithAuthenticator(authFunc(func(_ context.Context, key string) (httpapi.Access, error) {
 		seen = append(seen, key)
 		if key == "team-key" {
-			return httpapi.Access{ProjectIDs: []string{e.other.ID}}, nil
+			return httpapi.Access{Role: httpapi.RoleRead, ProjectIDs: []string{e.other.ID}}, nil
 		}
 		return httpapi.Access{}, httpapi.ErrUnknownKey
 	})))
@@ -170,7 +176,7 @@ func TestTheZeroAccessSeesNothing(t *testing.T) {
 	e := newEnv(t)
 	id := e.newPrompt(e.project.ID)["id"].(string)
 	h := e.withHandler(httpapi.WithAuthenticator(authFunc(func(context.Context, string) (httpapi.Access, error) {
-		return httpapi.Access{}, nil // known, but for no project
+		return httpapi.Access{Role: httpapi.RoleAdmin}, nil // known, but for no project
 	})))
 	is.Equal(len(h.call("k", "GET", "/v1/integration/prompts", "").arr(t)), 0)  // not every prompt
 	is.Equal(len(h.call("k", "GET", "/v1/integration/projects", "").arr(t)), 0) // not every project
@@ -182,26 +188,58 @@ func TestKeys(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	keys := httpapi.NewKeys()
-	is.True(keys.Add("") != nil)            // an empty key
-	is.True(keys.Add("k", "p1", "") != nil) // an empty project id
-	is.NoErr(keys.Add("admin"))             // every project
-	is.NoErr(keys.Add("team", "p1", "p2"))  // two projects
-	is.True(keys.Add("team") != nil)        // a key already added
-	a, err := keys.Authenticate(ctx, "admin")
+	const admin, team = "admin-secret-0123456789", "team-secret-0123456789"
+	is.NoErr(keys.Add(httpapi.Key{Name: "admin", Role: httpapi.RoleAdmin, Secret: admin}))                                      // every project
+	is.NoErr(keys.Add(httpapi.Key{Name: "team.a_1-x", Role: httpapi.RoleRead, Secret: team, ProjectIDs: []string{"p1", "p2"}})) // two projects
+	for _, tc := range []struct {
+		why string
+		key httpapi.Key
+	}{
+		{"no secret", httpapi.Key{Name: "k", Role: httpapi.RoleRead}},
+		{"a short secret", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Secret: "0123456789abcde"}},
+		{"no name", httpapi.Key{Role: httpapi.RoleRead, Secret: "a-long-enough-secret"}},
+		{"a name with a space", httpapi.Key{Name: "a b", Role: httpapi.RoleRead, Secret: "a-long-enough-secret"}},
+		{"a name of 65", httpapi.Key{Name: strings.Repeat("n", 65), Role: httpapi.RoleRead, Secret: "a-long-enough-secret"}},
+		{"no role", httpapi.Key{Name: "k", Secret: "a-long-enough-secret"}},
+		{"an unknown role", httpapi.Key{Name: "k", Role: httpapi.RoleAdmin + 1, Secret: "a-long-enough-secret"}},
+		{"an empty project id", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Secret: "a-long-enough-secret", ProjectIDs: []string{"p1", ""}}},
+		{"a name taken", httpapi.Key{Name: "admin", Role: httpapi.RoleRead, Secret: "a-long-enough-secret"}},
+		{"a secret taken", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Secret: team}},
+		{"a hash of a secret taken", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Hash: sha256Hex(team)}},
+		{"a secret and a hash", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Secret: "a-long-enough-secret", Hash: sha256Hex("x")}},
+		{"a hash without its prefix", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Hash: strings.TrimPrefix(sha256Hex("x"), "sha256:")}},
+		{"a short hash", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Hash: sha256Hex("x")[:70]}},
+		{"a hash that is not hex", httpapi.Key{Name: "k", Role: httpapi.RoleRead, Hash: "sha256:" + strings.Repeat("g", 64)}},
+	} {
+		err := keys.Add(tc.key)
+		is.True(err != nil) // refused
+		if tc.key.Secret != "" {
+			is.True(!strings.Contains(err.Error(), tc.key.Secret)) // the error never shows the secret
+		}
+	}
+	is.NoErr(keys.Add(httpapi.Key{Name: "hashed", Role: httpapi.RoleDeploy, Hash: sha256Hex("the-hashed-secret-xyz")})) // a secret given by its hash
+	a, err := keys.Authenticate(ctx, "the-hashed-secret-xyz")
 	is.NoErr(err)
+	is.Equal(a.Name, "hashed")
+	is.Equal(a.Role, httpapi.RoleDeploy)
+	a, err = keys.Authenticate(ctx, admin)
+	is.NoErr(err)
+	is.Equal(a.Name, "admin")
+	is.Equal(a.Role, httpapi.RoleAdmin)
 	is.True(a.AllProjects)
 	is.True(a.Allows("anything"))
-	a, err = keys.Authenticate(ctx, "team")
+	a, err = keys.Authenticate(ctx, team)
 	is.NoErr(err)
+	is.Equal(a.Role, httpapi.RoleRead)
 	is.True(!a.AllProjects)
 	is.True(a.Allows("p1"))
 	is.True(a.Allows("p2"))
 	is.True(!a.Allows("p3"))
 	is.True(!a.Allows(""))
 	a.ProjectIDs[0] = "changed"
-	a, _ = keys.Authenticate(ctx, "team")
+	a, _ = keys.Authenticate(ctx, team)
 	is.True(a.Allows("p1")) // the Access handed out is a copy
-	for _, k := range []string{"", "nope", "Admin", "admin ", "tea"} {
+	for _, k := range []string{"", "nope", "admin", "Admin-secret-0123456789", admin + " ", team[:len(team)-1], "sha256:" + sha256Hex(team)} {
 		_, err := keys.Authenticate(ctx, k)
 		is.True(errors.Is(err, httpapi.ErrUnknownKey)) // k is unknown
 	}
@@ -274,4 +312,10 @@ func TestUnknownPath(t *testing.T) {
 			is.Equal(r.problem(t)["code"], "not_found")
 		})
 	}
+}
+
+// sha256Hex returns the sha256: form of secret's hash.
+func sha256Hex(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return "sha256:" + hex.EncodeToString(h[:])
 }

@@ -36,7 +36,7 @@ func BenchmarkReadPromptMounted(b *testing.B) {
 
 func benchHandler(b *testing.B, store prompts.Store) http.Handler {
 	keys := httpapi.NewKeys()
-	if err := keys.Add("bench-key-0123456789abcdef0123456789abcdef"); err != nil {
+	if err := keys.Add(httpapi.Key{Name: "bench", Role: httpapi.RoleRead, Secret: "bench-key-0123456789abcdef0123456789abcdef"}); err != nil {
 		b.Fatal(err)
 	}
 	return httpapi.New(store, httpapi.WithAuthenticator(keys))

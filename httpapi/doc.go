@@ -7,7 +7,8 @@
 // the root or under a prefix:
 //
 //	keys := httpapi.NewKeys()
-//	if err := keys.Add(os.Getenv("PROMPTS_API_KEY")); err != nil { // a key for every project
+//	err := keys.Add(httpapi.Key{Name: "ci", Role: httpapi.RoleDeploy, Secret: os.Getenv("PROMPTS_API_KEY")}) // every project
+//	if err != nil {
 //		log.Fatal(err)
 //	}
 //	h := httpapi.New(store, httpapi.WithAuthenticator(keys), httpapi.WithLogger(logger))
@@ -16,14 +17,21 @@
 //
 // Every request carries an X-API-Key header. A missing, empty or unknown
 // key is 401 on every path, before any other check; without
-// WithAuthenticator every request is 401. A key may see every project or
-// a named set; other projects' resources answer 404 and never appear in
+// WithAuthenticator every request is 401. Each key has a name (the actor
+// of its changes in the deployment history) and a Role: read (every GET),
+// write (also creating and updating prompts, and versions that activate
+// nothing), deploy (also activating, deactivating, rolling back, and
+// versions created active in environments), admin (everything). A request
+// the key's role does not allow is 403 (forbidden, naming the role it
+// needs), after routing and before anything else. A key may see every
+// project or a named set; other projects' resources answer 404 and never
+// appear in
 // lists. Implement Authenticator to keep keys elsewhere.
 //
 // Every success is 200 (a create also sends Location; a deletion is 204;
 // a conditional read that matched is 304). Every error is an RFC 9457
 // problem (application/problem+json) with a code member: invalid_request
-// 400, unauthenticated 401, not_found 404, method_not_allowed 405,
+// 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405,
 // conflict 409, precondition_failed 412, payload_too_large 413,
 // unsupported_media_type 415,
 // internal 500 (the cause goes to the logger, never to the body) and
@@ -34,8 +42,8 @@
 // are relative references, right however the handler is mounted.
 //
 // Checks run in this order, and the first that fails answers:
-// authentication; route and method; media type, size and body syntax;
-// field rules; existence; precondition (412); conflicts. A refused
+// authentication; route and method; permission (403); media type, size
+// and body syntax; field rules; existence; precondition (412); conflicts. A refused
 // request changes nothing.
 //
 // # Entity tags

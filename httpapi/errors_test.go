@@ -82,10 +82,10 @@ func TestStoreMessagesReachNotFoundAndConflict(t *testing.T) {
 func TestLogsNothingByDefault(t *testing.T) {
 	is := is.New(t)
 	ms := memstore.New()
-	h := httpapi.New(failing{ms, prompts.Internal(errors.New("boom"))}, httpapi.WithAuthenticator(newKeysFor(t, "k")))
+	h := httpapi.New(failing{ms, prompts.Internal(errors.New("boom"))}, httpapi.WithAuthenticator(newKeysFor(t, "a-key-0123456789ab")))
 	restore := captureOutput(t)
 	req := httptest.NewRequest("GET", "/v1/integration/projects", nil)
-	req.Header.Set("X-API-Key", "k")
+	req.Header.Set("X-API-Key", "a-key-0123456789ab")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	got := restore()

@@ -23,7 +23,9 @@ func ExampleNew() {
 	}
 
 	keys := httpapi.NewKeys()
-	if err := keys.Add("s3cr3t-key"); err != nil { // no project ids: every project
+	// An admin key for every project (no ProjectIDs). A real service reads
+	// the secret, or its sha256: hash, from its secret store.
+	if err := keys.Add(httpapi.Key{Name: "ci", Role: httpapi.RoleAdmin, Secret: "s3cr3t-key-0123456789"}); err != nil {
 		log.Fatal(err)
 	}
 	api := httpapi.New(store, httpapi.WithAuthenticator(keys))
@@ -34,7 +36,7 @@ func ExampleNew() {
 
 	req := httptest.NewRequest("POST", "/prompts-api/v1/integration/prompts",
 		strings.NewReader(`{"project_id":"`+project.ID+`","key":"support/greeting","name":"Greeting"}`))
-	req.Header.Set("X-API-Key", "s3cr3t-key")
+	req.Header.Set("X-API-Key", "s3cr3t-key-0123456789")
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)
 	fmt.Println(rec.Code, strings.HasPrefix(rec.Header().Get("Location"), "prompts/"))

@@ -81,7 +81,11 @@ func FuzzHandler(f *testing.F) {
 			t.Fatal(err)
 		}
 		keys := httpapi.NewKeys()
-		for _, err := range []error{keys.Add("all"), keys.Add("one", p1.ID), keys.Add("two", p2.ID)} {
+		for _, err := range []error{
+			keys.Add(httpapi.Key{Name: "all", Role: httpapi.RoleAdmin, Secret: fuzzKeyAll}),
+			keys.Add(httpapi.Key{Name: "one", Role: httpapi.RoleAdmin, Secret: fuzzKeyOne, ProjectIDs: []string{p1.ID}}),
+			keys.Add(httpapi.Key{Name: "two", Role: httpapi.RoleRead, Secret: fuzzKeyTwo, ProjectIDs: []string{p2.ID}}),
+		} {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,11 +110,11 @@ func FuzzHandler(f *testing.F) {
 		}
 		switch keySel % 6 {
 		case 0:
-			req.Header.Set("X-API-Key", "all")
+			req.Header.Set("X-API-Key", fuzzKeyAll)
 		case 1:
-			req.Header.Set("X-API-Key", "one")
+			req.Header.Set("X-API-Key", fuzzKeyOne)
 		case 2:
-			req.Header.Set("X-API-Key", "two")
+			req.Header.Set("X-API-Key", fuzzKeyTwo)
 		case 3:
 			req.Header.Set("X-API-Key", "unknown")
 		case 5:
@@ -144,3 +148,11 @@ func isToken(s string) bool {
 	}
 	return true
 }
+
+// The fuzzed handler's keys: an admin for every project, an admin for the
+// prompt's project, a reader of the other project.
+const (
+	fuzzKeyAll = "fuzz-key-all-projects"
+	fuzzKeyOne = "fuzz-key-one-project"
+	fuzzKeyTwo = "fuzz-key-other-reader"
+)

@@ -111,6 +111,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, a Access)
 // route is one method and path of the interface.
 type route struct {
 	pattern string // "METHOD /path", a ServeMux pattern
+	role    Role   // the least role that may use it
 	handle  handlerFunc
 }
 
@@ -123,7 +124,7 @@ func (h *Handler) register(routes []route) {
 	allow := map[string][]string{}
 	for _, rt := range routes {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		h.mux.Handle(rt.pattern, h.authed(rt.handle))
+		h.mux.Handle(rt.pattern, h.authed(h.permitted(rt.role, rt.handle)))
 		if _, ok := allow[path]; !ok {
 			paths = append(paths, path)
 		}
@@ -172,6 +173,19 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, 
 		return Access{}, false
 	}
 	return a, true
+}
+
+// permitted returns next behind the check of the key's role: a key whose
+// role does not allow need is 403, before the request's body or anything
+// else is looked at.
+func (h *Handler) permitted(need Role, next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if !a.Role.allows(need) {
+			h.forbidden(w, need)
+			return
+		}
+		next(w, r, a)
+	}
 }
 
 func (h *Handler) notFound(w http.ResponseWriter, _ *http.Request, _ Access) {

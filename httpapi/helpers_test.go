@@ -24,21 +24,22 @@ import (
 // valid for it once {prompt_id} is filled in.
 var allRoutes = []struct {
 	method, pattern, body string
+	role                  httpapi.Role // the least role that may use it
 }{
-	{"POST", "/v1/integration/prompts", `{"project_id":"{project_id}","key":"k-{n}","name":"N"}`},
-	{"GET", "/v1/integration/prompts", ""},
-	{"GET", "/v1/integration/prompts/{prompt_id}", ""},
-	{"PATCH", "/v1/integration/prompts/{prompt_id}", `{"name":"renamed"}`},
-	{"POST", "/v1/integration/prompts/{prompt_id}/versions", `{"content":"hello"}`},
-	{"GET", "/v1/integration/prompts/{prompt_id}/versions", ""},
-	{"GET", "/v1/integration/prompts/{prompt_id}/versions/{version_number}", ""},
-	{"PUT", "/v1/integration/prompts/{prompt_id}/environments/{environment}", `{"version_number":1}`},
-	{"DELETE", "/v1/integration/prompts/{prompt_id}/environments/{environment}", ""},
-	{"GET", "/v1/integration/prompts/{prompt_id}/environments/{environment}", ""},
-	{"POST", "/v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", ""},
-	{"GET", "/v1/integration/prompts/{prompt_id}/deployments", ""},
-	{"GET", "/v1/integration/projects", ""},
-	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", ""},
+	{"POST", "/v1/integration/prompts", `{"project_id":"{project_id}","key":"k-{n}","name":"N"}`, httpapi.RoleWrite},
+	{"GET", "/v1/integration/prompts", "", httpapi.RoleRead},
+	{"GET", "/v1/integration/prompts/{prompt_id}", "", httpapi.RoleRead},
+	{"PATCH", "/v1/integration/prompts/{prompt_id}", `{"name":"renamed"}`, httpapi.RoleWrite},
+	{"POST", "/v1/integration/prompts/{prompt_id}/versions", `{"content":"hello"}`, httpapi.RoleWrite},
+	{"GET", "/v1/integration/prompts/{prompt_id}/versions", "", httpapi.RoleRead},
+	{"GET", "/v1/integration/prompts/{prompt_id}/versions/{version_number}", "", httpapi.RoleRead},
+	{"PUT", "/v1/integration/prompts/{prompt_id}/environments/{environment}", `{"version_number":1}`, httpapi.RoleDeploy},
+	{"DELETE", "/v1/integration/prompts/{prompt_id}/environments/{environment}", "", httpapi.RoleDeploy},
+	{"GET", "/v1/integration/prompts/{prompt_id}/environments/{environment}", "", httpapi.RoleRead},
+	{"POST", "/v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", "", httpapi.RoleDeploy},
+	{"GET", "/v1/integration/prompts/{prompt_id}/deployments", "", httpapi.RoleRead},
+	{"GET", "/v1/integration/projects", "", httpapi.RoleRead},
+	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", "", httpapi.RoleRead},
 }
 
 // env is a handler on a fresh memstore behind a real HTTP server, with two
@@ -80,9 +81,13 @@ func newEnvWith(t *testing.T, s setup) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, store: ms, prefix: s.prefix, logs: &syncBuffer{}, project: p1, other: p2,
-		key: "all-projects-key", ownKey: "support-only-key", otherKey: "other-only-key"}
+		key: "all-projects-key", ownKey: "support-only-key", otherKey: "other-only-key-0"}
 	keys := httpapi.NewKeys()
-	for _, err := range []error{keys.Add(e.key), keys.Add(e.ownKey, p1.ID), keys.Add(e.otherKey, p2.ID)} {
+	for _, err := range []error{
+		keys.Add(httpapi.Key{Name: "all", Role: httpapi.RoleAdmin, Secret: e.key}),
+		keys.Add(httpapi.Key{Name: "own", Role: httpapi.RoleAdmin, Secret: e.ownKey, ProjectIDs: []string{p1.ID}}),
+		keys.Add(httpapi.Key{Name: "other", Role: httpapi.RoleAdmin, Secret: e.otherKey, ProjectIDs: []string{p2.ID}}),
+	} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +340,7 @@ func mustRequest(t *testing.T, method, u, key string) *http.Request {
 func newKeysFor(t *testing.T, key string, projectIDs ...string) *httpapi.Keys {
 	t.Helper()
 	keys := httpapi.NewKeys()
-	if err := keys.Add(key, projectIDs...); err != nil {
+	if err := keys.Add(httpapi.Key{Name: "k", Role: httpapi.RoleAdmin, Secret: key, ProjectIDs: projectIDs}); err != nil {
 		t.Fatal(err)
 	}
 	return keys

@@ -39,6 +39,7 @@ func kindOf(c prompts.Code) kind {
 // The problems that only HTTP has.
 var (
 	kindUnauthenticated  = kind{http.StatusUnauthorized, "unauthenticated"}
+	kindForbidden        = kind{http.StatusForbidden, "forbidden"}
 	kindMethodNotAllowed = kind{http.StatusMethodNotAllowed, "method_not_allowed"}
 	kindTooLarge         = kind{http.StatusRequestEntityTooLarge, "payload_too_large"}
 	kindMediaType        = kind{http.StatusUnsupportedMediaType, "unsupported_media_type"}
@@ -93,6 +94,11 @@ func (h *Handler) problem(w http.ResponseWriter, k kind, detail string, fields [
 func (h *Handler) unauthenticated(w http.ResponseWriter) {
 	w.Header()["Www-Authenticate"] = []string{`APIKey header="X-API-Key"`}
 	h.problem(w, kindUnauthenticated, detailUnauthenticated, nil)
+}
+
+// forbidden answers 403 for a request that needs a role the key has not.
+func (h *Handler) forbidden(w http.ResponseWriter, need Role) {
+	h.problem(w, kindForbidden, "this request needs the "+need.String()+" role", nil)
 }
 
 // invalid answers 400 for invalid fields; the detail names them.

@@ -325,8 +325,8 @@ func TestNoKeySeesNothing(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	e.newPrompt(e.project.ID)
-	keys := newKeysFor(t, "sees-nothing", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	keys := newKeysFor(t, "sees-nothing-0123456789", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
 	e2 := e.withHandler(httpapi.WithAuthenticator(keys))
-	is.Equal(len(e2.call("sees-nothing", "GET", "/v1/integration/projects", "").arr(t)), 0) // a key whose projects do not exist sees none
-	is.Equal(len(e2.call("sees-nothing", "GET", "/v1/integration/prompts", "").arr(t)), 0)
+	is.Equal(len(e2.call("sees-nothing-0123456789", "GET", "/v1/integration/projects", "").arr(t)), 0) // a key whose projects do not exist sees none
+	is.Equal(len(e2.call("sees-nothing-0123456789", "GET", "/v1/integration/prompts", "").arr(t)), 0)
 }

@@ -35,12 +35,17 @@ func (h *Handler) createVersion() handlerFunc {
 			Content:       content.Value,
 			ChangeSummary: optString(summary),
 			Metadata:      metadata,
+			Actor:         a.Name,
 		}
 		for _, e := range envs {
 			in.Environments = append(in.Environments, prompts.Environment(e))
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
+			return
+		}
+		if len(in.Environments) > 0 && !a.Role.allows(RoleDeploy) {
+			h.forbidden(w, RoleDeploy) // activating is deploying
 			return
 		}
 		if !h.canSeePrompt(w, r, a, in.PromptID) {

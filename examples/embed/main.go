@@ -5,7 +5,7 @@
 //
 //	go run ./examples/embed
 //	curl -s localhost:8081/hello?name=Ada
-//	curl -s -H 'X-API-Key: embed-demo-key' localhost:8081/admin/prompts/v1/integration/projects
+//	curl -s -H 'X-API-Key: embed-demo-key-0001' localhost:8081/admin/prompts/v1/integration/projects
 package main
 
 import (
@@ -96,8 +96,8 @@ func seed(ctx context.Context, store prompts.Store) (projectID string, err error
 func newMux(store prompts.Store, projectID string, logger *slog.Logger) http.Handler {
 	keys := httpapi.NewKeys()
 	// A real service reads its keys from its secret store.
-	if err := keys.Add("embed-demo-key", projectID); err != nil {
-		panic(err) // a constant, non-empty key: cannot fail
+	if err := keys.Add(httpapi.Key{Name: "demo", Role: httpapi.RoleAdmin, Secret: "embed-demo-key-0001", ProjectIDs: []string{projectID}}); err != nil {
+		panic(err) // a constant, valid key: cannot fail
 	}
 	api := httpapi.New(store, httpapi.WithAuthenticator(keys), httpapi.WithLogger(logger))
 

@@ -24,7 +24,7 @@ func TestEmbeddedUnderAPrefix(t *testing.T) {
 	get := func(path string) (int, string) {
 		req, err := http.NewRequest("GET", srv.URL+path, nil)
 		is.NoErr(err)
-		req.Header.Set("X-API-Key", "embed-demo-key")
+		req.Header.Set("X-API-Key", "embed-demo-key-0001")
 		resp, err := http.DefaultClient.Do(req)
 		is.NoErr(err)
 		defer resp.Body.Close()
@@ -51,7 +51,7 @@ func TestEmbeddedUnderAPrefix(t *testing.T) {
 	post := func(method, path, body string) int {
 		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		is.NoErr(err)
-		req.Header.Set("X-API-Key", "embed-demo-key")
+		req.Header.Set("X-API-Key", "embed-demo-key-0001")
 		resp, err := http.DefaultClient.Do(req)
 		is.NoErr(err)
 		resp.Body.Close()

@@ -5,11 +5,17 @@
 //
 // Every flag can also be set by an environment variable: -addr by
 // PROMPTS_ADDR, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
-// -schema by PROMPTS_SCHEMA, -project by PROMPTS_PROJECT (names separated by commas). A flag wins over
-// its variable.
+// -schema by PROMPTS_SCHEMA, -keys by PROMPTS_KEYS_FILE, -project by
+// PROMPTS_PROJECT (names separated by commas). A flag wins over its
+// variable.
 //
-// With no -api-key, a key is generated and printed once at start. With no
-// -project and an empty store, a project named Demo is created, so that
+// Keys: -api-key is an admin key named default for every project; -key
+// NAME:ROLE:SECRET[:SLUG,…] (repeatable) and -keys FILE (one such entry a
+// line) add named keys with a role (read, write, deploy, admin), a secret
+// given plain or as sha256:<hex> of it, and the slugs of the projects they
+// may see. A bad entry stops the start with a message naming it, never
+// showing a secret. With no key at all, an admin key is generated and
+// printed once at start. With no -project and an empty store, a project named Demo is created, so that
 // there is somewhere to put prompts: the HTTP interface cannot create
 // projects.
 package main
@@ -50,6 +56,8 @@ type config struct {
 	dsn      string
 	schema   string
 	apiKey   string
+	keys     keyList
+	keysFile string
 	projects []string
 }
 
@@ -79,7 +87,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.addr, "addr", env("PROMPTS_ADDR", "127.0.0.1:8080"), "address to listen on (PROMPTS_ADDR)")
 	fs.StringVar(&c.dsn, "dsn", env("PROMPTS_DSN", ""), "PostgreSQL URL; empty means the in-memory store (PROMPTS_DSN)")
 	fs.StringVar(&c.schema, "schema", env("PROMPTS_SCHEMA", "prompts"), "PostgreSQL schema of the tables, with -dsn (PROMPTS_SCHEMA)")
-	fs.StringVar(&c.apiKey, "api-key", env("PROMPTS_API_KEY", ""), "the API key clients send in X-API-Key; generated and printed if empty (PROMPTS_API_KEY)")
+	fs.StringVar(&c.apiKey, "api-key", env("PROMPTS_API_KEY", ""), "an admin key named default, for every project, at least 16 characters; one is generated and printed when no key is given (PROMPTS_API_KEY)")
+	fs.Var(&c.keys, "key", "an API key `NAME:ROLE:SECRET[:SLUG,SLUG…]`, ROLE read, write, deploy or admin, SECRET plain or sha256:<hex>, SLUGs the projects it may see (all when none); repeatable")
+	fs.StringVar(&c.keysFile, "keys", env("PROMPTS_KEYS_FILE", ""), "a `FILE` of keys, one -key entry a line, # comments (PROMPTS_KEYS_FILE)")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
@@ -105,6 +115,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	entries, err := keyEntries(cfg) // a bad entry stops the start before anything else
+	if err != nil {
+		return err
+	}
 
 	store, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, logger)
 	if err != nil {
@@ -116,17 +130,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	key := cfg.apiKey
-	if key == "" {
-		key, err = newKey()
+	if len(entries) == 0 {
+		key, err := newKey()
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "API key (shown once): %s\n", key)
+		entries = append(entries, keyEntry{where: "the generated key", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Secret: key}})
 	}
-	keys := httpapi.NewKeys()
-	if err := keys.Add(key); err != nil {
+	keys, err := buildKeys(ctx, store, entries)
+	if err != nil {
 		return err
+	}
+	for _, e := range entries {
+		projects := "every project"
+		if len(e.slugs) > 0 {
+			projects = strings.Join(e.slugs, ",")
+		}
+		logger.Info("API key", "name", e.key.Name, "role", e.key.Role.String(), "projects", projects) // never the secret
 	}
 
 	api := httpapi.New(store,

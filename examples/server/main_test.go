@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -217,9 +219,9 @@ func TestServerWalkThrough(t *testing.T) {
 
 func TestServerFlagsAndEnvironment(t *testing.T) {
 	is := is.New(t)
-	s := start(t, []string{"PROMPTS_API_KEY=secret-from-env"}, "-project", "Alpha", "-project", "Beta")
+	s := start(t, []string{"PROMPTS_API_KEY=secret-from-the-env"}, "-project", "Alpha", "-project", "Beta")
 	is.Equal(s.key, "") // a given key is not printed
-	s.key = "secret-from-env"
+	s.key = "secret-from-the-env"
 	var projects []project
 	resp := s.call(t, "GET", "/projects", "", &projects)
 	is.Equal(resp.StatusCode, 200)
@@ -242,8 +244,8 @@ func TestServerRefusesBadFlags(t *testing.T) {
 // server, sends the rest, and gets its answer before the process exits.
 func TestServerFinishesRequestsInFlight(t *testing.T) {
 	is := is.New(t)
-	s := start(t, []string{"PROMPTS_API_KEY=k"}, "-project", "P")
-	s.key = "k"
+	s := start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-project", "P")
+	s.key = testKey
 	var projects []project
 	s.call(t, "GET", "/projects", "", &projects)
 	var p prompt
@@ -255,7 +257,7 @@ func TestServerFinishesRequestsInFlight(t *testing.T) {
 	is.NoErr(err)
 	defer conn.Close()
 	body := `{"content":"written during shutdown"}`
-	head := fmt.Sprintf("POST /v1/integration/prompts/%s/versions HTTP/1.1\r\nHost: x\r\nX-API-Key: k\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.ID, len(body))
+	head := fmt.Sprintf("POST /v1/integration/prompts/%s/versions HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.ID, testKey, len(body))
 	_, err = io.WriteString(conn, head+body[:10])
 	is.NoErr(err)
 	time.Sleep(200 * time.Millisecond) // the handler is now reading the body
@@ -298,7 +300,7 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 			db.Close()
 		}
 	})
-	env := []string{"PROMPTS_DSN=" + url, "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=shared"}
+	env := []string{"PROMPTS_DSN=" + url, "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=shared-key-0123456789"}
 	// Both start at once: both migrate, both make sure project Shared exists.
 	var a, b *server
 	var wg sync.WaitGroup
@@ -306,7 +308,7 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 	go func() { defer wg.Done(); a = start(t, env, "-project", "Shared") }()
 	go func() { defer wg.Done(); b = start(t, env, "-project", "Shared") }()
 	wg.Wait()
-	a.key, b.key = "shared", "shared"
+	a.key, b.key = "shared-key-0123456789", "shared-key-0123456789"
 
 	var projects []project
 	a.call(t, "GET", "/projects", "", &projects)
@@ -353,11 +355,11 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 // form is the API's to answer: 401 without a key, 404 with one.
 func TestServerUncleanPathsAreTheAPIs(t *testing.T) {
 	is := is.New(t)
-	s := start(t, []string{"PROMPTS_API_KEY=k"})
-	s.key = "k"
+	s := start(t, []string{"PROMPTS_API_KEY=" + testKey})
+	s.key = testKey
 	host := strings.TrimSuffix(s.base, "/v1/integration")
 	for _, path := range []string{"/v1/integration//prompts", "/v1/integration/prompts/../projects", "/v1/integration/./projects"} {
-		for _, key := range []string{"", "k"} {
+		for _, key := range []string{"", testKey} {
 			req, err := http.NewRequest("GET", host+path, nil)
 			is.NoErr(err)
 			req.URL.Opaque = path // send the path as it is
@@ -381,8 +383,8 @@ func TestServerUncleanPathsAreTheAPIs(t *testing.T) {
 // Names whose slugs clash still each get a project.
 func TestServerProjectsWithClashingSlugs(t *testing.T) {
 	is := is.New(t)
-	s := start(t, []string{"PROMPTS_API_KEY=k"}, "-project", "Demo", "-project", "demo", "-project", "Demo!")
-	s.key = "k"
+	s := start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-project", "Demo", "-project", "demo", "-project", "Demo!")
+	s.key = testKey
 	var projects []project
 	s.call(t, "GET", "/projects", "", &projects)
 	is.Equal(len(projects), 3) // one project per name
@@ -404,4 +406,81 @@ func TestEveryRequestHasADeadline(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	is.True(ok)                                    // the handler's context has a deadline
 	is.True(time.Until(deadline) > 50*time.Second) // about a minute from the request
+}
+
+// testKey is the -api-key of the tests that do not care which.
+const testKey = "test-key-0123456789"
+
+// TestServerKeys: named keys with roles, from -key and from -keys, one
+// given by its hash; each role allowed what it should and refused the
+// rest; the actor of a change is the key's name; no secret is printed.
+func TestServerKeys(t *testing.T) {
+	is := is.New(t)
+	const (
+		reader   = "reader-secret-0123456789"
+		deployer = "deployer-secret-0123456789"
+		writer   = "writer-secret-0123456789"
+	)
+	sum := sha256.Sum256([]byte(deployer))
+	file := filepath.Join(t.TempDir(), "keys.txt")
+	is.NoErr(os.WriteFile(file, []byte("# the team's keys\n\nci:deploy:sha256:"+hex.EncodeToString(sum[:])+"\n"+
+		"bot:write:"+writer+":alpha\n"), 0o600))
+	s := start(t, nil, "-project", "Alpha", "-project", "Beta", "-key", "dash:read:"+reader+":alpha,beta", "-keys", file)
+	is.Equal(s.key, "") // keys were given: none generated
+	for _, secret := range []string{reader, deployer, writer, hex.EncodeToString(sum[:])} {
+		is.True(!strings.Contains(s.out.String(), secret)) // no secret in the output
+	}
+	var projects []project
+	s.key = reader
+	is.Equal(s.call(t, "GET", "/projects", "", &projects).StatusCode, 200)
+	is.Equal(len(projects), 2) // the reader sees both its projects
+	s.key = writer
+	var p prompt
+	is.Equal(s.call(t, "POST", "/prompts", `{"project_id":"`+projects[0].ID+`","key":"k","name":"N"}`, &p).StatusCode, 200)
+	is.Equal(s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"c"}`, nil).StatusCode, 200)
+	is.Equal(s.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":1}`, nil).StatusCode, 403) // a writer may not deploy
+	s.key = reader
+	is.Equal(s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"c"}`, nil).StatusCode, 403) // a reader may not write
+	s.key = deployer
+	is.Equal(s.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":1}`, nil).StatusCode, 200)
+	var history []struct {
+		Actor *string `json:"actor"`
+	}
+	is.Equal(s.call(t, "GET", "/prompts/"+p.ID+"/deployments", "", &history).StatusCode, 200)
+	is.Equal(len(history), 1)
+	is.Equal(*history[0].Actor, "ci") // the key's name is the actor
+	is.NoErr(s.stop(t))
+}
+
+// TestServerRefusesBadKeys: a bad key entry stops the start with a
+// message naming it, and never the secret.
+func TestServerRefusesBadKeys(t *testing.T) {
+	const secret = "a-secret-0123456789"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"an unknown role", []string{"-key", "ci:boss:" + secret}, `-key argument 1 (key ci): unknown role "boss"`},
+		{"an unknown slug", []string{"-project", "Alpha", "-key", "ci:read:" + secret + ":alpha,gamma"}, `-key argument 1 (key ci): no project has the slug "gamma"`},
+		{"a duplicate name", []string{"-key", "ci:read:" + secret, "-key", "ci:admin:another-secret-0123456789"}, "-key argument 2: key ci: a key with this name was already added"},
+		{"a malformed hash", []string{"-key", "ci:read:sha256:abc"}, "-key argument 1: key ci: the hash must be sha256: and 64 hex digits"},
+		{"a short secret", []string{"-key", "ci:read:short"}, "-key argument 1: key ci: the secret must be at least 16 characters"},
+		{"a short -api-key", []string{"-api-key", "x"}, "-api-key: the secret must be at least 16 characters"},
+		{"a bad name", []string{"-key", "c i:read:" + secret}, `-key argument 1: key name "c i"`},
+		{"no role", []string{"-key", secret}, "-key argument 1: want NAME:ROLE:SECRET"},
+		{"a missing file", []string{"-keys", "/nonexistent/keys.txt"}, "-keys: open /nonexistent/keys.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, tc.args...)...)
+			cmd.Env = append(os.Environ(), serverVar+"=1")
+			out, err := cmd.CombinedOutput()
+			is.True(err != nil) // the start stops
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("output %q does not say %q", out, tc.want)
+			}
+			is.True(!strings.Contains(string(out), secret)) // never the secret
+		})
+	}
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+)
+
+// keyEntry is one API key as -key, a line of -keys or -api-key gives it:
+// NAME:ROLE:SECRET[:SLUG,SLUG…], SECRET being a plain secret (no ':') or
+// sha256:<64 hex digits>.
+type keyEntry struct {
+	where string // "-key argument 2", "keys.txt line 4": names it in errors, never the secret
+	key   httpapi.Key
+	slugs []string // the projects it may see, by slug; none: every project
+}
+
+// keyList is the repeatable -key flag.
+type keyList []string
+
+func (k *keyList) String() string { return fmt.Sprintf("%d keys", len(*k)) }
+func (k *keyList) Set(v string) error {
+	*k = append(*k, v)
+	return nil
+}
+
+// parseKeyEntry reads one entry. Its errors name where the entry is and,
+// when it could be read, the key's name; never the secret.
+func parseKeyEntry(where, s string) (keyEntry, error) {
+	e := keyEntry{where: where}
+	name, rest, ok := strings.Cut(s, ":")
+	role, rest, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || name == "" {
+		return e, fmt.Errorf("%s: want NAME:ROLE:SECRET[:SLUG,SLUG…]", where)
+	}
+	e.key.Name = name
+	r, err := httpapi.ParseRole(role)
+	if err != nil {
+		return e, fmt.Errorf("%s (key %s): unknown role %q: want read, write, deploy or admin", where, name, role)
+	}
+	e.key.Role = r
+	secret, slugs, _ := strings.Cut(rest, ":")
+	if secret == "sha256" {
+		hash, more, _ := strings.Cut(slugs, ":")
+		e.key.Hash, slugs = "sha256:"+hash, more
+	} else {
+		e.key.Secret = secret
+	}
+	if slugs != "" {
+		for _, slug := range strings.Split(slugs, ",") {
+			if slug = strings.TrimSpace(slug); slug == "" {
+				return e, fmt.Errorf("%s (key %s): an empty project slug", where, name)
+			}
+			e.slugs = append(e.slugs, slug)
+		}
+	}
+	// Check the rest now, before anything starts: a throwaway set knows
+	// every rule but the slugs and duplicates.
+	if err := httpapi.NewKeys().Add(e.key); err != nil {
+		return e, fmt.Errorf("%s: %s", where, strings.TrimPrefix(err.Error(), "httpapi: "))
+	}
+	return e, nil
+}
+
+// readKeysFile reads the entries of a -keys file: one a line, blank lines
+// and lines starting with # left out.
+func readKeysFile(path string) ([]keyEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("-keys: %w", err)
+	}
+	defer f.Close()
+	var entries []keyEntry
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		e, err := parseKeyEntry(fmt.Sprintf("%s line %d", path, n), line)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("-keys %s: %w", path, err)
+	}
+	return entries, nil
+}
+
+// buildKeys makes the key set of the entries, with each slug resolved to
+// its project. An unknown slug or a duplicate name or secret stops it,
+// naming the entry.
+func buildKeys(ctx context.Context, store prompts.Store, entries []keyEntry) (*httpapi.Keys, error) {
+	var bySlug map[string]string
+	keys := httpapi.NewKeys()
+	for _, e := range entries {
+		if len(e.slugs) > 0 && bySlug == nil {
+			all, err := allProjects(ctx, store)
+			if err != nil {
+				return nil, err
+			}
+			bySlug = make(map[string]string, len(all))
+			for _, p := range all {
+				bySlug[p.Slug] = p.ID
+			}
+		}
+		for _, slug := range e.slugs {
+			id, ok := bySlug[slug]
+			if !ok {
+				return nil, fmt.Errorf("%s (key %s): no project has the slug %q", e.where, e.key.Name, slug)
+			}
+			e.key.ProjectIDs = append(e.key.ProjectIDs, id)
+		}
+		if err := keys.Add(e.key); err != nil {
+			return nil, fmt.Errorf("%s: %s", e.where, strings.TrimPrefix(err.Error(), "httpapi: "))
+		}
+	}
+	return keys, nil
+}
+
+// keyEntries gathers the configured keys: -api-key as the admin key named
+// default for every project, then each -key, then the lines of -keys.
+func keyEntries(cfg config) ([]keyEntry, error) {
+	var entries []keyEntry
+	if cfg.apiKey != "" {
+		e := keyEntry{where: "-api-key", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Secret: cfg.apiKey}}
+		if err := httpapi.NewKeys().Add(e.key); err != nil {
+			return nil, errors.New("-api-key: " + strings.TrimPrefix(err.Error(), "httpapi: key default: "))
+		}
+		entries = append(entries, e)
+	}
+	for i, s := range cfg.keys {
+		e, err := parseKeyEntry(fmt.Sprintf("-key argument %d", i+1), s)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	if cfg.keysFile != "" {
+		more, err := readKeysFile(cfg.keysFile)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, more...)
+	}
+	return entries, nil
+}

@@ -1,0 +1,144 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+)
+
+// roleKeys returns an env whose handler knows a key of each role, for
+// every project, and those keys by role.
+func roleKeys(t *testing.T, e *env) (*env, map[httpapi.Role]string) {
+	t.Helper()
+	keys := httpapi.NewKeys()
+	secrets := map[httpapi.Role]string{}
+	for r := httpapi.RoleRead; r <= httpapi.RoleAdmin; r++ {
+		secrets[r] = r.String() + "-key-0123456789"
+		if err := keys.Add(httpapi.Key{Name: r.String(), Role: r, Secret: secrets[r]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e.withHandler(httpapi.WithAuthenticator(keys)), secrets
+}
+
+// Every role against every route: a role below the route's is 403, naming
+// the role needed, and changes nothing; the others pass the check.
+func TestRolesOnEveryRoute(t *testing.T) {
+	base := newEnv(t)
+	e, keys := roleKeys(t, base)
+	id := base.newPrompt(base.project.ID)["id"].(string)
+	base.newVersion(id, `{"content":"c","environments":["production","staging"]}`)
+	base.newVersion(id, `{"content":"d","environments":["staging"]}`) // something to roll back
+	for i, rt := range allRoutes {
+		path := fill(rt.pattern, e.project.ID, id, i)
+		body := fill(rt.body, e.project.ID, id, i)
+		for role := httpapi.RoleRead; role <= httpapi.RoleAdmin; role++ {
+			t.Run(rt.method+" "+rt.pattern+" as "+role.String(), func(t *testing.T) {
+				is := is.New(t)
+				before := e.state(t)
+				r := e.call(keys[role], rt.method, path, body)
+				if role < rt.role {
+					is.Equal(r.status, 403) // forbidden
+					is.Equal(r.problem(t)["code"], "forbidden")
+					is.Equal(r.problem(t)["detail"], "this request needs the "+rt.role.String()+" role") // naming the role
+					is.Equal(e.state(t), before)                                                         // and nothing changed
+					return
+				}
+				is.True(r.status != 403) // allowed
+				is.True(r.status < 500)
+			})
+		}
+	}
+}
+
+// A version created active in environments needs deploy, checked after
+// the field rules; "environments": [] needs only write.
+func TestCreatingAnActiveVersionIsDeploying(t *testing.T) {
+	is := is.New(t)
+	base := newEnv(t)
+	e, keys := roleKeys(t, base)
+	id := base.newPrompt(base.project.ID)["id"].(string)
+	path := "/v1/integration/prompts/" + id + "/versions"
+	before := e.state(t)
+	r := e.call(keys[httpapi.RoleWrite], "POST", path, `{"content":"c","environments":["staging"]}`)
+	is.Equal(r.status, 403)
+	is.Equal(r.problem(t)["detail"], "this request needs the deploy role")
+	is.Equal(e.state(t), before)                                                                                     // no version
+	is.Equal(e.call(keys[httpapi.RoleWrite], "POST", path, `{"content":"","environments":["staging"]}`).status, 400) // field rules first
+	is.Equal(e.call(keys[httpapi.RoleWrite], "POST", path, `{"content":"c","environments":[]}`).status, 200)
+	is.Equal(e.call(keys[httpapi.RoleWrite], "POST", path, `{"content":"c","environments":null}`).status, 200)
+	is.Equal(e.call(keys[httpapi.RoleDeploy], "POST", path, `{"content":"c","environments":["staging"]}`).status, 200)
+}
+
+// Permission comes after authentication and routing, before the media
+// type, the size, the body and everything else.
+func TestPermissionInTheOrderOfChecks(t *testing.T) {
+	is := is.New(t)
+	e, keys := roleKeys(t, newEnv(t))
+	reader := keys[httpapi.RoleRead]
+	is.Equal(e.call("wrong-key-0123456789", "POST", "/v1/integration/prompts", `{bad`).status, 401)
+	is.Equal(e.call(reader, "GET", "/v1/integration/nope", "").status, 404)
+	is.Equal(e.call(reader, "DELETE", "/v1/integration/projects", "").status, 405)
+	is.Equal(e.call(reader, "POST", "/v1/integration/prompts", `{bad`, "Content-Type", "text/plain").status, 403)
+	is.Equal(e.call(reader, "POST", "/v1/integration/prompts", strings.Repeat("x", 2<<20)).status, 403)
+	is.Equal(e.call(reader, "PUT", "/v1/integration/prompts/nope/environments/dev", `{bad`).status, 403)
+	is.Equal(e.call(reader, "HEAD", "/v1/integration/projects", "").status, 200) // HEAD is a GET
+}
+
+// The zero Role allows nothing: an Authenticator must say what a key may do.
+func TestTheZeroRoleAllowsNothing(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	h := e.withHandler(httpapi.WithAuthenticator(authFunc(func(_ context.Context, _ string) (httpapi.Access, error) {
+		return httpapi.Access{Name: "nobody", AllProjects: true}, nil
+	})))
+	r := h.call("any-key", "GET", "/v1/integration/projects", "")
+	is.Equal(r.status, 403)
+	is.Equal(r.problem(t)["detail"], "this request needs the read role")
+}
+
+func TestRoleNames(t *testing.T) {
+	is := is.New(t)
+	for r := httpapi.RoleRead; r <= httpapi.RoleAdmin; r++ {
+		got, err := httpapi.ParseRole(r.String())
+		is.NoErr(err)
+		is.Equal(got, r) // a role reads back from its name
+	}
+	for _, bad := range []string{"", "Read", "owner", "none"} {
+		_, err := httpapi.ParseRole(bad)
+		is.True(err != nil) // not a role
+	}
+	is.Equal(httpapi.Role(0).String(), "none")
+}
+
+// state is everything the store holds, in text: each prompt with its
+// revision, and its versions and deployment records.
+func (e *env) state(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	list, _, err := e.store.ListPrompts(ctx, prompts.PromptFilter{Page: prompts.Page{Limit: prompts.MaxLimit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list {
+		fmt.Fprintf(&b, "%s %s %s %d\n", p.ID, p.Key, p.Name, p.Revision)
+		vs, _, err := e.store.ListVersions(ctx, p.ID, prompts.Page{Limit: prompts.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "  %d versions\n", len(vs))
+		ds, _, err := e.store.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID, Page: prompts.Page{Limit: prompts.MaxLimit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "  %d deployments\n", len(ds))
+	}
+	return b.String()
+}
