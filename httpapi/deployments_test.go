@@ -156,3 +156,19 @@ func TestReadByKey(t *testing.T) {
 	is.Equal(e.do("GET", base+"support/greeting?environment=dev", "").status, 400)
 	is.Equal(e.call(e.ownKey, "GET", "/v1/integration/projects/"+e.other.ID+"/prompts/k", "").status, 404) // a project the key may not see
 }
+
+// A version number too large for any store names no version, in a body as
+// in a path: 404 both.
+func TestHugeVersionNumbers(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"c"}`)
+	for _, n := range []string{"2147483648", "9223372036854775807", "9223372036854775808", "99999999999999999999999999"} {
+		is.Equal(e.do("PUT", "/v1/integration/prompts/"+id+"/environments/production", `{"version_number":`+n+`}`).status, 404) // n
+		is.Equal(e.do("GET", "/v1/integration/prompts/"+id+"/versions/"+n, "").status, 404)                                     // n
+	}
+	for _, bad := range []string{"1.5", "1e3", "-9223372036854775809", `"1"`} {
+		is.Equal(e.do("PUT", "/v1/integration/prompts/"+id+"/environments/production", `{"version_number":`+bad+`}`).status, 400) // not an integer of the range
+	}
+}

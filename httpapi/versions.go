@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -114,7 +117,7 @@ func (h *Handler) activate() handlerFunc {
 			return
 		}
 		var versionID, reason prompts.Optional[string]
-		var number prompts.Optional[int]
+		var number versionNumberField
 		if bad := decodeObject(body, []member{
 			{"version_id", "a string", &versionID},
 			{"version_number", "an integer", &number},
@@ -127,7 +130,7 @@ func (h *Handler) activate() handlerFunc {
 			PromptID:      r.PathValue("prompt_id"),
 			Environment:   prompts.Environment(r.PathValue("environment")),
 			VersionID:     versionID,
-			VersionNumber: number,
+			VersionNumber: prompts.Optional[int](number),
 			Change:        h.change(r, a, reason.Value),
 		}
 		if err := in.Validate(); err != nil {
@@ -256,4 +259,30 @@ func (h *Handler) deactivate() handlerFunc {
 		w.Header()["Cache-Control"] = h.hdrCache
 		w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// versionNumberField decodes version_number: null, or an integer. A
+// positive integer too large for an int names no version, as it does in
+// a path (404), rather than failing to decode (400).
+type versionNumberField prompts.Optional[int]
+
+func (f *versionNumberField) UnmarshalJSON(b []byte) error {
+	var o prompts.Optional[int]
+	err := o.UnmarshalJSON(b)
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && isDigits(b) {
+		o, err = prompts.Some(math.MaxInt), nil // no store has such a version
+	}
+	*f = versionNumberField(o)
+	return err
+}
+
+// isDigits reports whether b is a JSON integer without a sign.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
