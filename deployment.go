@@ -57,6 +57,14 @@ type Change struct {
 	IfRevision int64
 }
 
+// Validate reports every field that breaks a rule, at once. The inputs
+// that embed a Change check it in their own Validate.
+func (c Change) Validate() error {
+	var fe fieldErrors
+	c.check(&fe)
+	return fe.err()
+}
+
 func (c Change) check(fe *fieldErrors) {
 	checkText(fe, "actor", c.Actor, MaxName)
 	checkText(fe, "reason", c.Reason, MaxReason)

@@ -37,7 +37,10 @@ type Authenticator interface {
 // exactly as if they did not exist (404), and never appear in lists.
 type Access struct {
 	// Name names the key (or whoever holds it): the actor of the changes
-	// it makes, in the deployment history. "" records none.
+	// it makes, in the deployment history. "" records none. It must be
+	// valid UTF-8 without NUL, of at most prompts.MaxName characters: a
+	// request whose Access has another is answered 500, the authenticator's
+	// fault, not the client's.
 	Name string
 	// Role is what the key may do. The zero Role allows nothing: an
 	// Authenticator must say what each key may do.
@@ -151,7 +154,8 @@ func NewKeys() *Keys { return &Keys{} }
 // secret.
 func (k *Keys) Add(key Key) error {
 	if !validKeyName(key.Name) {
-		return fmt.Errorf("httpapi: key name %q: want 1 to 64 ASCII letters, digits, '.', '_' or '-'", key.Name)
+		// The name is not echoed: a secret given as a name must not show.
+		return errors.New("httpapi: a key name must be 1 to 64 ASCII letters, digits, '.', '_' or '-'")
 	}
 	if key.Role < RoleRead || key.Role > RoleAdmin {
 		return fmt.Errorf("httpapi: key %s: unknown role %d", key.Name, key.Role)

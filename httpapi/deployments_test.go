@@ -99,6 +99,7 @@ func TestIfMatch(t *testing.T) {
 	is.Equal(e.do("PUT", env, `{"version_number":1}`, "If-Match", otherTag+", "+tag).status, 200)                                                            // a list with the current tag
 	is.Equal(e.do("PUT", "/v1/integration/prompts/01ARZ3NDEKTSV4RRFFQ69G5FAV/environments/production", `{"version_number":1}`, "If-Match", tag).status, 404) // existence before the precondition
 	is.Equal(e.do("PUT", env, `{"version_number":9}`, "If-Match", tag).status, 404)
+	is.Equal(e.do("PUT", env, `{"version_number":9}`, "If-Match", otherTag).status, 404) // a missing version before a stale tag
 }
 
 // Of many concurrent swaps carrying the current tag, exactly one wins.

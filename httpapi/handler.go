@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -183,6 +184,14 @@ func (h *Handler) permitted(need Role, next handlerFunc) handlerFunc {
 		if !a.Role.allows(need) {
 			h.forbidden(w, need)
 			return
+		}
+		if need > RoleRead {
+			// The key's name is the actor of its changes, and the client
+			// cannot change it: a bad one is the Authenticator's fault.
+			if err := (prompts.Change{Actor: a.Name}).Validate(); err != nil {
+				h.storeError(w, r, prompts.Internal(fmt.Errorf("httpapi: the Authenticator gave the key a name that cannot be an actor: %w", err)))
+				return
+			}
 		}
 		next(w, r, a)
 	}

@@ -142,3 +142,51 @@ func (e *env) state(t *testing.T) string {
 	}
 	return b.String()
 }
+
+// The key's name is the actor of every change it makes, a version created
+// active included; an empty reason records none; a reason with NUL is
+// refused.
+func TestActorAndReason(t *testing.T) {
+	is := is.New(t)
+	base := newEnv(t)
+	e, keys := roleKeys(t, base)
+	id := base.newPrompt(base.project.ID)["id"].(string)
+	deployer := keys[httpapi.RoleDeploy]
+	is.Equal(e.call(deployer, "POST", "/v1/integration/prompts/"+id+"/versions", `{"content":"c","environments":["staging"]}`).status, 200)
+	is.Equal(e.call(deployer, "PUT", "/v1/integration/prompts/"+id+"/environments/production", `{"version_number":1,"reason":""}`).status, 200)
+	is.Equal(e.call(deployer, "DELETE", "/v1/integration/prompts/"+id+"/environments/production?reason=a%00b", "").status, 400)
+	is.Equal(e.call(deployer, "POST", "/v1/integration/prompts/"+id+"/environments/staging/rollback", `{"reason":"a\u0000b"}`).status, 400)
+	list := e.call(deployer, "GET", "/v1/integration/prompts/"+id+"/deployments", "").arr(t)
+	is.Equal(len(list), 2)
+	for _, d := range list {
+		is.Equal(d["actor"], "deploy") // the key's name
+		is.Equal(d["reason"], nil)     // "" is none
+	}
+}
+
+// A reader is refused before its body or query is looked at, whatever
+// is wrong with them.
+func TestForbiddenBeforeTheInput(t *testing.T) {
+	is := is.New(t)
+	e, keys := roleKeys(t, newEnv(t))
+	reader := keys[httpapi.RoleRead]
+	path := "/v1/integration/prompts/nope/environments/staging"
+	is.Equal(e.call(reader, "DELETE", path+"?reason=%zz&reason=x", "").status, 403)
+	is.Equal(e.call(reader, "POST", path+"/rollback", `{bad`).status, 403)
+	is.Equal(e.call(reader, "POST", path+"/rollback", `{}`, "Content-Type", "text/plain").status, 403)
+	is.Equal(e.call(reader, "PATCH", "/v1/integration/prompts/nope", `[]`).status, 403)
+}
+
+// A name an Authenticator gives that cannot be an actor is its fault:
+// 500 for a change (logged), while reads, which record nothing, go on.
+func TestAnAuthenticatorsBadName(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	h := e.withHandler(httpapi.WithAuthenticator(authFunc(func(context.Context, string) (httpapi.Access, error) {
+		return httpapi.Access{Name: "bad\x00name", Role: httpapi.RoleAdmin, AllProjects: true}, nil
+	})))
+	is.Equal(h.call("any-key", "GET", "/v1/integration/prompts/"+id, "").status, 200)
+	is.Equal(h.call("any-key", "PATCH", "/v1/integration/prompts/"+id, `{"name":"x"}`).status, 500)
+	is.True(strings.Contains(h.logs.String(), "cannot be an actor"))
+}

@@ -95,13 +95,16 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.changing(in.PromptID, in.Change)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
+	rec, ok := s.prompts[in.PromptID]
+	if !ok {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	n := rec.number(in)
 	if n == 0 {
-		return prompts.ActivePrompt{}, prompts.NotFound("version")
+		return prompts.ActivePrompt{}, prompts.NotFound("version") // existence before the precondition
+	}
+	if err := precondition(rec, in.Change); err != nil {
+		return prompts.ActivePrompt{}, err
 	}
 	now := s.clock.Now()
 	if rec.point(in.Environment, n, prompts.ActionActivate, in.Change, now) {
@@ -171,10 +174,16 @@ func (s *Store) changing(promptID string, c prompts.Change) (*prompt, error) {
 	if !ok {
 		return nil, prompts.NotFound("prompt")
 	}
+	return rec, precondition(rec, c)
+}
+
+// precondition returns ErrPreconditionFailed unless the prompt is at the
+// revision the change expects.
+func precondition(rec *prompt, c prompts.Change) error {
 	if c.IfRevision != 0 && c.IfRevision != rec.p.Revision {
-		return nil, prompts.PreconditionFailed()
+		return prompts.PreconditionFailed()
 	}
-	return rec, nil
+	return nil
 }
 
 // number returns the number of the version that in names, 0 when the prompt

@@ -140,10 +140,13 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	}
 	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
 		found, err := c.point(ctx, tx, number, id, prompts.ActionActivate)
-		if err == nil && !found {
-			err = prompts.NotFound("version")
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			return prompts.NotFound("version") // existence before the precondition
 		}
-		return err
+		return c.precondition()
 	}, qPointEnvironment)
 }
 
@@ -159,6 +162,9 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+		if err := c.precondition(); err != nil {
+			return err
+		}
 		st, err := tx.stmt(ctx, qClearEnvironment)
 		if err != nil {
 			return err
@@ -181,6 +187,9 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+		if err := c.precondition(); err != nil { // the precondition before the conflict
+			return err
+		}
 		st, err := tx.stmt(ctx, qRollbackTarget)
 		if err != nil {
 			return err
@@ -207,6 +216,16 @@ type change struct {
 	now          time.Time
 	recordID     string // the id of the change's deployment record
 	moveRevision bool   // false when the transaction moved it on already
+	holds        bool   // the change's precondition holds
+}
+
+// precondition returns ErrPreconditionFailed unless the change's
+// precondition holds.
+func (c change) precondition() error {
+	if !c.holds {
+		return prompts.PreconditionFailed()
+	}
+	return nil
 }
 
 func (c change) actor() *string  { return nonEmpty(c.Actor) }
@@ -214,7 +233,8 @@ func (c change) reason() *string { return nonEmpty(c.Reason) }
 
 // point points the environment at the version with this number or id
 // (one of them nil), unless it points there already, and records the
-// change as action. It reports whether the version exists.
+// change as action, if the change's precondition holds. It reports
+// whether the version exists.
 func (c change) point(ctx context.Context, tx *tx, number, id any, action prompts.Action) (found bool, err error) {
 	st, err := tx.stmt(ctx, qPointEnvironment)
 	if err != nil {
@@ -222,14 +242,15 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 	}
 	var changed bool
 	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
-		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision).Scan(&found, &changed)
+		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds).Scan(&found, &changed)
 	return found, err
 }
 
 // changeEnvironment runs step, which changes what env of the prompt points
-// at, in a transaction that first locks the prompt (and checks the
-// change's precondition under that lock), and then answers as GetActive.
-// uses are the statements step runs.
+// at, in a transaction that first locks the prompt and reads, under that
+// lock, whether the change's precondition holds (step answers it in the
+// order of checks: after existence, before conflicts), and then answers
+// as GetActive. uses are the statements step runs.
 func (s *Store) changeEnvironment(ctx context.Context, promptID string, env prompts.Environment, ch prompts.Change,
 	step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
 	tx, err := s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...)
@@ -242,11 +263,9 @@ func (s *Store) changeEnvironment(ctx context.Context, promptID string, env prom
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		if ch.IfRevision != 0 && ch.IfRevision != revision {
-			return prompts.ActivePrompt{}, prompts.PreconditionFailed()
-		}
 		now := s.clock.Now()
-		c := change{promptID: promptID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true}
+		c := change{promptID: promptID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
+			holds: ch.IfRevision == 0 || ch.IfRevision == revision}
 		if err := step(ctx, tx, c); err != nil {
 			return prompts.ActivePrompt{}, err
 		}

@@ -77,7 +77,7 @@ SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_se
 		"GetActive":                            prompt(7) + ", 'production'",
 		"GetActiveByKey":                       project(8) + ", 'key-0', 'production'",
 		"Activate, Deactivate (lock)":          prompt(7),
-		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true",
+		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true",
 		"Deactivate (clear)":                   prompt(7) + ", 'staging', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now,
 		"Rollback (target)":                    prompt(7) + ", 'staging'",
 		"ListDeployments":                      prompt(7) + ", '~', 101",

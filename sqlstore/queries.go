@@ -181,10 +181,11 @@ WHERE j.id = $1`,
 		qLockEnvironments: `SELECT revision, latest_deployment_id FROM {s}.prompts WHERE id = $1 FOR UPDATE`,
 
 		// Under that lock: point environment $2 at the version numbered $3
-		// or with id $4, unless it points there already; then record the
-		// change (id $7, action $8, actor $9, reason $10, at $6) and, unless
-		// $11 is false, move the revision on to at least $5. Answers whether
-		// the version exists and whether anything changed.
+		// or with id $4, unless it points there already or $12 (the change's
+		// precondition holds) is false; then record the change (id $7,
+		// action $8, actor $9, reason $10, at $6) and, unless $11 is false,
+		// move the revision on to at least $5. Answers whether the version
+		// exists and whether anything changed.
 		qPointEnvironment: `WITH t AS (
 	SELECT v.version_number FROM {s}.versions v
 	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
@@ -192,7 +193,7 @@ WHERE j.id = $1`,
 	SELECT e.version_number FROM {s}.environments e WHERE e.prompt_id = $1 AND e.environment = $2
 ), point AS (
 	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, updated_at)
-	SELECT $1, $2, t.version_number, $6::timestamptz FROM t
+	SELECT $1, $2, t.version_number, $6::timestamptz FROM t WHERE $12::boolean
 	ON CONFLICT (prompt_id, environment) DO UPDATE
 	SET version_number = excluded.version_number, updated_at = excluded.updated_at
 	WHERE e.version_number <> excluded.version_number

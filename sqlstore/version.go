@@ -115,9 +115,11 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	}
 	first := v.ID
 	v.ID = prompts.NewIDAfter(v.CreatedAt, latest.String)
-	s.log.LogAttrs(ctx, slog.LevelDebug, "sqlstore: version id behind the latest; stored under the prompt's lock",
-		slog.String("prompt_id", v.PromptID), slog.String("id", first),
-		slog.String("latest_version_id", latest.String), slog.String("new_id", v.ID))
+	if latest.Valid && first <= latest.String { // the clock was behind the latest id
+		s.log.LogAttrs(ctx, slog.LevelDebug, "sqlstore: version id behind the latest; stored under the prompt's lock",
+			slog.String("prompt_id", v.PromptID), slog.String("id", first),
+			slog.String("latest_version_id", latest.String), slog.String("new_id", v.ID))
+	}
 	create, err := tx.stmt(ctx, qCreateVersion)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
@@ -135,7 +137,7 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	for _, env := range envs {
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
-		c := change{promptID: v.PromptID, env: env, Change: prompts.Change{Actor: actor}, now: v.CreatedAt, recordID: record}
+		c := change{promptID: v.PromptID, env: env, Change: prompts.Change{Actor: actor}, now: v.CreatedAt, recordID: record, holds: true}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}

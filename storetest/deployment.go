@@ -204,6 +204,8 @@ var deploymentTests = []test{
 		is.True(a.Revision > rev)
 		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2), Change: prompts.Change{IfRevision: rev}})
 		is.True(errors.Is(err, prompts.ErrPreconditionFailed)) // the revision before: refused
+		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(9), Change: prompts.Change{IfRevision: rev}})
+		s.notFound(err, "version 9") // existence comes before the precondition
 		_, err = s.Deactivate(ctx, prompts.Deactivation{PromptID: p.ID, Environment: prompts.Production, Change: prompts.Change{IfRevision: rev}})
 		is.True(errors.Is(err, prompts.ErrPreconditionFailed)) // also for Deactivate
 		_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Change: prompts.Change{IfRevision: rev}})

@@ -40,12 +40,20 @@ func parseKeyEntry(where, s string) (keyEntry, error) {
 		return e, fmt.Errorf("%s: want NAME:ROLE:SECRET[:SLUG,SLUG…]", where)
 	}
 	e.key.Name = name
+	if !validName(name) {
+		// Not echoed: a secret put where the name goes must not be shown.
+		return e, fmt.Errorf("%s: the name (before the first ':') must be 1 to 64 ASCII letters, digits, '.', '_' or '-'", where)
+	}
 	r, err := httpapi.ParseRole(role)
 	if err != nil {
-		return e, fmt.Errorf("%s (key %s): unknown role %q: want read, write, deploy or admin", where, name, role)
+		// Not echoed either: it may be a secret in the wrong place.
+		return e, fmt.Errorf("%s (key %s): the second field is not a role: want read, write, deploy or admin", where, name)
 	}
 	e.key.Role = r
 	secret, slugs, _ := strings.Cut(rest, ":")
+	if secret == "" {
+		return e, fmt.Errorf("%s (key %s): a secret, or sha256:<64 hex digits> of it, is required", where, name)
+	}
 	if secret == "sha256" {
 		hash, more, _ := strings.Cut(slugs, ":")
 		e.key.Hash, slugs = "sha256:"+hash, more
@@ -114,8 +122,11 @@ func buildKeys(ctx context.Context, store prompts.Store, entries []keyEntry) (*h
 		}
 		for _, slug := range e.slugs {
 			id, ok := bySlug[slug]
-			if !ok {
+			if !ok && looksLikeSlug(slug) {
 				return nil, fmt.Errorf("%s (key %s): no project has the slug %q", e.where, e.key.Name, slug)
+			}
+			if !ok { // not echoed: the tail of a secret holding ':' would show
+				return nil, fmt.Errorf("%s (key %s): a project slug is not one of any project", e.where, e.key.Name)
 			}
 			e.key.ProjectIDs = append(e.key.ProjectIDs, id)
 		}
@@ -152,4 +163,32 @@ func keyEntries(cfg config) ([]keyEntry, error) {
 		entries = append(entries, more...)
 	}
 	return entries, nil
+}
+
+// validName reports whether s is a key name: 1 to 64 ASCII letters,
+// digits, '.', '_' and '-'.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// looksLikeSlug reports whether s could be a slug (lower-case letters,
+// digits and '-', at most 64), and so is safe to echo.
+func looksLikeSlug(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

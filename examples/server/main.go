@@ -85,9 +85,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	var c config
 	fs.StringVar(&c.addr, "addr", env("PROMPTS_ADDR", "127.0.0.1:8080"), "address to listen on (PROMPTS_ADDR)")
-	fs.StringVar(&c.dsn, "dsn", env("PROMPTS_DSN", ""), "PostgreSQL URL; empty means the in-memory store (PROMPTS_DSN)")
+	// -dsn and -api-key take their variables only after parsing: a flag's
+	// default is printed with the usage, and these may hold secrets.
+	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL URL; empty means the in-memory store (PROMPTS_DSN)")
 	fs.StringVar(&c.schema, "schema", env("PROMPTS_SCHEMA", "prompts"), "PostgreSQL schema of the tables, with -dsn (PROMPTS_SCHEMA)")
-	fs.StringVar(&c.apiKey, "api-key", env("PROMPTS_API_KEY", ""), "an admin key named default, for every project, at least 16 characters; one is generated and printed when no key is given (PROMPTS_API_KEY)")
+	fs.StringVar(&c.apiKey, "api-key", "", "an admin key named default, for every project, at least 16 characters; one is generated and printed when no key is given (PROMPTS_API_KEY)")
 	fs.Var(&c.keys, "key", "an API key `NAME:ROLE:SECRET[:SLUG,SLUG…]`, ROLE read, write, deploy or admin, SECRET plain or sha256:<hex>, SLUGs the projects it may see (all when none); repeatable")
 	fs.StringVar(&c.keysFile, "keys", env("PROMPTS_KEYS_FILE", ""), "a `FILE` of keys, one -key entry a line, # comments (PROMPTS_KEYS_FILE)")
 	var projects projectList
@@ -97,6 +99,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["dsn"] {
+		c.dsn = getenv("PROMPTS_DSN")
+	}
+	if !given["api-key"] {
+		c.apiKey = getenv("PROMPTS_API_KEY")
 	}
 	if len(projects) == 0 {
 		for _, name := range strings.Split(getenv("PROMPTS_PROJECT"), ",") {
