@@ -55,6 +55,13 @@ type Change struct {
 	// are one atomic step, so of several callers that expect the same
 	// revision, at most one changes the environment.
 	IfRevision int64
+	// AllowVariableChange turns the promotion guard off for this change:
+	// without it, activating a version whose Variables differ from those
+	// of the version active in the environment now is refused with
+	// ErrVariablesChanged (VariablesChanged names the difference), in the
+	// same atomic step, and changes nothing. With nothing active there,
+	// there is nothing to guard.
+	AllowVariableChange bool
 }
 
 // Validate reports every field that breaks a rule, at once. The inputs

@@ -19,6 +19,9 @@ const (
 	// CodePreconditionFailed: the prompt is not at the revision the change
 	// expected (Change.IfRevision).
 	CodePreconditionFailed Code = "precondition_failed"
+	// CodeVariablesChanged: the promotion guard refused an activation
+	// whose version uses other variables than the active one.
+	CodeVariablesChanged Code = "variables_changed"
 )
 
 // Sentinel errors, one per code, for errors.Is:
@@ -31,6 +34,7 @@ var (
 	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "service unavailable"}
 
 	ErrPreconditionFailed = &Error{Code: CodePreconditionFailed, Message: "precondition failed"}
+	ErrVariablesChanged   = &Error{Code: CodeVariablesChanged, Message: "variables changed"}
 )
 
 // FieldError names one invalid field of an input and what is wrong with it.

@@ -70,15 +70,30 @@ func Example() {
 	}
 	read()
 
-	// Promote version 2, by id.
-	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionID: prompts.Some(v2.ID)}); err != nil {
+	// Promote version 2, by id. It uses a variable version 1 does not: the
+	// promotion guard refuses it until the change is allowed.
+	_, err = store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionID: prompts.Some(v2.ID)})
+	fmt.Println("refused:", errors.Is(err, prompts.ErrVariablesChanged))
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: prompt.ID, Environment: prompts.Production, VersionID: prompts.Some(v2.ID),
+		Change: prompts.Change{AllowVariableChange: true}}); err != nil {
 		log.Fatal(err)
 	}
 	read()
 
+	// What the application sends to the model.
+	a, err := store.GetActive(ctx, prompt.ID, prompts.Production)
+	if err != nil {
+		log.Fatal(err)
+	}
+	text, err := a.ActiveVersion.Render(map[string]string{"name": "Ada"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("rendered:", text)
+
 	// Roll back the latest change, saying who and why.
 	if _, err := store.Rollback(ctx, prompts.Rollback{PromptID: prompt.ID, Environment: prompts.Production,
-		Change: prompts.Change{Actor: "alice", Reason: "v2 answers too briefly"}}); err != nil {
+		Change: prompts.Change{Actor: "alice", Reason: "v2 answers too briefly", AllowVariableChange: true}}); err != nil {
 		log.Fatal(err)
 	}
 	read()
@@ -98,7 +113,7 @@ func Example() {
 
 	// Compare-and-swap: a change that expects a revision the prompt has
 	// moved past changes nothing.
-	a, err := store.GetActive(ctx, prompt.ID, prompts.Production)
+	a, err = store.GetActive(ctx, prompt.ID, prompts.Production)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -113,7 +128,9 @@ func Example() {
 	// versions: 1 2
 	// production: nothing active
 	// production: v1 "Hello! How can I help?"
+	// refused: true
 	// production: v2 "Hi {{name}}, what can I do for you today?"
+	// rendered: Hi Ada, what can I do for you today?
 	// production: v1 "Hello! How can I help?"
 	// production: rollback to v1 by alice
 	// production: activate to v2 by someone

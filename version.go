@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,6 +20,9 @@ type PromptVersion struct {
 	ChangeSummary *string   `json:"change_summary"` // nil is null
 	Metadata      Metadata  `json:"metadata_"`
 	CreatedAt     time.Time `json:"created_at"`
+	// Variables are the names of the variables of Content (see
+	// Variables), computed once when the version is stored.
+	Variables []string `json:"variables"`
 }
 
 // Metadata is a version's free-form metadata_: the text of a JSON object,
@@ -146,6 +150,9 @@ type NewVersion struct {
 	// Actor names who creates the version, for the Deployment records of
 	// its Environments; "" records none.
 	Actor string
+	// AllowVariableChange turns the promotion guard off for its
+	// Environments (see Change.AllowVariableChange).
+	AllowVariableChange bool
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -177,6 +184,9 @@ func (v PromptVersion) Copy() PromptVersion {
 	if v.ChangeSummary != nil {
 		c := *v.ChangeSummary
 		v.ChangeSummary = &c
+	}
+	if v.Variables != nil {
+		v.Variables = slices.Clone(v.Variables)
 	}
 	return v
 }

@@ -32,7 +32,7 @@
 // a conditional read that matched is 304). Every error is an RFC 9457
 // problem (application/problem+json) with a code member: invalid_request
 // 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405,
-// conflict 409, precondition_failed 412, payload_too_large 413,
+// conflict 409, variables_changed 409, precondition_failed 412, payload_too_large 413,
 // unsupported_media_type 415,
 // internal 500 (the cause goes to the logger, never to the body) and
 // unavailable 503 (with Retry-After). The code comes from the code of the
@@ -76,6 +76,18 @@
 // prompt, a rename or a new version also fails an older tag: the swap
 // errs on the side of caution. A weak tag, or a tag of another prompt or
 // environment, never matches; "*" asks only that the prompt exists.
+//
+// # Templates
+//
+// The version list and read carry each version's variables. POST
+// /prompts/{id}/render renders the version active in an environment, or a
+// version by number, strictly (prompts.PromptVersion.Render): a missing or
+// unused value is 400 with one errors entry a variable. The promotion
+// guard (prompts.Change.AllowVariableChange) answers 409
+// variables_changed, with one errors entry a variable added or removed,
+// to a PUT, rollback or version created active whose version would
+// change the variables the environment's version uses; the body's
+// "allow_variable_change": true lets it through.
 //
 // The interface is described by openapi.yaml beside this file (OpenAPI
 // 3.1); the package's tests check every response they receive against it.

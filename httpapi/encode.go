@@ -76,12 +76,14 @@ func (h *Handler) writeChanged(w http.ResponseWriter, a prompts.ActivePrompt) {
 const noRevision = math.MaxInt64
 
 // change returns what a change of an environment carries: the key's name
-// as its actor, reason, and the revision its If-Match asks for.
-func (h *Handler) change(r *http.Request, a Access, reason string) prompts.Change {
+// as its actor, reason, the revision its If-Match asks for, and whether
+// the promotion guard is off.
+func (h *Handler) change(r *http.Request, a Access, reason string, allowVariableChange bool) prompts.Change {
 	return prompts.Change{
-		Actor:      a.Name,
-		Reason:     reason,
-		IfRevision: ifRevision(r.Header["If-Match"], r.PathValue("prompt_id"), prompts.Environment(r.PathValue("environment"))),
+		Actor:               a.Name,
+		Reason:              reason,
+		IfRevision:          ifRevision(r.Header["If-Match"], r.PathValue("prompt_id"), prompts.Environment(r.PathValue("environment"))),
+		AllowVariableChange: allowVariableChange,
 	}
 }
 

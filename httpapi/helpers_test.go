@@ -38,6 +38,7 @@ var allRoutes = []struct {
 	{"GET", "/v1/integration/prompts/{prompt_id}/environments/{environment}", "", httpapi.RoleRead},
 	{"POST", "/v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", "", httpapi.RoleDeploy},
 	{"GET", "/v1/integration/prompts/{prompt_id}/deployments", "", httpapi.RoleRead},
+	{"POST", "/v1/integration/prompts/{prompt_id}/render", `{"variables":{}}`, httpapi.RoleRead},
 	{"GET", "/v1/integration/projects", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", "", httpapi.RoleRead},
 }
@@ -286,7 +287,7 @@ var (
 	promptFields        = sortedFields("id", "project_id", "key", "name", "description", "latest_version_id", "created_at")
 	activePromptFields  = sortedFields("id", "project_id", "key", "name", "description", "latest_version_id", "active_version")
 	versionFields       = sortedFields("id", "prompt_id", "version_number", "content", "metadata_", "created_at")
-	versionDetailFields = sortedFields("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary")
+	versionDetailFields = sortedFields("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "variables")
 	projectFields       = sortedFields("id", "name", "slug", "description", "is_private", "created_at")
 )
 

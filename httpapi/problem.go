@@ -29,6 +29,8 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusConflict, "conflict"}
 	case prompts.CodeUnavailable:
 		return kind{http.StatusServiceUnavailable, "unavailable"}
+	case prompts.CodeVariablesChanged:
+		return kind{http.StatusConflict, "variables_changed"}
 	case prompts.CodePreconditionFailed:
 		return kind{http.StatusPreconditionFailed, "precondition_failed"}
 	default:
@@ -147,7 +149,7 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 		if detail == "" {
 			detail = strings.ToLower(http.StatusText(k.status))
 		}
-		h.problem(w, k, detail, nil)
+		h.problem(w, k, detail, e.Fields) // the guard's names what it refused
 	}
 }
 

@@ -21,6 +21,7 @@ func (h *Handler) routes() []route {
 		{"GET /v1/integration/prompts/{prompt_id}/environments/{environment}", RoleRead, h.readEnvironment()},
 		{"POST /v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", RoleDeploy, h.rollback()},
 		{"GET /v1/integration/prompts/{prompt_id}/deployments", RoleRead, h.listDeployments()},
+		{"POST /v1/integration/prompts/{prompt_id}/render", RoleRead, h.render()},
 		{"GET /v1/integration/projects/{project_id}/prompts/{key...}", RoleRead, h.readByKey()},
 		{"GET /v1/integration/projects", RoleRead, h.listProjects()},
 	}

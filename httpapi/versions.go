@@ -23,12 +23,14 @@ func (h *Handler) createVersion() handlerFunc {
 			content, summary prompts.Optional[string]
 			metadata         prompts.Metadata
 			envs             []string
+			allow            bool
 		)
 		if bad := decodeObject(body, []member{
 			{"content", "a string", &content},
 			{"change_summary", "a string or null", &summary},
 			{"metadata_", "a JSON object or null", &metadata},
 			{"environments", "an array of environment names (strings) or null", &envs},
+			{"allow_variable_change", "true or false", &allow},
 		}); bad != nil {
 			h.badRequest(w, bad)
 			return
@@ -39,6 +41,9 @@ func (h *Handler) createVersion() handlerFunc {
 			ChangeSummary: optString(summary),
 			Metadata:      metadata,
 			Actor:         a.Name,
+			// The guard is a rule of activation: it binds only with
+			// environments.
+			AllowVariableChange: allow,
 		}
 		for _, e := range envs {
 			in.Environments = append(in.Environments, prompts.Environment(e))
@@ -118,10 +123,12 @@ func (h *Handler) activate() handlerFunc {
 		}
 		var versionID, reason prompts.Optional[string]
 		var number versionNumberField
+		var allow bool
 		if bad := decodeObject(body, []member{
 			{"version_id", "a string", &versionID},
 			{"version_number", "an integer", &number},
 			{"reason", "a string or null", &reason},
+			{"allow_variable_change", "true or false", &allow},
 		}); bad != nil {
 			h.badRequest(w, bad)
 			return
@@ -131,7 +138,7 @@ func (h *Handler) activate() handlerFunc {
 			Environment:   prompts.Environment(r.PathValue("environment")),
 			VersionID:     versionID,
 			VersionNumber: prompts.Optional[int](number),
-			Change:        h.change(r, a, reason.Value),
+			Change:        h.change(r, a, reason.Value, allow),
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
@@ -158,9 +165,11 @@ func (h *Handler) rollback() handlerFunc {
 			return
 		}
 		var reason prompts.Optional[string]
+		var allow bool
 		if len(body) > 0 { // the body is optional
 			if bad := decodeObject(body, []member{
 				{"reason", "a string or null", &reason},
+				{"allow_variable_change", "true or false", &allow},
 			}); bad != nil {
 				h.badRequest(w, bad)
 				return
@@ -169,7 +178,7 @@ func (h *Handler) rollback() handlerFunc {
 		in := prompts.Rollback{
 			PromptID:    r.PathValue("prompt_id"),
 			Environment: prompts.Environment(r.PathValue("environment")),
-			Change:      h.change(r, a, reason.Value),
+			Change:      h.change(r, a, reason.Value, allow),
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
@@ -243,7 +252,7 @@ func (h *Handler) deactivate() handlerFunc {
 		in := prompts.Deactivation{
 			PromptID:    r.PathValue("prompt_id"),
 			Environment: prompts.Environment(r.PathValue("environment")),
-			Change:      h.change(r, a, reason),
+			Change:      h.change(r, a, reason, false),
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)

@@ -69,6 +69,7 @@ func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 	blk := new(struct {
 		v             prompts.PromptVersion
 		desc, summary string
+		vars          [8]string // the variables of most versions
 	})
 	if rec.p.Description != nil {
 		blk.desc = *rec.p.Description
@@ -79,6 +80,11 @@ func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 		if blk.v.ChangeSummary != nil {
 			blk.summary = *blk.v.ChangeSummary
 			blk.v.ChangeSummary = &blk.summary
+		}
+		if n := len(blk.v.Variables); n <= len(blk.vars) {
+			blk.v.Variables = blk.vars[:copy(blk.vars[:], blk.v.Variables):n]
+		} else {
+			blk.v.Variables = slices.Clone(blk.v.Variables)
 		}
 		out.ActiveVersion = &blk.v
 	}
@@ -104,6 +110,9 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 		return prompts.ActivePrompt{}, prompts.NotFound("version") // existence before the precondition
 	}
 	if err := precondition(rec, in.Change); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	now := s.clock.Now()
@@ -160,6 +169,9 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if n == 0 {
 		return prompts.ActivePrompt{}, prompts.NothingToRollBack()
 	}
+	if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
 	now := s.clock.Now()
 	if rec.point(in.Environment, n, prompts.ActionRollback, in.Change, now) {
 		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
@@ -182,6 +194,20 @@ func (s *Store) changing(promptID string, c prompts.Change) (*prompt, error) {
 func precondition(rec *prompt, c prompts.Change) error {
 	if c.IfRevision != 0 && c.IfRevision != rec.p.Revision {
 		return prompts.PreconditionFailed()
+	}
+	return nil
+}
+
+// guard is the promotion guard: it refuses to point env at a version with
+// these variables when the version active there now has others, unless
+// allowed.
+func (rec *prompt) guard(env prompts.Environment, vars []string, allow bool) error {
+	cur := rec.active[envIndex(env)]
+	if allow || cur == 0 {
+		return nil
+	}
+	if c := prompts.DiffVariables(rec.versions[cur-1].Variables, vars); c.Changed() {
+		return prompts.VariablesChanged(c)
 	}
 	return nil
 }

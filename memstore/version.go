@@ -22,6 +22,12 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	if !ok {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
+	vars := prompts.Variables(in.Content)
+	for _, e := range in.Environments {
+		if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
+			return prompts.PromptVersion{}, err // before anything changes
+		}
+	}
 	now := s.clock.Now()
 	v := prompts.PromptVersion{
 		ID:            prompts.NewIDAfter(now, rec.p.LatestVersionID),
@@ -31,6 +37,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		ChangeSummary: copyString(in.ChangeSummary),
 		Metadata:      md,
 		CreatedAt:     now,
+		Variables:     vars,
 	}
 	rec.versions = append(rec.versions, v)
 	rec.p.LatestVersionID = v.ID

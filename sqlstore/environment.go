@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/promptkit/prompts"
 )
 
@@ -233,17 +235,31 @@ func (c change) reason() *string { return nonEmpty(c.Reason) }
 
 // point points the environment at the version with this number or id
 // (one of them nil), unless it points there already, and records the
-// change as action, if the change's precondition holds. It reports
-// whether the version exists.
+// change as action, if the change's precondition holds and the promotion
+// guard lets it. It reports whether the version exists; the caller answers
+// that and the precondition, in the order of checks, before the guard's
+// error, which point returns.
 func (c change) point(ctx context.Context, tx *tx, number, id any, action prompts.Action) (found bool, err error) {
 	st, err := tx.stmt(ctx, qPointEnvironment)
 	if err != nil {
 		return false, err
 	}
-	var changed bool
+	var (
+		changed         bool
+		target, current pq.StringArray
+	)
 	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
-		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds).Scan(&found, &changed)
-	return found, err
+		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, c.AllowVariableChange).
+		Scan(&found, &changed, &target, &current)
+	if err != nil || !found || !c.holds || changed {
+		return found, err
+	}
+	if !c.AllowVariableChange && current != nil {
+		if vc := prompts.DiffVariables(current, target); vc.Changed() {
+			return found, prompts.VariablesChanged(vc) // the guard: nothing was written
+		}
+	}
+	return found, nil
 }
 
 // changeEnvironment runs step, which changes what env of the prompt points

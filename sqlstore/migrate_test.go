@@ -2,7 +2,9 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -248,4 +250,39 @@ func TestMigrateUpgradesData(t *testing.T) {
 	rolled, err := s.Rollback(ctx, prompts.Rollback{PromptID: promptID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.Equal(rolled.ActiveVersion.ID, v1ID) // back to what the old data had
+}
+
+// TestMigrateVariables: migration 4 gives the versions stored before it
+// the variables prompts.Variables finds, with an expression of its own;
+// this holds the two to each other on the grammar's corner cases.
+func TestMigrateVariables(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer s.Close()
+	is.NoErr(sqlstore.MigrateTo(ctx, s, 3))
+	contents := []string{
+		"", "no variables", "Hello {{name}}!", "{{ name }} and {{  name}} and {{name   }}",
+		"{{b}} {{a}} {{_x}} {{B}} {{a1}} {{Z}} {{_}}", "{{\tname}} {{\u00a0name}} {{1x}} {{x-y}} {{}} {{x y}}",
+		"{{é}} {{naïve}} {{x}}é", "{{x}}{{y}}", "{{{x}}}", "{{{{x}}}}", "{{ {{x}} }}", "{{x}", "{x}} {{x} }", "{{x}}}", "{{x}}{{",
+	}
+	const projectID, promptID = "01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB"
+	q := pq.QuoteIdentifier(schema)
+	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, projectID)
+	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, created_at, revision) VALUES ($1, $2, 'k', 'K', $3, now(), 1)`, promptID, projectID, len(contents))
+	for i, c := range contents {
+		db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at) VALUES ($1, $2, $3, $4, now())`,
+			promptID, i+1, fmt.Sprintf("01JC%022d", i), c)
+	}
+	is.NoErr(s.Migrate(ctx))
+	for i, c := range contents {
+		v, err := s.GetVersion(ctx, promptID, i+1)
+		is.NoErr(err)
+		if !slices.Equal(v.Variables, prompts.Variables(c)) || v.Variables == nil {
+			t.Errorf("%q: the migration found %q, prompts.Variables %q", c, v.Variables, prompts.Variables(c))
+		}
+	}
 }

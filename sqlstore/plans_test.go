@@ -44,8 +44,8 @@ FROM generate_series(1, 1000) i`)
 SELECT '02' || lpad(i::text, 24, '0'), '01' || lpad((1 + i % 1000)::text, 24, '0'), 'key-' || (i / 1000), 'Prompt ' || i, now(), 1
 FROM generate_series(1, 100000) i`)
 	// Prompts 1 to 1,000 have 100 versions each, the last active.
-	exec(`INSERT INTO {s}.versions (prompt_id, version_number, id, content, metadata, created_at)
-SELECT '02' || lpad(i::text, 24, '0'), n, '03' || lpad((i * 1000 + n)::text, 24, '0'), 'content ' || n, '{"n":1}', now()
+	exec(`INSERT INTO {s}.versions (prompt_id, version_number, id, content, metadata, created_at, variables)
+SELECT '02' || lpad(i::text, 24, '0'), n, '03' || lpad((i * 1000 + n)::text, 24, '0'), 'content ' || n, '{"n":1}', now(), '{}'::text[]
 FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
 	exec(`UPDATE {s}.prompts SET version_count = 100, latest_version_id = '03' || lpad((substr(id, 3)::int * 1000 + 100)::text, 24, '0')
 WHERE id <= '02' || lpad('1000', 24, '0')`)
@@ -70,14 +70,14 @@ SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_se
 		"ListPrompts (several projects)":       "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
 		"ListPrompts (key)":                    "'key-7', " + prompt(7000) + ", 101",
 		"ListPrompts (key in projects)":        "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros,
+		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name']",
 		"CreateVersion (retry under the lock)": prompt(7) + ", '04000000000000000000000003'",
 		"GetVersion":                           prompt(7) + ", 50",
 		"ListVersions":                         prompt(7) + ", " + version(7, 50) + ", 101",
 		"GetActive":                            prompt(7) + ", 'production'",
 		"GetActiveByKey":                       project(8) + ", 'key-0', 'production'",
 		"Activate, Deactivate (lock)":          prompt(7),
-		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true",
+		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true, false",
 		"Deactivate (clear)":                   prompt(7) + ", 'staging', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now,
 		"Rollback (target)":                    prompt(7) + ", 'staging'",
 		"ListDeployments":                      prompt(7) + ", '~', 101",

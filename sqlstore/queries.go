@@ -39,10 +39,10 @@ const (
 const (
 	projectCols = `id, name, slug, description, is_private, created_at`
 	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at, p.revision`
-	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at`
+	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables`
 	// versionColsW are versionCols of the versions table aliased w, in
 	// subqueries whose result is v.
-	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at`
+	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables`
 	// deploymentCols are a record's columns, with the ids of its versions.
 	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.actor, d.reason, d.created_at`
 	// nextRevision is prompts.NextRevision of the row's revision at the
@@ -119,8 +119,8 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
 	RETURNING id, version_count
 )
-INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at)
-SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz FROM p
+INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables)
+SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[] FROM p
 RETURNING version_number`,
 
 		// In a transaction, before qCreateVersion: lock the prompt, read its
@@ -181,19 +181,25 @@ WHERE j.id = $1`,
 		qLockEnvironments: `SELECT revision, latest_deployment_id FROM {s}.prompts WHERE id = $1 FOR UPDATE`,
 
 		// Under that lock: point environment $2 at the version numbered $3
-		// or with id $4, unless it points there already or $12 (the change's
-		// precondition holds) is false; then record the change (id $7,
-		// action $8, actor $9, reason $10, at $6) and, unless $11 is false,
-		// move the revision on to at least $5. Answers whether the version
-		// exists and whether anything changed.
+		// or with id $4, unless it points there already, or $12 (the change's
+		// precondition holds) is false, or the promotion guard refuses (the
+		// version active now has other variables and $13, allow, is false);
+		// then record the change (id $7, action $8, actor $9, reason $10, at
+		// $6) and, unless $11 is false, move the revision on to at least $5.
+		// Answers whether the version exists, whether anything changed, and
+		// the variables of the version asked for and of the active one (NULL
+		// when none is), for the guard's error.
 		qPointEnvironment: `WITH t AS (
-	SELECT v.version_number FROM {s}.versions v
+	SELECT v.version_number, v.variables FROM {s}.versions v
 	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
 ), cur AS (
-	SELECT e.version_number FROM {s}.environments e WHERE e.prompt_id = $1 AND e.environment = $2
+	SELECT e.version_number, c.variables FROM {s}.environments e
+	JOIN {s}.versions c ON c.prompt_id = e.prompt_id AND c.version_number = e.version_number
+	WHERE e.prompt_id = $1 AND e.environment = $2
 ), point AS (
 	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, updated_at)
-	SELECT $1, $2, t.version_number, $6::timestamptz FROM t WHERE $12::boolean
+	SELECT $1, $2, t.version_number, $6::timestamptz FROM t
+	WHERE $12::boolean AND ($13::boolean OR NOT EXISTS (SELECT 1 FROM cur) OR t.variables = (SELECT variables FROM cur))
 	ON CONFLICT (prompt_id, environment) DO UPDATE
 	SET version_number = excluded.version_number, updated_at = excluded.updated_at
 	WHERE e.version_number <> excluded.version_number
@@ -207,7 +213,7 @@ WHERE j.id = $1`,
 	SET revision = CASE WHEN $11::boolean THEN GREATEST(revision + 1, $5::bigint) ELSE revision END, latest_deployment_id = $7::text
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
 )
-SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point)`,
+SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point), (SELECT variables FROM t), (SELECT variables FROM cur)`,
 
 		// Under that lock: point environment $2 at no version; when it
 		// pointed at one, record the change (id $4, actor $5, reason $6, at

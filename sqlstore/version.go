@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/lib/pq"
+
 	"github.com/promptkit/prompts"
 )
 
@@ -63,10 +65,11 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		ChangeSummary: copyString(in.ChangeSummary),
 		Metadata:      in.Metadata.Normalize(),
 		CreatedAt:     now,
+		Variables:     prompts.Variables(in.Content),
 	}
 	envs := environments(in.Environments)
 	if len(envs) > 0 {
-		return s.createVersionLocked(ctx, v, envs, in.Actor)
+		return s.createVersionLocked(ctx, v, envs, in.Actor, in.AllowVariableChange)
 	}
 	st, err := s.stmt(ctx, qCreateVersion)
 	if err != nil {
@@ -81,13 +84,13 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	default:
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	return s.createVersionLocked(ctx, v, nil, "")
+	return s.createVersionLocked(ctx, v, nil, "", false)
 }
 
 // createVersionLocked stores v as the prompt's next version, active in
 // envs with actor's records, in a transaction that holds the prompt's row
 // lock from the start.
-func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs []prompts.Environment, actor string) (prompts.PromptVersion, error) {
+func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs []prompts.Environment, actor string, allow bool) (prompts.PromptVersion, error) {
 	tx, err := s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment)
 	if err != nil {
 		return prompts.PromptVersion{}, err
@@ -137,7 +140,7 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 	for _, env := range envs {
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
-		c := change{promptID: v.PromptID, env: env, Change: prompts.Change{Actor: actor}, now: v.CreatedAt, recordID: record, holds: true}
+		c := change{promptID: v.PromptID, env: env, Change: prompts.Change{Actor: actor, AllowVariableChange: allow}, now: v.CreatedAt, recordID: record, holds: true}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
@@ -153,7 +156,7 @@ func versionArgs(v prompts.PromptVersion) []any {
 	if v.Metadata != "" {
 		md = string(v.Metadata)
 	}
-	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, v.CreatedAt.UnixMicro()}
+	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, v.CreatedAt.UnixMicro(), pq.StringArray(v.Variables)}
 }
 
 // environments returns envs without duplicates.
@@ -257,10 +260,11 @@ type versionRow struct {
 	id, content, summary, metadata sql.NullString
 	number                         sql.NullInt64
 	created                        sql.NullTime
+	variables                      pq.StringArray
 }
 
 func (r *versionRow) dest() []any {
-	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created}
+	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables}
 }
 
 // version returns the version, or false when the columns were NULL.
@@ -275,6 +279,10 @@ func (r *versionRow) version(promptID string) (prompts.PromptVersion, bool) {
 		Content:       r.content.String,
 		Metadata:      prompts.Metadata(r.metadata.String),
 		CreatedAt:     r.created.Time.UTC(),
+		Variables:     []string(r.variables),
+	}
+	if v.Variables == nil {
+		v.Variables = []string{}
 	}
 	if r.summary.Valid {
 		v.ChangeSummary = &r.summary.String

@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		activationTests,
 		revisionTests,
 		deploymentTests,
+		templateTests,
 		lookupTests,
 		pagingTests,
 		idTests,
@@ -382,4 +383,13 @@ func ptr[T any](v T) *T { return &v }
 func (s *fixture) deactivate(ctx context.Context, promptID string, env prompts.Environment) error {
 	_, err := s.Deactivate(ctx, prompts.Deactivation{PromptID: promptID, Environment: env})
 	return err
+}
+
+// versionID returns the id of the prompt's version number n.
+func (s *fixture) versionID(promptID string, n int) string {
+	is := is.New(s.t)
+	is.Helper()
+	v, err := s.GetVersion(s.t.Context(), promptID, n)
+	is.NoErr(err) // get version
+	return v.ID
 }

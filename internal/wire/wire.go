@@ -223,7 +223,14 @@ func AppendVersionDetail(b []byte, v prompts.PromptVersion) []byte {
 	b = appendVersionHead(b, &v)
 	b = append(b, `,"change_summary":`...)
 	b = appendNullString(b, v.ChangeSummary)
-	return append(b, '}')
+	b = append(b, `,"variables":[`...)
+	for i, n := range v.Variables {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendString(b, n)
+	}
+	return append(b, "]}"...)
 }
 
 func appendVersionHead(b []byte, v *prompts.PromptVersion) []byte {

@@ -170,7 +170,7 @@ func TestShapes(t *testing.T) {
 	is.Equal(keys(wire.AppendActive(nil, a)), []string{"active_version", "description", "id", "key", "latest_version_id", "name", "project_id"})
 	is.Equal(keys(wire.AppendPrompt(nil, a.Prompt)), []string{"created_at", "description", "id", "key", "latest_version_id", "name", "project_id"})
 	is.Equal(keys(wire.AppendVersion(nil, *a.ActiveVersion)), []string{"content", "created_at", "id", "metadata_", "prompt_id", "version_number"})
-	is.Equal(keys(wire.AppendVersionDetail(nil, *a.ActiveVersion)), []string{"change_summary", "content", "created_at", "id", "metadata_", "prompt_id", "version_number"})
+	is.Equal(keys(wire.AppendVersionDetail(nil, *a.ActiveVersion)), []string{"change_summary", "content", "created_at", "id", "metadata_", "prompt_id", "variables", "version_number"})
 	is.Equal(keys(wire.AppendProject(nil, prompts.Project{})), []string{"created_at", "description", "id", "is_private", "name", "slug"})
 	a.ActiveVersion = nil
 	a.Description = nil

@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
+)
+
+// render is POST /prompts/{prompt_id}/render with {"environment": …} or
+// {"version_number": N} (at most one; neither means production) and
+// "variables": the values, strings. It renders strictly
+// (prompts.PromptVersion.Render) and changes nothing.
+func (h *Handler) render() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var (
+			env    prompts.Optional[string]
+			number versionNumberField
+			values map[string]string
+		)
+		if bad := decodeObject(body, []member{
+			{"environment", "production or staging", &env},
+			{"version_number", "an integer", &number},
+			{"variables", "an object whose values are strings", &values},
+		}); bad != nil {
+			h.badRequest(w, bad)
+			return
+		}
+		n := prompts.Optional[int](number)
+		var fields []prompts.FieldError
+		e := prompts.Production
+		switch {
+		case env.HasValue() && n.HasValue():
+			fields = append(fields, prompts.FieldError{Field: "environment", Detail: "and version_number cannot both be given: give one"})
+		case env.HasValue():
+			e = prompts.Environment(env.Value)
+			var q queryFields
+			q.addErr(e.Validate())
+			fields = append(fields, q...)
+		case n.HasValue() && n.Value < 1:
+			fields = append(fields, prompts.FieldError{Field: "version_number", Detail: "must be 1 or more"})
+		}
+		if len(fields) > 0 {
+			h.invalid(w, fields)
+			return
+		}
+		id := r.PathValue("prompt_id")
+		var v prompts.PromptVersion
+		if n.HasValue() {
+			if !h.canSeePrompt(w, r, a, id) {
+				return
+			}
+			var err error
+			if v, err = h.store.GetVersion(r.Context(), id, n.Value); err != nil {
+				h.storeError(w, r, err)
+				return
+			}
+		} else {
+			ap, err := h.store.GetActive(r.Context(), id, e)
+			if err != nil {
+				h.storeError(w, r, err)
+				return
+			}
+			if !a.Allows(ap.ProjectID) {
+				h.notFoundAs(w, "prompt")
+				return
+			}
+			if ap.ActiveVersion == nil {
+				h.problem(w, kindOf(prompts.CodeNotFound), "no version is active in "+string(e), nil)
+				return
+			}
+			v = *ap.ActiveVersion
+		}
+		text, err := v.Render(values)
+		if err != nil {
+			h.storeError(w, r, err) // invalid input: one entry a missing or unused variable
+			return
+		}
+		bp := h.getBuf()
+		b := append((*bp)[:0], `{"prompt_id":`...)
+		b = wire.AppendString(b, v.PromptID)
+		b = append(b, `,"version_id":`...)
+		b = wire.AppendString(b, v.ID)
+		b = append(b, `,"version_number":`...)
+		b = strconv.AppendInt(b, int64(v.VersionNumber), 10)
+		b = append(b, `,"text":`...)
+		b = wire.AppendString(b, text)
+		b = append(b, '}')
+		h.writeJSON(w, b)
+		h.putBuf(bp, b)
+	}
+}

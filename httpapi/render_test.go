@@ -1,0 +1,71 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+func TestRender(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	v1 := e.newVersion(id, `{"content":"Hi {{ name }}, from {{place}}","environments":["production"]}`)
+	e.newVersion(id, `{"content":"Bye {{name}}","environments":["staging"]}`)
+	render := "/v1/integration/prompts/" + id + "/render"
+
+	r := e.do("POST", render, `{"variables":{"name":"Ada","place":"{{name}}"}}`)
+	is.Equal(r.status, 200) // production when neither is given
+	got := r.obj(t)
+	is.Equal(got["text"], "Hi Ada, from {{name}}") // one pass
+	is.Equal(got["version_id"], v1["id"])
+	is.Equal(got["prompt_id"], id)
+	is.Equal(got["version_number"], jsonNumber("1"))
+	is.Equal(e.do("POST", render, `{"environment":"staging","variables":{"name":"Ada"}}`).obj(t)["text"], "Bye Ada")
+	is.Equal(e.do("POST", render, `{"version_number":2,"variables":{"name":"Ada"}}`).obj(t)["text"], "Bye Ada")
+
+	r = e.do("POST", render, `{"variables":{"name":"Ada","extra":"x"}}`)
+	is.Equal(r.status, 400)                                                  // missing and unused
+	is.Equal(fieldsOf(t, r), []string{"variables.extra", "variables.place"}) // one entry each
+	for _, bad := range []string{
+		`{"variables":{"name":1,"place":"p"}}`,                        // not a string
+		`{"variables":["name"]}`,                                      // not an object
+		`{"environment":"staging","version_number":2,"variables":{}}`, // both
+		`{"environment":"dev","variables":{}}`,
+		`{"version_number":0,"variables":{}}`,
+	} {
+		is.Equal(e.do("POST", render, bad).status, 400) // bad
+	}
+	is.Equal(e.do("POST", render, `{"version_number":9,"variables":{}}`).status, 404)
+	is.Equal(e.do("POST", "/v1/integration/prompts/nope/render", `{"variables":{}}`).status, 404)
+	is.Equal(e.do("DELETE", "/v1/integration/prompts/"+id+"/environments/staging", "").status, 204)
+	r = e.do("POST", render, `{"environment":"staging","variables":{}}`)
+	is.Equal(r.status, 404)                                                                // nothing active
+	is.Equal(len(e.do("GET", "/v1/integration/prompts/"+id+"/deployments", "").arr(t)), 3) // rendering changed nothing
+}
+
+// The promotion guard over HTTP: 409 variables_changed naming the
+// variables, nothing changed; allow_variable_change lets it through.
+func TestPromotionGuard(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"Hi {{name}}","environments":["production"]}`)
+	e.newVersion(id, `{"content":"Hi {{name}} from {{place}}"}`)
+	env := "/v1/integration/prompts/" + id + "/environments/production"
+	versions := "/v1/integration/prompts/" + id + "/versions"
+
+	r := e.do("PUT", env, `{"version_number":2}`)
+	is.Equal(r.status, 409)
+	is.Equal(r.problem(t)["code"], "variables_changed")
+	is.Equal(fieldsOf(t, r), []string{"variables.place"}) // names what is added
+	r = e.do("POST", versions, `{"content":"{{other}}","environments":["production"]}`)
+	is.Equal(r.status, 409)                            // created active: guarded
+	is.Equal(len(e.do("GET", versions, "").arr(t)), 2) // and no version stored
+	is.Equal(e.do("PUT", env, `{"version_number":2,"allow_variable_change":true}`).status, 200)
+	is.Equal(e.do("POST", env+"/rollback", "").status, 409) // back to 1 removes place
+	is.Equal(e.do("POST", env+"/rollback", `{"allow_variable_change":true}`).status, 200)
+	is.Equal(e.do("POST", versions, `{"content":"{{other}}","environments":["production"],"allow_variable_change":true}`).status, 200)
+	r = e.do("GET", versions+"/1", "")
+	is.Equal(r.obj(t)["variables"], []any{"name"}) // the version read carries its variables
+}

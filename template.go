@@ -1,0 +1,192 @@
+package prompts
+
+import (
+	"slices"
+	"strings"
+)
+
+// A version's content is a template. A variable is {{name}}, with spaces
+// (U+0020 only) allowed inside the braces, as in {{ name }}; a name is an
+// ASCII letter or '_' followed by ASCII letters, digits and '_'. Any other
+// {{…}} is plain text. Reading left to right, a variable starts at the
+// first "{{" that begins one: in "{{{x}}}" the variable is the inner
+// {{x}}, between a '{' and a '}' of plain text.
+
+// Variables returns the names of the variables of content, each once,
+// sorted by code point ("_x" before "a"); an empty, non-nil slice when
+// there are none.
+func Variables(content string) []string {
+	names := []string{}
+	scanVariables(content, func(_, _ int, name string) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	})
+	slices.Sort(names)
+	return names
+}
+
+// scanVariables calls f with the start and end (exclusive) of every
+// variable of content, left to right, and its name.
+func scanVariables(content string, f func(start, end int, name string)) {
+	for i := 0; ; {
+		j := strings.Index(content[i:], "{{")
+		if j < 0 {
+			return
+		}
+		start := i + j
+		end, name := variableAt(content, start)
+		if end < 0 {
+			i = start + 1 // "{{" that begins no variable is text
+			continue
+		}
+		f(start, end, name)
+		i = end
+	}
+}
+
+// variableAt reads the variable that starts at content[start:], which
+// begins with "{{": the end of it and its name, or -1 if none starts there.
+func variableAt(content string, start int) (int, string) {
+	i := start + 2
+	for i < len(content) && content[i] == ' ' {
+		i++
+	}
+	n := i
+	for i < len(content) && isNameByte(content[i], i == n) {
+		i++
+	}
+	if i == n {
+		return -1, ""
+	}
+	name := content[n:i]
+	for i < len(content) && content[i] == ' ' {
+		i++
+	}
+	if !strings.HasPrefix(content[i:], "}}") {
+		return -1, ""
+	}
+	return i + 2, name
+}
+
+func isNameByte(c byte, first bool) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || !first && c >= '0' && c <= '9'
+}
+
+// RenderOption changes how Render treats the values it is given.
+type RenderOption func(*renderConfig)
+
+type renderConfig struct{ allowUnused bool }
+
+// AllowUnused makes Render ignore values for names the version does not
+// use, rather than refuse them.
+func AllowUnused() RenderOption { return func(c *renderConfig) { c.allowUnused = true } }
+
+// Render returns the version's content with every variable replaced by
+// its value, in one pass: a value is inserted as it is, so a value that
+// holds {{x}} stays {{x}} in the text. It is strict: a variable without a
+// value, and (unless AllowUnused) a value for a name the version does not
+// use, are an invalid-input error with one field each, "variables.NAME",
+// in name order.
+func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (string, error) {
+	var cfg renderConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	vars := v.Variables
+	if vars == nil {
+		vars = Variables(v.Content)
+	}
+	var fe fieldErrors
+	for _, name := range vars {
+		if _, ok := values[name]; !ok {
+			fe.add("variables."+name, "is missing: the version uses it")
+		}
+	}
+	if !cfg.allowUnused && len(values) > 0 {
+		var unused []string
+		for name := range values {
+			if _, found := slices.BinarySearch(vars, name); !found {
+				unused = append(unused, name)
+			}
+		}
+		slices.Sort(unused)
+		for _, name := range unused {
+			fe.add("variables."+name, "is not used by this version")
+		}
+	}
+	if len(fe) > 0 {
+		slices.SortStableFunc(fe, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+		return "", fe.err()
+	}
+	var b strings.Builder
+	size := len(v.Content)
+	for _, val := range values {
+		size += len(val)
+	}
+	b.Grow(size)
+	last := 0
+	scanVariables(v.Content, func(start, end int, name string) {
+		b.WriteString(v.Content[last:start])
+		b.WriteString(values[name])
+		last = end
+	})
+	b.WriteString(v.Content[last:])
+	return b.String(), nil
+}
+
+// VariableChange is what a promotion changes in the variables an
+// environment's active version uses: the names the new version adds and
+// those it removes, each sorted.
+type VariableChange struct {
+	Added, Removed []string
+}
+
+// DiffVariables returns what going from the variables from to the
+// variables to (each sorted, as PromptVersion.Variables is) adds and
+// removes; the zero VariableChange when they are the same.
+func DiffVariables(from, to []string) VariableChange {
+	var c VariableChange
+	for _, n := range to {
+		if _, ok := slices.BinarySearch(from, n); !ok {
+			c.Added = append(c.Added, n)
+		}
+	}
+	for _, n := range from {
+		if _, ok := slices.BinarySearch(to, n); !ok {
+			c.Removed = append(c.Removed, n)
+		}
+	}
+	return c
+}
+
+// Changed reports whether the variables differ.
+func (c VariableChange) Changed() bool { return len(c.Added)+len(c.Removed) > 0 }
+
+// VariablesChanged is the error of an activation refused by the promotion
+// guard: the version to activate uses other variables than the one
+// active there now, and the caller did not allow it. Its message names
+// them; its Fields hold one entry a variable, "variables.NAME", "is
+// added" or "is removed".
+//
+// For Store authors (see "Writing a Store" in the package doc).
+func VariablesChanged(c VariableChange) error {
+	var msg strings.Builder
+	msg.WriteString("the version's variables differ from those of the version active there")
+	e := &Error{Code: CodeVariablesChanged}
+	if len(c.Added) > 0 {
+		msg.WriteString("; added: " + strings.Join(c.Added, ", "))
+		for _, n := range c.Added {
+			e.Fields = append(e.Fields, FieldError{Field: "variables." + n, Detail: "is added"})
+		}
+	}
+	if len(c.Removed) > 0 {
+		msg.WriteString("; removed: " + strings.Join(c.Removed, ", "))
+		for _, n := range c.Removed {
+			e.Fields = append(e.Fields, FieldError{Field: "variables." + n, Detail: "is removed"})
+		}
+	}
+	msg.WriteString(" (allow_variable_change allows it)")
+	e.Message = msg.String()
+	return e
+}
