@@ -222,3 +222,33 @@ func ExampleError() {
 	// invalid: key
 	// invalid: name
 }
+
+// Variables lists a template's variables: each once, sorted. Anything in
+// double braces that is not a name is text.
+func ExampleVariables() {
+	fmt.Println(prompts.Variables("Hi {{ name }}, your order {{order_id}} ships to {{name}}. {{not a variable}}"))
+	// Output: [name order_id]
+}
+
+// Render is strict: every variable needs a value, and every value a
+// variable, so that a prompt and its application cannot drift apart
+// silently.
+func ExamplePromptVersion_Render() {
+	v := prompts.PromptVersion{Content: "Summarise for {{ audience }}: {{text}}"}
+	v.Variables = prompts.Variables(v.Content) // a Store does this when it stores the version
+
+	text, err := v.Render(map[string]string{"audience": "engineers", "text": "{{audience}} is literal here"})
+	fmt.Println(text, err)
+
+	_, err = v.Render(map[string]string{"audience": "engineers", "tone": "dry"})
+	var e *prompts.Error
+	if errors.As(err, &e) {
+		for _, f := range e.Fields {
+			fmt.Println(f.Field, f.Detail)
+		}
+	}
+	// Output:
+	// Summarise for engineers: {{audience}} is literal here <nil>
+	// variables.text is missing: the version uses it
+	// variables.tone is not used by this version
+}
