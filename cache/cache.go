@@ -1,0 +1,420 @@
+// Package cache is a prompts.Store that wraps another and answers its
+// single-item reads from memory: the read of a prompt in an environment,
+// by id and by key (what an application makes on every call), and the
+// reads of one prompt, version or project. Lists pass through; so do
+// writes, after which the process that wrote reads its own write at once.
+//
+// # Freshness
+//
+// Other processes writing to the same database change what the cache
+// holds. A Feed tells the cache what they changed: an implementation
+// watches the store's change stream (such as PostgreSQL's LISTEN/NOTIFY)
+// and calls the cache's Invalidate, Lost and Recovered. The caller runs
+// the feed, on a goroutine of its own: the cache starts none. Until the feed first reports Recovered,
+// and from a Lost until the next Recovered, the cache cannot know what
+// changed: every read goes to the store, and Recovered then drops
+// everything cached before. A cache over a store no other process writes
+// (memstore in one process) needs no feed: New it with Standalone.
+//
+// A cache never answers a read with an older prompt than one it answered
+// before for that read (prompts.Prompt.Revision orders them), and never
+// keeps an entry filled by a read that raced with an invalidation of it:
+// invalidations move generation counters on, and a read stores what it
+// fetched only if no invalidation of it came while it fetched.
+//
+// # Outages
+//
+// While the store is unavailable and the feed is lost, a read the cache
+// has answered before answers the last value it knows (stale-if-error),
+// counted in Stats.Stale and reported through Report; a read it never saw
+// fails with the store's error.
+//
+// # Memory
+//
+// Entries are bounded by a byte budget (WithSize, default 64 MiB), the
+// least recently used going first. Concurrent misses of one entry make
+// one store read.
+package cache
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"hash/maphash"
+	"sync"
+
+	"github.com/promptkit/prompts"
+)
+
+// DefaultSize is the byte budget of a cache unless WithSize says
+// otherwise.
+const DefaultSize = 64 << 20
+
+// Store is a prompts.Store that answers reads from memory. Make one with
+// New; it is safe for concurrent use.
+type Store struct {
+	next       prompts.Store
+	budget     int64
+	standalone bool
+
+	mu       sync.Mutex
+	entries  map[key]*entry
+	lru      list.List // of *entry, most recently used first
+	bytes    int64
+	dark     bool // the feed is lost, or not yet connected: nothing is fresh
+	epoch    uint64
+	gens     [stripes]uint64 // invalidations, by stripe of prompt id and of project id
+	inflight map[key]*call
+	// The entries of each prompt, and the reads by key of each project,
+	// for Invalidate.
+	byPrompt  map[string]map[*entry]struct{}
+	byProject map[string]map[*entry]struct{}
+	// The writes in flight through this cache, by prompt and by project:
+	// the reads they concern go to the store until they are done.
+	writing        map[string]int
+	writingProject map[string]int
+	stats          Stats
+	seed           maphash.Seed
+}
+
+// stripes is how many generation counters invalidations spread over: an
+// invalidation of one prompt makes fills of the prompts that share its
+// stripe skip storing what they read, a small and bounded cost.
+const stripes = 256
+
+var _ prompts.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithSize sets the byte budget of the cached entries; values below 1
+// keep DefaultSize.
+func WithSize(bytes int64) Option {
+	return func(s *Store) {
+		if bytes > 0 {
+			s.budget = bytes
+		}
+	}
+}
+
+// Standalone says that no other process writes to the store, so that the
+// cache needs no feed to be fresh: it caches from the start.
+func Standalone() Option { return func(s *Store) { s.standalone = true } }
+
+// New returns a cache over next. Without Standalone it caches nothing
+// until a feed reports Recovered.
+func New(next prompts.Store, opts ...Option) *Store {
+	s := &Store{
+		next:           next,
+		budget:         DefaultSize,
+		entries:        make(map[key]*entry),
+		inflight:       make(map[key]*call),
+		byPrompt:       make(map[string]map[*entry]struct{}),
+		byProject:      make(map[string]map[*entry]struct{}),
+		writing:        make(map[string]int),
+		writingProject: make(map[string]int),
+		seed:           maphash.MakeSeed(),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.dark = !s.standalone
+	return s
+}
+
+// Stats are a cache's counters since New.
+type Stats struct {
+	Hits      int64 // reads answered from memory
+	Misses    int64 // reads that went to the store
+	Evictions int64 // entries dropped for the budget
+	Entries   int64 // entries held now
+	Bytes     int64 // their estimated size
+	Stale     int64 // reads answered with a stale value while the store was unavailable
+	Lost      bool  // the feed is lost (or not yet connected): reads go to the store
+}
+
+// Stats returns the cache's counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Entries = int64(len(s.entries))
+	st.Bytes = s.bytes
+	st.Lost = s.dark
+	return st
+}
+
+// An Event is one invalidation: a change to a prompt (its fields, its
+// versions, what its environments point at) of a project.
+type Event struct {
+	PromptID  string
+	ProjectID string
+}
+
+// A Feed tells a cache what other processes change. Run delivers, until
+// ctx ends or the feed is closed, every change as a call of
+// sink.Invalidate; it calls sink.Lost when it can no longer see changes
+// (its connection broke) and sink.Recovered when it can again, and first
+// once it is listening.
+type Feed interface {
+	Run(ctx context.Context, sink Sink) error
+}
+
+// Sink is what a Feed reports to; *Store is one.
+type Sink interface {
+	Invalidate(Event)
+	Lost()
+	Recovered()
+}
+
+// Invalidate drops what the cache holds of the event's prompt, and of
+// prompts read by key in its project, and makes the reads in flight for
+// them store nothing.
+func (s *Store) Invalidate(ev Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.invalidate(ev)
+}
+
+// invalidate is Invalidate. The caller holds mu.
+func (s *Store) invalidate(ev Event) {
+	s.gens[s.stripe(ev.PromptID)]++
+	s.gens[s.stripe(ev.ProjectID)]++
+	for e := range s.byPrompt[ev.PromptID] {
+		s.remove(e)
+	}
+	for e := range s.byProject[ev.ProjectID] {
+		s.remove(e)
+	}
+}
+
+// Lost marks everything held as possibly stale: reads go to the store,
+// and the values held answer only when it is unavailable.
+func (s *Store) Lost() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dark = true
+	s.epoch++
+}
+
+// Recovered drops everything cached before and caches again.
+func (s *Store) Recovered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.entries {
+		s.remove(e)
+	}
+	s.dark = false
+	s.epoch++
+}
+
+func (s *Store) stripe(id string) int {
+	return int(maphash.String(s.seed, id) % stripes)
+}
+
+// kind is what a key reads.
+type kind uint8
+
+const (
+	kindActive kind = iota + 1
+	kindActiveByKey
+	kindPrompt
+	kindVersion
+	kindProject
+)
+
+// key names one read: kind with its arguments.
+type key struct {
+	kind kind
+	a, b string // prompt id; or project id and prompt key; or project id
+	n    int    // a version number
+	env  prompts.Environment
+}
+
+// entry is one cached answer.
+type entry struct {
+	key      key
+	value    any // prompts.ActivePrompt, Prompt, PromptVersion or Project
+	promptID string
+	revision int64
+	size     int64
+	elem     *list.Element
+}
+
+// call is a store read in flight, which concurrent misses of one key wait
+// for.
+type call struct {
+	done  chan struct{}
+	value any
+	err   error
+}
+
+// snapshot is what a fill compares before it stores: the counters that an
+// invalidation of what it reads would move.
+type snapshot struct {
+	epoch, gen uint64
+}
+
+// snap returns k's snapshot. Its stripe is that of k.a: the prompt's id,
+// or for a read by key the project's, which every invalidation of one of
+// its prompts moves on too (the key may come to name another prompt).
+func (s *Store) snap(k key) snapshot {
+	return snapshot{s.epoch, s.gens[s.stripe(k.a)]}
+}
+
+// read answers k from memory, or by fetch, which reads the store; fetched
+// values are stored unless an invalidation came meanwhile. copyOut
+// returns a copy of a value for the caller.
+func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Context) (T, string, int64, error), copyOut func(T) T) (T, error) {
+	var zero T
+	s.mu.Lock()
+	if s.beingWritten(k) {
+		// A write through this cache is changing what k reads: the store
+		// answers, as it would without the cache.
+		s.stats.Misses++
+		s.mu.Unlock()
+		v, _, _, err := fetch(ctx)
+		if err != nil {
+			return zero, err
+		}
+		return copyOut(v), nil
+	}
+	if e, ok := s.entries[k]; ok && !s.dark {
+		s.lru.MoveToFront(e.elem)
+		s.stats.Hits++
+		v := e.value.(T)
+		s.mu.Unlock()
+		return copyOut(v), nil
+	}
+	if c, ok := s.inflight[k]; ok && !s.dark {
+		s.mu.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return zero, prompts.ContextDone(ctx.Err())
+		}
+		if c.err != nil {
+			return zero, c.err
+		}
+		return copyOut(c.value.(T)), nil
+	}
+	s.stats.Misses++
+	snap := s.snap(k)
+	var c *call
+	if !s.dark {
+		c = &call{done: make(chan struct{})}
+		s.inflight[k] = c
+	}
+	s.mu.Unlock()
+
+	v, promptID, revision, err := fetch(ctx)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c != nil {
+		delete(s.inflight, k)
+		c.value, c.err = v, err
+		close(c.done)
+	}
+	e, held := s.entries[k]
+	switch {
+	case err != nil:
+		if held && s.dark && errors.Is(err, prompts.ErrUnavailable) {
+			s.stats.Stale++
+			markStale(ctx)
+			return copyOut(e.value.(T)), nil // the last value known
+		}
+		return zero, err
+	case held && e.revision > revision:
+		return copyOut(e.value.(T)), nil // never older than what was answered
+	case s.snap(k) != snap:
+		// An invalidation (or a loss, or a recovery) came while this read
+		// ran: what it read may be older than the change. Answer it (it
+		// was current when read), keep nothing.
+		return copyOut(v), nil
+	}
+	// Kept also while the feed is lost, where it answers only when the
+	// store is unavailable (a hit needs a fresh cache).
+	s.put(k, v, promptID, revision)
+	return copyOut(v), nil
+}
+
+// beingWritten reports whether a write through the cache is changing
+// what k reads. The caller holds mu.
+func (s *Store) beingWritten(k key) bool {
+	if k.kind == kindActiveByKey {
+		return s.writingProject[k.a] > 0
+	}
+	return k.kind != kindProject && s.writing[k.a] > 0
+}
+
+// put stores v under k, evicting the least recently used entries over
+// the budget. The caller holds mu.
+func (s *Store) put(k key, v any, promptID string, revision int64) {
+	if e, ok := s.entries[k]; ok {
+		s.remove(e)
+	}
+	e := &entry{key: k, value: v, promptID: promptID, revision: revision, size: sizeOf(k, v)}
+	e.elem = s.lru.PushFront(e)
+	s.entries[k] = e
+	s.bytes += e.size
+	if promptID != "" {
+		index(s.byPrompt, promptID, e)
+	}
+	if k.kind == kindActiveByKey {
+		index(s.byProject, k.a, e)
+	}
+	for s.bytes > s.budget && s.lru.Len() > 1 {
+		s.remove(s.lru.Back().Value.(*entry))
+		s.stats.Evictions++
+	}
+}
+
+// remove drops e. The caller holds mu.
+func (s *Store) remove(e *entry) {
+	s.lru.Remove(e.elem)
+	delete(s.entries, e.key)
+	s.bytes -= e.size
+	unindex(s.byPrompt, e.promptID, e)
+	if e.key.kind == kindActiveByKey {
+		unindex(s.byProject, e.key.a, e)
+	}
+}
+
+func index(m map[string]map[*entry]struct{}, id string, e *entry) {
+	set, ok := m[id]
+	if !ok {
+		set = make(map[*entry]struct{})
+		m[id] = set
+	}
+	set[e] = struct{}{}
+}
+
+func unindex(m map[string]map[*entry]struct{}, id string, e *entry) {
+	if set, ok := m[id]; ok {
+		delete(set, e)
+		if len(set) == 0 {
+			delete(m, id)
+		}
+	}
+}
+
+// Report is where a read says how the cache answered it: set by the
+// cache when the context carries one (WithReport).
+type Report struct {
+	Stale bool // answered with the last value known, the store being unavailable
+}
+
+type reportKey struct{}
+
+// WithReport returns a context under which the cache's reads say in r how
+// they were answered; httpapi uses it to send Cache-Status.
+func WithReport(ctx context.Context, r *Report) context.Context {
+	return context.WithValue(ctx, reportKey{}, r)
+}
+
+func markStale(ctx context.Context) {
+	if r, ok := ctx.Value(reportKey{}).(*Report); ok {
+		r.Stale = true
+	}
+}

@@ -1,0 +1,243 @@
+package cache
+
+import (
+	"context"
+	"slices"
+
+	"github.com/promptkit/prompts"
+)
+
+// The reads the cache answers.
+
+// GetActive implements prompts.Store, from memory when it can.
+func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if err := env.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	v, err := read(s, ctx, key{kind: kindActive, a: promptID, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
+		a, err := s.next.GetActive(ctx, promptID, env)
+		return a, a.ID, a.Revision, err
+	}, copyActive)
+	return v, err
+}
+
+// GetActiveByKey implements prompts.Store, from memory when it can.
+func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if err := env.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	v, err := read(s, ctx, key{kind: kindActiveByKey, a: projectID, b: k, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
+		a, err := s.next.GetActiveByKey(ctx, projectID, k, env)
+		return a, a.ID, a.Revision, err
+	}, copyActive)
+	return v, err
+}
+
+// GetPrompt implements prompts.Store, from memory when it can.
+func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
+	v, err := read(s, ctx, key{kind: kindPrompt, a: id}, func(ctx context.Context) (prompts.Prompt, string, int64, error) {
+		p, err := s.next.GetPrompt(ctx, id)
+		return p, p.ID, p.Revision, err
+	}, prompts.Prompt.Copy)
+	return v, err
+}
+
+// GetVersion implements prompts.Store, from memory when it can. Versions
+// never change.
+func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
+	v, err := read(s, ctx, key{kind: kindVersion, a: promptID, n: number}, func(ctx context.Context) (prompts.PromptVersion, string, int64, error) {
+		v, err := s.next.GetVersion(ctx, promptID, number)
+		return v, v.PromptID, 0, err
+	}, prompts.PromptVersion.Copy)
+	return v, err
+}
+
+// GetProject implements prompts.Store, from memory when it can. Projects
+// never change.
+func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, error) {
+	v, err := read(s, ctx, key{kind: kindProject, a: id}, func(ctx context.Context) (prompts.Project, string, int64, error) {
+		p, err := s.next.GetProject(ctx, id)
+		return p, "", 0, err
+	}, func(p prompts.Project) prompts.Project { return p })
+	return v, err
+}
+
+// copyActive returns a copy of a, in one allocation when its version has
+// up to 8 variables.
+func copyActive(a prompts.ActivePrompt) prompts.ActivePrompt {
+	if a.Description == nil && a.ActiveVersion == nil {
+		return a
+	}
+	blk := new(struct {
+		v             prompts.PromptVersion
+		desc, summary string
+		vars          [8]string
+	})
+	if a.Description != nil {
+		blk.desc = *a.Description
+		a.Description = &blk.desc
+	}
+	if a.ActiveVersion != nil {
+		blk.v = *a.ActiveVersion
+		if blk.v.ChangeSummary != nil {
+			blk.summary = *blk.v.ChangeSummary
+			blk.v.ChangeSummary = &blk.summary
+		}
+		if n := len(blk.v.Variables); n <= len(blk.vars) {
+			blk.v.Variables = blk.vars[:copy(blk.vars[:], blk.v.Variables):n]
+		} else {
+			blk.v.Variables = slices.Clone(blk.v.Variables)
+		}
+		a.ActiveVersion = &blk.v
+	}
+	return a
+}
+
+// sizeOf estimates the bytes an entry holds.
+func sizeOf(k key, v any) int64 {
+	n := int64(256 + len(k.a) + len(k.b))
+	switch x := v.(type) {
+	case prompts.ActivePrompt:
+		n += promptSize(x.Prompt)
+		if x.ActiveVersion != nil {
+			n += versionSize(*x.ActiveVersion)
+		}
+	case prompts.Prompt:
+		n += promptSize(x)
+	case prompts.PromptVersion:
+		n += versionSize(x)
+	case prompts.Project:
+		n += int64(len(x.ID) + len(x.Name) + len(x.Slug) + len(x.Description))
+	}
+	return n
+}
+
+func promptSize(p prompts.Prompt) int64 {
+	n := int64(len(p.ID) + len(p.ProjectID) + len(p.Key) + len(p.Name) + len(p.LatestVersionID))
+	if p.Description != nil {
+		n += int64(len(*p.Description))
+	}
+	return n
+}
+
+func versionSize(v prompts.PromptVersion) int64 {
+	n := int64(len(v.ID) + len(v.Content) + len(v.Metadata))
+	if v.ChangeSummary != nil {
+		n += int64(len(*v.ChangeSummary))
+	}
+	for _, name := range v.Variables {
+		n += int64(16 + len(name))
+	}
+	return n
+}
+
+// The writes pass through. While one runs, the reads of its prompt (and
+// by key, of its project) go to the store, and when it is done its
+// prompt's entries are dropped: so the process that writes reads its
+// write at once, and no read in it sees the store's state and then an
+// older one. A write that failed may still have been done (a connection
+// that broke as it committed), so it is treated the same.
+
+// write begins a write to the prompt and returns what ends it.
+func (s *Store) write(ctx context.Context, promptID string) (done func()) {
+	s.mu.Lock()
+	project, known := "", false
+	for e := range s.byPrompt[promptID] {
+		switch v := e.value.(type) {
+		case prompts.ActivePrompt:
+			project, known = v.ProjectID, true
+		case prompts.Prompt:
+			project, known = v.ProjectID, true
+		}
+	}
+	s.mu.Unlock()
+	if !known {
+		// Its reads by key may be cached (or being filled) through
+		// another prompt's entries: ask the store which project it is in.
+		if p, err := s.next.GetPrompt(ctx, promptID); err == nil {
+			project = p.ProjectID
+		}
+	}
+	s.mu.Lock()
+	s.writing[promptID]++
+	s.writingProject[project]++
+	s.invalidate(Event{PromptID: promptID, ProjectID: project})
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.invalidate(Event{PromptID: promptID, ProjectID: project})
+		if s.writing[promptID]--; s.writing[promptID] == 0 {
+			delete(s.writing, promptID)
+		}
+		if s.writingProject[project]--; s.writingProject[project] == 0 {
+			delete(s.writingProject, project)
+		}
+	}
+}
+
+// CreateProject implements prompts.Store.
+func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
+	return s.next.CreateProject(ctx, in)
+}
+
+// ListProjects implements prompts.Store; lists pass through.
+func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
+	return s.next.ListProjects(ctx, f)
+}
+
+// CreatePrompt implements prompts.Store. Only answers are cached, never
+// "not found", so a new prompt invalidates nothing but its project's reads
+// by key, for safety.
+func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
+	p, err := s.next.CreatePrompt(ctx, in)
+	if err == nil {
+		s.Invalidate(Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	}
+	return p, err
+}
+
+// UpdatePrompt implements prompts.Store.
+func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
+	defer s.write(ctx, id)()
+	return s.next.UpdatePrompt(ctx, id, in)
+}
+
+// ListPrompts implements prompts.Store; lists pass through.
+func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
+	return s.next.ListPrompts(ctx, f)
+}
+
+// CreateVersion implements prompts.Store.
+func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	defer s.write(ctx, in.PromptID)()
+	return s.next.CreateVersion(ctx, in)
+}
+
+// ListVersions implements prompts.Store; lists pass through.
+func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	return s.next.ListVersions(ctx, promptID, p)
+}
+
+// Activate implements prompts.Store.
+func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	defer s.write(ctx, in.PromptID)()
+	return s.next.Activate(ctx, in)
+}
+
+// Deactivate implements prompts.Store.
+func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	defer s.write(ctx, in.PromptID)()
+	return s.next.Deactivate(ctx, in)
+}
+
+// Rollback implements prompts.Store.
+func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	defer s.write(ctx, in.PromptID)()
+	return s.next.Rollback(ctx, in)
+}
+
+// ListDeployments implements prompts.Store; lists pass through.
+func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	return s.next.ListDeployments(ctx, f)
+}
