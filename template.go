@@ -18,12 +18,10 @@ import (
 func Variables(content string) []string {
 	names := []string{}
 	scanVariables(content, func(_, _ int, name string) {
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
+		names = append(names, name)
 	})
 	slices.Sort(names)
-	return names
+	return slices.Clip(slices.Compact(names))
 }
 
 // scanVariables calls f with the start and end (exclusive) of every
@@ -126,11 +124,23 @@ func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (s
 	}
 	b.Grow(size)
 	last := 0
+	var unlisted []string // in Content, not in v.Variables: a version built by hand
 	scanVariables(v.Content, func(start, end int, name string) {
+		val, ok := values[name]
+		if !ok {
+			unlisted = append(unlisted, name)
+		}
 		b.WriteString(v.Content[last:start])
-		b.WriteString(values[name])
+		b.WriteString(val)
 		last = end
 	})
+	if len(unlisted) > 0 {
+		slices.Sort(unlisted)
+		for _, name := range slices.Compact(unlisted) {
+			fe.add("variables."+name, "is missing: the version uses it")
+		}
+		return "", fe.err()
+	}
 	b.WriteString(v.Content[last:])
 	return b.String(), nil
 }

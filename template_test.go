@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -154,5 +155,35 @@ func BenchmarkRender(b *testing.B) {
 		if _, err := v.Render(values); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Variables stays linear in the number of names, and Render trusts the
+// content over a Variables list that does not match it.
+func TestVariablesAtScale(t *testing.T) {
+	is := is.New(t)
+	var b strings.Builder
+	for i := range 100000 {
+		b.WriteString("{{v" + strconv.Itoa(i) + "}}")
+	}
+	// A quadratic Variables took minutes here (past go test's timeout);
+	// BenchmarkVariables measures it.
+	vars := prompts.Variables(b.String())
+	is.Equal(len(vars), 100000)
+	_, err := prompts.PromptVersion{Content: "Hi {{name}} {{x}}", Variables: []string{"name"}}.Render(map[string]string{"name": "A"})
+	is.True(errors.Is(err, prompts.ErrInvalid)) // x is missing, listed or not
+}
+
+// BenchmarkVariables extracts the variables of a 1 MiB body of 100,000
+// distinct names, the most a request may send.
+func BenchmarkVariables(b *testing.B) {
+	var sb strings.Builder
+	for i := range 100000 {
+		sb.WriteString("{{v" + strconv.Itoa(i) + "}}")
+	}
+	content := sb.String()
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		prompts.Variables(content)
 	}
 }

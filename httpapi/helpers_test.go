@@ -38,7 +38,7 @@ var allRoutes = []struct {
 	{"GET", "/v1/integration/prompts/{prompt_id}/environments/{environment}", "", httpapi.RoleRead},
 	{"POST", "/v1/integration/prompts/{prompt_id}/environments/{environment}/rollback", "", httpapi.RoleDeploy},
 	{"GET", "/v1/integration/prompts/{prompt_id}/deployments", "", httpapi.RoleRead},
-	{"POST", "/v1/integration/prompts/{prompt_id}/render", `{"variables":{}}`, httpapi.RoleRead},
+	{"POST", "/v1/integration/prompts/{prompt_id}/render", `{"version_number":1,"variables":{}}`, httpapi.RoleRead},
 	{"GET", "/v1/integration/projects", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", "", httpapi.RoleRead},
 }

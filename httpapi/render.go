@@ -1,6 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -21,18 +24,21 @@ func (h *Handler) render() handlerFunc {
 		var (
 			env    prompts.Optional[string]
 			number versionNumberField
-			values map[string]string
+			values stringMap
 		)
 		if bad := decodeObject(body, []member{
 			{"environment", "production or staging", &env},
 			{"version_number", "an integer", &number},
-			{"variables", "an object whose values are strings", &values},
+			{"variables", "an object of distinct names whose values are strings", &values},
 		}); bad != nil {
 			h.badRequest(w, bad)
 			return
 		}
 		n := prompts.Optional[int](number)
 		var fields []prompts.FieldError
+		if values == nil {
+			fields = append(fields, prompts.FieldError{Field: "variables", Detail: "is required: an object of the values, {} when the version has no variables"})
+		}
 		e := prompts.Production
 		switch {
 		case env.HasValue() && n.HasValue():
@@ -94,4 +100,37 @@ func (h *Handler) render() handlerFunc {
 		h.writeJSON(w, b)
 		h.putBuf(bp, b)
 	}
+}
+
+// stringMap decodes a JSON object whose values are all strings, each name
+// once; null, another value or a name given twice is an error.
+type stringMap map[string]string
+
+func (m *stringMap) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return errors.New("not an object")
+	}
+	out := stringMap{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, _ := tok.(string)
+		tok, err = dec.Token()
+		if err != nil {
+			return err
+		}
+		value, ok := tok.(string)
+		if !ok {
+			return errors.New("a value is not a string")
+		}
+		if _, dup := out[name]; dup {
+			return errors.New("a name is given twice")
+		}
+		out[name] = value
+	}
+	*m = out
+	return nil
 }

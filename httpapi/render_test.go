@@ -33,6 +33,10 @@ func TestRender(t *testing.T) {
 		`{"environment":"staging","version_number":2,"variables":{}}`, // both
 		`{"environment":"dev","variables":{}}`,
 		`{"version_number":0,"variables":{}}`,
+		`{"variables":{"name":null,"place":"p"}}`,           // null is not a string
+		`{"variables":{"name":"a","name":"b","place":"p"}}`, // a name twice
+		`{}`,                 // no variables
+		`{"variables":null}`, // null variables
 	} {
 		is.Equal(e.do("POST", render, bad).status, 400) // bad
 	}
@@ -40,8 +44,10 @@ func TestRender(t *testing.T) {
 	is.Equal(e.do("POST", "/v1/integration/prompts/nope/render", `{"variables":{}}`).status, 404)
 	is.Equal(e.do("DELETE", "/v1/integration/prompts/"+id+"/environments/staging", "").status, 204)
 	r = e.do("POST", render, `{"environment":"staging","variables":{}}`)
-	is.Equal(r.status, 404)                                                                // nothing active
-	is.Equal(len(e.do("GET", "/v1/integration/prompts/"+id+"/deployments", "").arr(t)), 3) // rendering changed nothing
+	is.Equal(r.status, 404)                                                                            // nothing active
+	is.Equal(len(e.do("GET", "/v1/integration/prompts/"+id+"/deployments", "").arr(t)), 3)             // rendering changed nothing
+	is.Equal(e.call(e.otherKey, "POST", render, `{"variables":{"name":"A","place":"p"}}`).status, 404) // a project the key may not see
+	is.Equal(e.call(e.otherKey, "POST", render, `{"version_number":1,"variables":{"name":"A","place":"p"}}`).status, 404)
 }
 
 // The promotion guard over HTTP: 409 variables_changed naming the
@@ -55,15 +61,20 @@ func TestPromotionGuard(t *testing.T) {
 	env := "/v1/integration/prompts/" + id + "/environments/production"
 	versions := "/v1/integration/prompts/" + id + "/versions"
 
+	history := "/v1/integration/prompts/" + id + "/deployments"
+	records := len(e.do("GET", history, "").arr(t))
 	r := e.do("PUT", env, `{"version_number":2}`)
 	is.Equal(r.status, 409)
 	is.Equal(r.problem(t)["code"], "variables_changed")
-	is.Equal(fieldsOf(t, r), []string{"variables.place"}) // names what is added
+	is.Equal(fieldsOf(t, r), []string{"variables.place"})   // names what is added
+	is.Equal(len(e.do("GET", history, "").arr(t)), records) // and records nothing
 	r = e.do("POST", versions, `{"content":"{{other}}","environments":["production"]}`)
 	is.Equal(r.status, 409)                            // created active: guarded
 	is.Equal(len(e.do("GET", versions, "").arr(t)), 2) // and no version stored
 	is.Equal(e.do("PUT", env, `{"version_number":2,"allow_variable_change":true}`).status, 200)
-	is.Equal(e.do("POST", env+"/rollback", "").status, 409) // back to 1 removes place
+	r = e.do("POST", env+"/rollback", "")
+	is.Equal(r.status, 409) // back to 1 removes place
+	is.Equal(r.problem(t)["errors"], []any{map[string]any{"field": "variables.place", "detail": "is removed"}})
 	is.Equal(e.do("POST", env+"/rollback", `{"allow_variable_change":true}`).status, 200)
 	is.Equal(e.do("POST", versions, `{"content":"{{other}}","environments":["production"],"allow_variable_change":true}`).status, 200)
 	r = e.do("GET", versions+"/1", "")

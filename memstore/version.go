@@ -16,13 +16,13 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		return prompts.PromptVersion{}, err
 	}
 	md := in.Metadata.Normalize()
+	vars := prompts.Variables(in.Content) // before the lock: it reads the whole content
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, ok := s.prompts[in.PromptID]
 	if !ok {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
-	vars := prompts.Variables(in.Content)
 	for _, e := range in.Environments {
 		if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
 			return prompts.PromptVersion{}, err // before anything changes

@@ -245,21 +245,17 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 		return false, err
 	}
 	var (
-		changed         bool
-		target, current pq.StringArray
+		changed, refused bool
+		target, current  pq.StringArray
 	)
 	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
 		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, c.AllowVariableChange).
-		Scan(&found, &changed, &target, &current)
-	if err != nil || !found || !c.holds || changed {
+		Scan(&found, &changed, &refused, &target, &current)
+	if err != nil || !refused {
 		return found, err
 	}
-	if !c.AllowVariableChange && current != nil {
-		if vc := prompts.DiffVariables(current, target); vc.Changed() {
-			return found, prompts.VariablesChanged(vc) // the guard: nothing was written
-		}
-	}
-	return found, nil
+	// The guard refused: nothing was written.
+	return found, prompts.VariablesChanged(prompts.DiffVariables(current, target))
 }
 
 // changeEnvironment runs step, which changes what env of the prompt points

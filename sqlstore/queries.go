@@ -186,9 +186,9 @@ WHERE j.id = $1`,
 		// version active now has other variables and $13, allow, is false);
 		// then record the change (id $7, action $8, actor $9, reason $10, at
 		// $6) and, unless $11 is false, move the revision on to at least $5.
-		// Answers whether the version exists, whether anything changed, and
-		// the variables of the version asked for and of the active one (NULL
-		// when none is), for the guard's error.
+		// Answers whether the version exists, whether anything changed,
+		// whether the guard refused, and the variables of the version asked
+		// for and of the active one, for the guard's error.
 		qPointEnvironment: `WITH t AS (
 	SELECT v.version_number, v.variables FROM {s}.versions v
 	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
@@ -213,7 +213,9 @@ WHERE j.id = $1`,
 	SET revision = CASE WHEN $11::boolean THEN GREATEST(revision + 1, $5::bigint) ELSE revision END, latest_deployment_id = $7::text
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
 )
-SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point), (SELECT variables FROM t), (SELECT variables FROM cur)`,
+SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
+	EXISTS (SELECT 1 FROM t, cur WHERE $12::boolean AND NOT $13::boolean AND t.variables <> cur.variables),
+	(SELECT variables FROM t), (SELECT variables FROM cur)`,
 
 		// Under that lock: point environment $2 at no version; when it
 		// pointed at one, record the change (id $4, actor $5, reason $6, at

@@ -63,11 +63,13 @@ var templateTests = []test{
 		}
 		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{other}}", Environments: []prompts.Environment{prompts.Staging, prompts.Production}})
 		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // a version created active is guarded too
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{other}}", Environments: []prompts.Environment{prompts.Production, prompts.Production}})
+		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // named twice, refused once
 		is.Equal(s.snapshot(), before)                       // nothing changed: no version, no pointer
 		is.Equal(s.revision(p.ID), rev)                      // no revision
 		is.Equal(len(s.deployments(p.ID, "")), records)      // no record
 
-		s.notFound(activate(9, false), "version 9") // existence first
+		s.notFound(activate(9, false), "version 9") // an unknown version is not found, guard or not
 		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(5), Change: prompts.Change{IfRevision: rev - 1}})
 		is.True(errors.Is(err, prompts.ErrPreconditionFailed)) // then the precondition, then the guard
 		is.NoErr(activate(2, false))                           // the same variables pass
@@ -76,8 +78,13 @@ var templateTests = []test{
 		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(5)})
 		is.NoErr(err) // nothing active in staging: nothing to guard
 
+		before, rev = s.snapshot(), s.revision(p.ID)
+		records = len(s.deployments(p.ID, ""))
 		_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
 		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // back to 2 would remove place
+		is.Equal(s.snapshot(), before)                       // and the refused rollback changed nothing
+		is.Equal(s.revision(p.ID), rev)
+		is.Equal(len(s.deployments(p.ID, "")), records)
 		_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Change: prompts.Change{AllowVariableChange: true}})
 		is.NoErr(err) // allowed
 		is.Equal(s.active(p.ID, prompts.Production), s.versionID(p.ID, 2))
