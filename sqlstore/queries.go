@@ -81,7 +81,7 @@ FROM {s}.projects j WHERE j.id = $2`,
 		OR ($4::boolean AND p.name IS DISTINCT FROM $5::text)
 		OR ($6::boolean AND p.description IS DISTINCT FROM $7::text)
 		THEN ` + nextRevision + ` ELSE p.revision END
-WHERE p.id = $1
+WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
 RETURNING ` + promptCols,
 
 		qListPrompts: `SELECT ` + promptCols + ` FROM {s}.prompts p
@@ -117,6 +117,7 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
+		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
 	RETURNING id, version_count
 )
 INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables)
@@ -129,7 +130,7 @@ RETURNING version_number`,
 		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
-WHERE p.id = $1
+WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
 FOR UPDATE OF p`,
 
 		// One row when the prompt exists; the version's columns are NULL when the
@@ -178,7 +179,8 @@ WHERE j.id = $1`,
 		// READ COMMITTED each statement sees what was committed when it
 		// began, so a writer that waited here sees the change of the writer
 		// it waited for.
-		qLockEnvironments: `SELECT revision, latest_deployment_id FROM {s}.prompts WHERE id = $1 FOR UPDATE`,
+		qLockEnvironments: `SELECT revision, latest_deployment_id FROM {s}.prompts
+WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR UPDATE`,
 
 		// Under that lock: point environment $2 at the version numbered $3
 		// or with id $4, unless it points there already, or $12 (the change's

@@ -133,6 +133,7 @@ type Store struct {
 	log     *slog.Logger
 	schema  string // as given
 	lockKey int64  // Migrate's advisory lock
+	channel string // where its writes notify (Channel)
 
 	queries [numQueries]string                    // the statements, with the schema filled in
 	stmts   [numQueries]atomic.Pointer[sqlx.Stmt] // prepared on first use
@@ -161,11 +162,21 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	h := fnv.New64a()
 	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
 	s.lockKey = int64(h.Sum64())
-	quoted := pq.QuoteIdentifier(s.schema)
+	s.channel = Channel(s.schema)
+	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel))
 	for i, q := range queryText() {
-		s.queries[i] = strings.ReplaceAll(q, "{s}", quoted)
+		s.queries[i] = r.Replace(q)
 	}
 	return s, nil
+}
+
+// Channel is the PostgreSQL notification channel of the Store whose tables
+// live in schema: every write that changes a prompt sends, in its own
+// transaction, "<prompt id> <project id>" on it (see Feed).
+func Channel(schema string) string {
+	h := fnv.New64a()
+	h.Write([]byte(schema))
+	return fmt.Sprintf("prompts_%016x", h.Sum64())
 }
 
 // validSchema reports whether name is an identifier that needs no quoting

@@ -1,0 +1,175 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/promptkit/prompts/cache"
+)
+
+// Feed tells a cache (package cache) what every process writing to one
+// schema changes, over PostgreSQL's LISTEN/NOTIFY: each write that changes
+// a prompt notifies on the schema's Channel in its own transaction, so the
+// notification is delivered when, and only if, the write commits.
+//
+// A Feed holds a connection of its own, outside the caller's pool (a
+// listening connection is silent by nature and must not be timed out).
+// Run it on a goroutine of yours; it reports to its sink until ctx ends:
+//
+//	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema("prompts"), sqlstore.FeedLogger(logger))
+//	c := cache.New(store)
+//	go feed.Run(ctx, c) // c caches once the feed listens
+//
+// When the connection drops, the feed reports Lost (nothing sent while it
+// is down is ever replayed) and reconnects with backoff; once it listens
+// again it reports Recovered, and the cache drops what it held. It pings
+// the connection every few seconds, with a deadline, so that a silent
+// network is found out too.
+type Feed struct {
+	dsn     string
+	schema  string
+	log     *slog.Logger
+	ping    time.Duration
+	minWait time.Duration
+	maxWait time.Duration
+}
+
+// FeedOption configures a Feed.
+type FeedOption func(*Feed)
+
+// FeedSchema sets the schema whose writes the feed follows (the Store's
+// WithSchema); DefaultSchema otherwise.
+func FeedSchema(schema string) FeedOption { return func(f *Feed) { f.schema = schema } }
+
+// FeedLogger sets where the feed logs its losses and recoveries.
+func FeedLogger(l *slog.Logger) FeedOption { return func(f *Feed) { f.log = l } }
+
+// FeedPing sets how often the feed checks its connection (default 5 s);
+// a check that gets no answer within the same time reports the feed lost.
+func FeedPing(d time.Duration) FeedOption {
+	return func(f *Feed) {
+		if d > 0 {
+			f.ping = d
+		}
+	}
+}
+
+// NewFeed returns a feed over the database at dsn (a URL or key=value
+// connection string, as lib/pq takes). It does no I/O until Run.
+func NewFeed(dsn string, opts ...FeedOption) *Feed {
+	f := &Feed{dsn: dsn, schema: DefaultSchema, ping: 5 * time.Second, minWait: 50 * time.Millisecond, maxWait: 5 * time.Second}
+	for _, o := range opts {
+		o(f)
+	}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
+	return f
+}
+
+var _ cache.Feed = (*Feed)(nil)
+
+// Run listens and reports to sink until ctx ends; it returns ctx's error,
+// or the error that made listening impossible (a bad dsn). It starts its
+// own goroutines (the listener's, and one that pings) and stops them
+// before it returns.
+func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
+	var (
+		mu   sync.Mutex
+		lost = true // until the first connection
+	)
+	report := func(isLost bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case isLost && !lost:
+			lost = true
+			f.log.Warn("sqlstore: feed lost; reads go to the database until it is back", "schema", f.schema)
+			sink.Lost()
+		case !isLost && lost:
+			lost = false
+			f.log.Info("sqlstore: feed listening", "schema", f.schema)
+			sink.Recovered()
+		}
+	}
+	l := pq.NewListener(f.dsn, f.minWait, f.maxWait, func(ev pq.ListenerEventType, err error) {
+		switch ev {
+		case pq.ListenerEventDisconnected, pq.ListenerEventConnectionAttemptFailed:
+			if err != nil {
+				f.log.Debug("sqlstore: feed connection", "err", err)
+			}
+			report(true)
+		}
+	})
+	defer l.Close()
+	// Listen waits for the first connection: on a goroutine, so that ctx
+	// can end the wait (Close makes it return).
+	listened := make(chan error, 1)
+	go func() { listened <- l.Listen(Channel(f.schema)) }()
+	defer func() { l.Close(); <-listened }()
+	pingDone := make(chan struct{})
+	pingCtx, stopPing := context.WithCancel(ctx)
+	defer func() { stopPing(); <-pingDone }()
+	go func() { // ping with a deadline: a silent connection is a lost one
+		defer close(pingDone)
+		t := time.NewTicker(f.ping)
+		defer t.Stop()
+		for {
+			select {
+			case <-pingCtx.Done():
+				return
+			case <-t.C:
+			}
+			res := make(chan error, 1)
+			go func() { res <- l.Ping() }()
+			select {
+			case err := <-res:
+				if err != nil {
+					report(true)
+				} else {
+					report(false)
+				}
+			case <-time.After(f.ping):
+				report(true)
+			case <-pingCtx.Done():
+				return
+			}
+		}
+	}()
+	waiting := listened // nil once listening
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-waiting:
+			listened <- err // for the deferred wait
+			if err != nil {
+				return err
+			}
+			report(false) // listening
+			waiting = nil
+		case n, ok := <-l.Notify:
+			if !ok {
+				return errors.New("sqlstore: feed: the listener closed")
+			}
+			if n == nil {
+				// Connected (again): what was sent meanwhile is lost
+				// for good, and Recovered makes the cache drop it all.
+				mu.Lock()
+				lost = true
+				mu.Unlock()
+				report(false)
+				continue
+			}
+			report(false) // a notification proves the connection
+			promptID, projectID, _ := strings.Cut(n.Extra, " ")
+			sink.Invalidate(cache.Event{PromptID: promptID, ProjectID: projectID})
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/sqlstore"
+)
+
+// feedDSN returns the test database's URL with an application_name the
+// test can find the feed's connection by.
+func feedDSN(t *testing.T) (dsn, appName string) {
+	t.Helper()
+	database(t)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	appName = "feed_" + hex.EncodeToString(b)
+	dsn = os.Getenv(databaseURLVar)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "application_name=" + appName, appName
+}
+
+// eventually polls cond until it holds or 10 s pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFeed: a cache over one Store, fed by a Feed, sees what another Store
+// on its own pool (another process, as far as PostgreSQL can tell) writes;
+// a feed whose connection is killed reports the loss, comes back by
+// itself, and the cache drops what it held.
+func TestFeed(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	here := newSQLStore(t)
+	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(here.Schema()))
+	is.NoErr(err)
+	defer there.Close()
+	_, p := fixture(t, here)
+	for range 2 {
+		_, err := here.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
+		is.NoErr(err)
+	}
+
+	c := cache.New(here)
+	dsn, appName := feedDSN(t)
+	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema(here.Schema()), sqlstore.FeedPing(200*time.Millisecond))
+	done := make(chan error, 1)
+	go func() { done <- feed.Run(ctx, c) }()
+	eventually(t, "the feed listens", func() bool { return !c.Stats().Lost })
+
+	// Promotions made there are seen here, and never an older one after a
+	// newer.
+	var last int64
+	for i := range 20 {
+		n := 1 + i%2
+		a, err := there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(n)})
+		is.NoErr(err)
+		eventually(t, "the promotion reaches the cache", func() bool {
+			got, err := c.GetActive(ctx, p.ID, prompts.Production)
+			if err != nil || got.Revision < last {
+				t.Fatalf("read %v, revision %d after %d", err, got.Revision, last)
+			}
+			last = got.Revision
+			return got.Revision == a.Revision && got.ActiveVersion.VersionNumber == n
+		})
+	}
+	_, err = there.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Key: prompts.Some("renamed")})
+	is.NoErr(err) // a rename there
+	eventually(t, "the rename reaches the cache's read by key", func() bool {
+		_, err := c.GetActiveByKey(ctx, p.ProjectID, "renamed", prompts.Production)
+		return err == nil
+	})
+
+	// The feed's connection killed: lost, then back by itself.
+	_, err = c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err) // fills
+	hits := c.Stats().Hits
+	_, err = c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.True(c.Stats().Hits > hits) // cached
+	_, err = database(t).Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, appName)
+	is.NoErr(err)
+	eventually(t, "the loss is reported", func() bool { return c.Stats().Lost })
+	a, err := there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
+	is.NoErr(err) // a change while the feed may be down: never replayed
+	eventually(t, "the feed is back", func() bool { return !c.Stats().Lost })
+	got, err := c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.True(got.Revision >= a.Revision) // the cache dropped what it held
+
+	cancel()
+	select {
+	case err := <-done:
+		is.Equal(err, context.Canceled) // Run stops with its context
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop")
+	}
+}
