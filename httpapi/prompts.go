@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -59,8 +61,9 @@ func (h *Handler) readPrompt() handlerFunc {
 			h.invalid(w, q)
 			return
 		}
-		ap, err := h.store.GetActive(r.Context(), r.PathValue("prompt_id"), env)
-		h.answerRead(w, r, a, ap, err)
+		ctx, rep := h.reporting(r)
+		ap, err := h.store.GetActive(ctx, r.PathValue("prompt_id"), env)
+		h.answerRead(w, r, a, ap, rep, err)
 	}
 }
 
@@ -80,15 +83,17 @@ func (h *Handler) readByKey() handlerFunc {
 			h.notFoundAs(w, "project")
 			return
 		}
-		ap, err := h.store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
-		h.answerRead(w, r, a, ap, err)
+		ctx, rep := h.reporting(r)
+		ap, err := h.store.GetActiveByKey(ctx, projectID, r.PathValue("key"), env)
+		h.answerRead(w, r, a, ap, rep, err)
 	}
 }
 
 // answerRead answers a read of a prompt in an environment: the store's
 // error, 404 for a prompt the key may not see, else the prompt with its
-// ETag (or 304).
-func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, ap prompts.ActivePrompt, err error) {
+// ETag (or 304), and Cache-Status when a cache answered with a stale
+// value.
+func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, ap prompts.ActivePrompt, rep *cache.Report, err error) {
 	if err != nil {
 		h.storeError(w, r, err)
 		return
@@ -97,7 +102,25 @@ func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, a
 		h.notFoundAs(w, "prompt")
 		return
 	}
+	if rep != nil && rep.Stale {
+		w.Header()["Cache-Status"] = hdrStale
+	}
 	h.writeActive(w, r, ap)
+}
+
+// hdrStale is the Cache-Status (RFC 9211) of an answer a cache gave from
+// what it last knew, the store being unavailable.
+var hdrStale = []string{"prompts; hit; detail=stale"}
+
+// reporting returns the request's context and, when the store is a
+// cache.Store, a report the cache fills (only then: it costs an
+// allocation).
+func (h *Handler) reporting(r *http.Request) (context.Context, *cache.Report) {
+	if !h.cached {
+		return r.Context(), nil
+	}
+	rep := new(cache.Report)
+	return cache.WithReport(r.Context(), rep), rep
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

@@ -1,9 +1,15 @@
 package httpapi_test
 
 import (
+	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 )
 
 func TestRender(t *testing.T) {
@@ -79,4 +85,49 @@ func TestPromotionGuard(t *testing.T) {
 	is.Equal(e.do("POST", versions, `{"content":"{{other}}","environments":["production"],"allow_variable_change":true}`).status, 200)
 	r = e.do("GET", versions+"/1", "")
 	is.Equal(r.obj(t)["variables"], []any{"name"}) // the version read carries its variables
+}
+
+// outage is a store whose reads of a prompt fail as unavailable while
+// down is set.
+type outage struct {
+	prompts.Store
+	down *atomic.Bool
+}
+
+func (o outage) GetActive(ctx context.Context, id string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if o.down.Load() {
+		return prompts.ActivePrompt{}, prompts.Unavailable(errors.New("database down"))
+	}
+	return o.Store.GetActive(ctx, id, env)
+}
+
+// Over a cache whose feed is lost and a database that is down, a read the
+// cache has answered before answers 200 with Cache-Status stale; another
+// is 503.
+func TestStaleAnswersAreMarked(t *testing.T) {
+	is := is.New(t)
+	var down atomic.Bool
+	var c *cache.Store
+	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store {
+		c = cache.New(outage{s, &down}, cache.Standalone())
+		return c
+	}})
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	other := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"c","environments":["production"]}`)
+	r := e.do("GET", "/v1/integration/prompts/"+id, "")
+	is.Equal(r.status, 200)
+	is.Equal(r.header.Get("Cache-Status"), "") // fresh
+	c.Lost()
+	down.Store(true)
+	stale := e.do("GET", "/v1/integration/prompts/"+id, "")
+	is.Equal(stale.status, 200)                                              // the last value known
+	is.Equal(stale.header.Get("Cache-Status"), "prompts; hit; detail=stale") // marked
+	is.Equal(string(stale.body), string(r.body))
+	miss := e.do("GET", "/v1/integration/prompts/"+other, "")
+	is.Equal(miss.status, 503) // never seen: unavailable
+	is.True(miss.header.Get("Retry-After") != "")
+	down.Store(false)
+	c.Recovered()
+	is.Equal(e.do("GET", "/v1/integration/prompts/"+id, "").header.Get("Cache-Status"), "")
 }

@@ -233,8 +233,9 @@ func (h *Handler) readEnvironment() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		ap, err := h.store.GetActive(r.Context(), r.PathValue("prompt_id"), env)
-		h.answerRead(w, r, a, ap, err)
+		ctx, rep := h.reporting(r)
+		ap, err := h.store.GetActive(ctx, r.PathValue("prompt_id"), env)
+		h.answerRead(w, r, a, ap, rep, err)
 	}
 }
 

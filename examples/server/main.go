@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/httpapi"
 )
 
@@ -59,6 +60,8 @@ type config struct {
 	keys     keyList
 	keysFile string
 	projects []string
+	cache    bool
+	cacheMiB int64
 }
 
 // projectList is a repeatable flag.
@@ -91,6 +94,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.schema, "schema", env("PROMPTS_SCHEMA", "prompts"), "PostgreSQL schema of the tables, with -dsn (PROMPTS_SCHEMA)")
 	fs.StringVar(&c.apiKey, "api-key", "", "an admin key named default, for every project, at least 16 characters; one is generated and printed when no key is given (PROMPTS_API_KEY)")
 	fs.Var(&c.keys, "key", "an API key `NAME:ROLE:SECRET[:SLUG,SLUG…]`, ROLE read, write, deploy or admin, SECRET plain or sha256:<hex>, SLUGs the projects it may see (all when none); repeatable")
+	fs.BoolVar(&c.cache, "cache", true, "with -dsn, answer reads from a cache that PostgreSQL's notifications keep fresh across replicas")
+	fs.Int64Var(&c.cacheMiB, "cache-size", cache.DefaultSize>>20, "the cache's budget, in MiB")
 	fs.StringVar(&c.keysFile, "keys", env("PROMPTS_KEYS_FILE", ""), "a `FILE` of keys, one -key entry a line, # comments (PROMPTS_KEYS_FILE)")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
@@ -99,6 +104,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.cacheMiB < 1 {
+		return config{}, errors.New("-cache-size must be at least 1 (MiB); -cache=false turns the cache off")
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -130,7 +138,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	store, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, logger)
+	var cacheSize int64
+	if cfg.cache {
+		cacheSize = cfg.cacheMiB << 20
+	}
+	store, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, cacheSize, logger)
 	if err != nil {
 		return err
 	}

@@ -347,6 +347,23 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 	var read prompt
 	b.call(t, "GET", "/prompts/"+p.ID, "", &read)
 	is.Equal(read.ActiveVersion.VersionNumber, 7)
+	// b now holds it in its cache; a promotion through a reaches it by
+	// PostgreSQL's notification.
+	resp = a.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":3}`, nil)
+	is.Equal(resp.StatusCode, 200)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.call(t, "GET", "/prompts/"+p.ID, "", &read)
+		if read.ActiveVersion.VersionNumber == 3 {
+			break
+		}
+		is.Equal(read.ActiveVersion.VersionNumber, 7) // never anything else
+		if time.Now().After(deadline) {
+			t.Fatal("the promotion did not reach the other server's cache in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	is.True(strings.Contains(b.out.String(), "feed listening")) // b cached, fed by the database
 	is.NoErr(a.stop(t))
 	is.NoErr(b.stop(t))
 }

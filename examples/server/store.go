@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,13 +11,16 @@ import (
 	_ "github.com/lib/pq" // the PostgreSQL driver, registered as "postgres"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/memstore"
 	"github.com/promptkit/prompts/sqlstore"
 )
 
 // openStore returns the store the DSN names: memory when it is empty, else
-// PostgreSQL, migrated. The returned func releases it.
-func openStore(ctx context.Context, dsn, schema string, logger *slog.Logger) (prompts.Store, func(), error) {
+// PostgreSQL, migrated, behind a read cache of cacheSize bytes (none when
+// 0) that a LISTEN/NOTIFY feed keeps fresh, run on a goroutine until ctx
+// ends. The returned func releases it.
+func openStore(ctx context.Context, dsn, schema string, cacheSize int64, logger *slog.Logger) (prompts.Store, func(), error) {
 	if dsn == "" {
 		return memstore.New(), func() {}, nil
 	}
@@ -42,5 +46,18 @@ func openStore(ctx context.Context, dsn, schema string, logger *slog.Logger) (pr
 		closeAll()
 		return nil, nil, fmt.Errorf("migrating the database: %w", err)
 	}
-	return store, closeAll, nil
+	if cacheSize == 0 {
+		return store, closeAll, nil
+	}
+	c := cache.New(store, cache.WithSize(cacheSize))
+	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema(schema), sqlstore.FeedLogger(logger))
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		if err := feed.Run(feedCtx, c); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Error("the cache's feed stopped; reads go to the database", "err", err)
+		}
+	}()
+	return c, func() { stopFeed(); <-fed; closeAll() }, nil
 }
