@@ -413,6 +413,25 @@ func WithReport(ctx context.Context, r *Report) context.Context {
 	return context.WithValue(ctx, reportKey{}, r)
 }
 
+// NewReport is WithReport with a new Report, in one allocation.
+func NewReport(ctx context.Context) (context.Context, *Report) {
+	rc := &reportCtx{Context: ctx}
+	return rc, &rc.r
+}
+
+// reportCtx is a context that carries a Report.
+type reportCtx struct {
+	context.Context
+	r Report
+}
+
+func (c *reportCtx) Value(k any) any {
+	if k == (reportKey{}) {
+		return &c.r
+	}
+	return c.Context.Value(k)
+}
+
 func markStale(ctx context.Context) {
 	if r, ok := ctx.Value(reportKey{}).(*Report); ok {
 		r.Stale = true

@@ -119,8 +119,7 @@ func (h *Handler) reporting(r *http.Request) (context.Context, *cache.Report) {
 	if !h.cached {
 		return r.Context(), nil
 	}
-	rep := new(cache.Report)
-	return cache.WithReport(r.Context(), rep), rep
+	return cache.NewReport(r.Context())
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

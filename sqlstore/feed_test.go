@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,54 @@ func TestFeed(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not stop")
 	}
+}
+
+// BenchmarkFeedPropagation measures how long a promotion made through one
+// Store takes to be answered by a cache over another, fed by a Feed: 200
+// promotions per run, each awaited by reading the cache in a loop.
+// Reports the median and the 99th percentile.
+func BenchmarkFeedPropagation(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	here := newSQLStore(b)
+	there, err := sqlstore.New(openDB(b, 2, ""), sqlstore.WithSchema(here.Schema()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer there.Close()
+	_, p := fixture(b, here)
+	for range 2 {
+		if _, err := here.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := cache.New(here)
+	dsn := os.Getenv(databaseURLVar)
+	go func() { _ = sqlstore.NewFeed(dsn, sqlstore.FeedSchema(here.Schema())).Run(ctx, c) }()
+	for c.Stats().Lost {
+		time.Sleep(time.Millisecond)
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		for i := range 200 {
+			a, err := there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1 + i%2)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			for {
+				got, err := c.GetActive(ctx, p.ID, prompts.Production)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got.Revision >= a.Revision {
+					break
+				}
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
