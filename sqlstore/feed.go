@@ -63,7 +63,7 @@ func FeedPing(d time.Duration) FeedOption {
 // NewFeed returns a feed over the database at dsn (a URL or key=value
 // connection string, as lib/pq takes). It does no I/O until Run.
 func NewFeed(dsn string, opts ...FeedOption) *Feed {
-	f := &Feed{dsn: dsn, schema: DefaultSchema, ping: 5 * time.Second, minWait: 50 * time.Millisecond, maxWait: 5 * time.Second}
+	f := &Feed{dsn: dsn, schema: DefaultSchema, ping: 5 * time.Second, minWait: 50 * time.Millisecond, maxWait: time.Second}
 	for _, o := range opts {
 		o(f)
 	}
