@@ -267,6 +267,9 @@ func (s *Store) snap(k key) snapshot {
 // returns a copy of a value for the caller.
 func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Context) (T, string, int64, error), copyOut func(T) T) (T, error) {
 	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, prompts.ContextDone(err) // as every Store, a hit included
+	}
 	s.mu.Lock()
 	if s.beingWritten(k) {
 		// A write through this cache is changing what k reads: the store

@@ -183,12 +183,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})
 
 	handler := routeAPI(api, mux)
-	if cfg.dsn != "" {
-		// A database call can wait (on a lock, on a slow database); a
-		// memstore call never does, and the deadline costs a timer a
-		// request.
-		handler = withDeadline(requestTimeout, handler)
-	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -224,18 +218,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// requestTimeout bounds the work of one request: a query waiting on a lock
-// or on a slow database is cancelled then, and the client gets 503.
+// requestTimeout bounds each call to the database (deadlineStore): a
+// query waiting on a lock or on a slow database is cancelled then, and
+// the client gets 503.
 const requestTimeout = 15 * time.Second
-
-// withDeadline gives every request's context a deadline d from now.
-func withDeadline(d time.Duration, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
 
 // routeAPI sends every path under /v1/integration to api as it came, and
 // the rest to mux. A ServeMux would answer a path such as

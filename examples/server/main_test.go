@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +24,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts/storetest"
+
+	"github.com/promptkit/prompts/memstore"
+
+	"github.com/promptkit/prompts"
 )
 
 // The tests run the server as a real process: the test binary re-executed
@@ -413,16 +418,52 @@ func TestServerProjectsWithClashingSlugs(t *testing.T) {
 	is.NoErr(s.stop(t))
 }
 
-func TestEveryRequestHasADeadline(t *testing.T) {
+// deadlineSeen is a store that records the deadline of each call.
+type deadlineSeen struct {
+	prompts.Store
+	seen map[string]time.Duration
+}
+
+func (d deadlineSeen) note(ctx context.Context, method string) {
+	if dl, ok := ctx.Deadline(); ok {
+		d.seen[method] = time.Until(dl)
+	}
+}
+
+func (d deadlineSeen) GetActive(ctx context.Context, id string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	d.note(ctx, "GetActive")
+	return d.Store.GetActive(ctx, id, env)
+}
+
+func (d deadlineSeen) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	d.note(ctx, "Activate")
+	return d.Store.Activate(ctx, in)
+}
+
+func (d deadlineSeen) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	d.note(ctx, "ListDeployments")
+	return d.Store.ListDeployments(ctx, f)
+}
+
+// Every call to the database gets a deadline; the deadlineStore is a
+// Store (the conformance suite holds over it).
+func TestEveryStoreCallHasADeadline(t *testing.T) {
 	is := is.New(t)
-	var deadline time.Time
-	var ok bool
-	h := withDeadline(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		deadline, ok = r.Context().Deadline()
-	}))
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
-	is.True(ok)                                    // the handler's context has a deadline
-	is.True(time.Until(deadline) > 50*time.Second) // about a minute from the request
+	ctx := context.Background()
+	rec := deadlineSeen{Store: memstore.New(), seen: map[string]time.Duration{}}
+	s := deadlineStore{next: rec, d: time.Minute}
+	_, _ = s.GetActive(ctx, "x", prompts.Production)
+	_, _ = s.Activate(ctx, prompts.Activation{PromptID: "x", Environment: prompts.Production, VersionNumber: prompts.Some(1)})
+	_, _, _ = s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: "x"})
+	is.Equal(len(rec.seen), 3)
+	for m, d := range rec.seen {
+		if d < 50*time.Second || d > time.Minute {
+			t.Errorf("%s: deadline in %v, want about a minute", m, d)
+		}
+	}
+	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
+		return deadlineStore{next: memstore.New(memstore.WithClock(clock)), d: time.Minute}
+	})
 }
 
 // testKey is the -api-key of the tests that do not care which.

@@ -46,10 +46,13 @@ func openStore(ctx context.Context, dsn, schema string, cacheSize int64, logger 
 		closeAll()
 		return nil, nil, fmt.Errorf("migrating the database: %w", err)
 	}
+	// A database call can wait (on a lock, on a slow database); a memstore
+	// call never does, and a read the cache answers neither.
+	timed := deadlineStore{next: store, d: requestTimeout}
 	if cacheSize == 0 {
-		return store, closeAll, nil
+		return timed, closeAll, nil
 	}
-	c := cache.New(store, cache.WithSize(cacheSize))
+	c := cache.New(timed, cache.WithSize(cacheSize))
 	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema(schema), sqlstore.FeedLogger(logger))
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	fed := make(chan struct{})
