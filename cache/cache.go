@@ -71,10 +71,11 @@ type Store struct {
 	byProject map[string]map[*entry]struct{}
 	// The writes in flight through this cache, by prompt and by project:
 	// the reads they concern go to the store until they are done.
-	writing        map[string]int
-	writingProject map[string]int
-	stats          Stats
-	seed           maphash.Seed
+	writing           map[string]int
+	writingProject    map[string]int
+	writingAnyProject int // writes whose project is unknown
+	stats             Stats
+	seed              maphash.Seed
 }
 
 // stripes is how many generation counters invalidations spread over: an
@@ -188,6 +189,19 @@ func (s *Store) invalidate(ev Event) {
 	}
 }
 
+// invalidateAllByKey drops every read by key and makes every read in
+// flight store nothing. The caller holds mu.
+func (s *Store) invalidateAllByKey() {
+	for i := range s.gens {
+		s.gens[i]++
+	}
+	for _, set := range s.byProject {
+		for e := range set {
+			s.remove(e)
+		}
+	}
+}
+
 // Lost marks everything held as possibly stale: reads go to the store,
 // and the values held answer only when it is unavailable.
 func (s *Store) Lost() {
@@ -245,7 +259,8 @@ type entry struct {
 // for.
 type call struct {
 	done  chan struct{}
-	value any
+	snap  snapshot // when it began
+	value any      // what it answered, once done is closed
 	err   error
 }
 
@@ -267,86 +282,107 @@ func (s *Store) snap(k key) snapshot {
 // returns a copy of a value for the caller.
 func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Context) (T, string, int64, error), copyOut func(T) T) (T, error) {
 	var zero T
-	if err := ctx.Err(); err != nil {
-		return zero, prompts.ContextDone(err) // as every Store, a hit included
-	}
-	s.mu.Lock()
-	if s.beingWritten(k) {
-		// A write through this cache is changing what k reads: the store
-		// answers, as it would without the cache.
+	for {
+		if err := ctx.Err(); err != nil {
+			return zero, prompts.ContextDone(err) // as every Store, a hit included
+		}
+		s.mu.Lock()
+		if s.beingWritten(k) {
+			// A write through this cache is changing what k reads: the
+			// store answers, as it would without the cache.
+			s.stats.Misses++
+			s.mu.Unlock()
+			v, _, _, err := fetch(ctx)
+			if err != nil {
+				return zero, err
+			}
+			return copyOut(v), nil
+		}
+		if e, ok := s.entries[k]; ok && !s.dark {
+			s.lru.MoveToFront(e.elem)
+			s.stats.Hits++
+			v := e.value.(T)
+			s.mu.Unlock()
+			return copyOut(v), nil
+		}
+		// Join a read in flight only if nothing that concerns k happened
+		// since it began: else it may answer older than a write or an
+		// invalidation this read comes after.
+		if c, ok := s.inflight[k]; ok && !s.dark && c.snap == s.snap(k) {
+			s.mu.Unlock()
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return zero, prompts.ContextDone(ctx.Err())
+			}
+			if c.err != nil && (errors.Is(c.err, context.Canceled) || errors.Is(c.err, context.DeadlineExceeded)) {
+				continue // the reader it joined went away: read again, on this context
+			}
+			if c.err != nil {
+				return zero, c.err
+			}
+			return copyOut(c.value.(T)), nil
+		}
 		s.stats.Misses++
-		s.mu.Unlock()
-		v, _, _, err := fetch(ctx)
-		if err != nil {
-			return zero, err
+		snap := s.snap(k)
+		var c *call
+		if !s.dark {
+			c = &call{done: make(chan struct{}), snap: snap}
+			s.inflight[k] = c
 		}
-		return copyOut(v), nil
-	}
-	if e, ok := s.entries[k]; ok && !s.dark {
-		s.lru.MoveToFront(e.elem)
-		s.stats.Hits++
-		v := e.value.(T)
 		s.mu.Unlock()
-		return copyOut(v), nil
-	}
-	if c, ok := s.inflight[k]; ok && !s.dark {
-		s.mu.Unlock()
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			return zero, prompts.ContextDone(ctx.Err())
-		}
-		if c.err != nil {
-			return zero, c.err
-		}
-		return copyOut(c.value.(T)), nil
-	}
-	s.stats.Misses++
-	snap := s.snap(k)
-	var c *call
-	if !s.dark {
-		c = &call{done: make(chan struct{})}
-		s.inflight[k] = c
-	}
-	s.mu.Unlock()
 
-	v, promptID, revision, err := fetch(ctx)
+		v, promptID, revision, err := fetch(ctx)
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c != nil {
-		delete(s.inflight, k)
-		c.value, c.err = v, err
-		close(c.done)
+		s.mu.Lock()
+		answer, answerErr := s.settle(ctx, k, snap, v, promptID, revision, err)
+		if c != nil {
+			// The readers that joined get what this one answers.
+			if s.inflight[k] == c {
+				delete(s.inflight, k)
+			}
+			c.value, c.err = answer, answerErr
+			close(c.done)
+		}
+		s.mu.Unlock()
+		if answerErr != nil {
+			return zero, answerErr
+		}
+		return copyOut(answer.(T)), nil
 	}
+}
+
+// settle decides what a read that fetched v (or err) answers, and stores
+// it when it may. The caller holds mu.
+func (s *Store) settle(ctx context.Context, k key, snap snapshot, v any, promptID string, revision int64, err error) (any, error) {
 	e, held := s.entries[k]
 	switch {
 	case err != nil:
 		if held && s.dark && errors.Is(err, prompts.ErrUnavailable) {
 			s.stats.Stale++
 			markStale(ctx)
-			return copyOut(e.value.(T)), nil // the last value known
+			return e.value, nil // the last value known
 		}
-		return zero, err
+		return nil, err
 	case held && e.revision > revision:
-		return copyOut(e.value.(T)), nil // never older than what was answered
+		return e.value, nil // never older than what was answered
 	case s.snap(k) != snap:
 		// An invalidation (or a loss, or a recovery) came while this read
 		// ran: what it read may be older than the change. Answer it (it
 		// was current when read), keep nothing.
-		return copyOut(v), nil
+		return v, nil
 	}
 	// Kept also while the feed is lost, where it answers only when the
 	// store is unavailable (a hit needs a fresh cache).
 	s.put(k, v, promptID, revision)
-	return copyOut(v), nil
+	return v, nil
 }
 
 // beingWritten reports whether a write through the cache is changing
 // what k reads. The caller holds mu.
 func (s *Store) beingWritten(k key) bool {
 	if k.kind == kindActiveByKey {
-		return s.writingProject[k.a] > 0
+		return s.writingProject[k.a] > 0 || s.writingAnyProject > 0
 	}
 	return k.kind != kindProject && s.writing[k.a] > 0
 }

@@ -293,3 +293,52 @@ func BenchmarkHit(b *testing.B) {
 		}
 	}
 }
+
+// A read that joins another in flight gets its own answer when the one it
+// joined gives up (its context ended); and a read that starts after an
+// invalidation does not join a read that began before it.
+func TestJoiningReadsInFlight(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	ms, h, p := fixture(t)
+	c := cache.New(h, cache.Standalone())
+
+	// The first reader gives up while the store holds its read.
+	inRead, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.set(func(h *hooked) { h.before = func() { once.Do(func() { close(inRead) }); <-release } })
+	firstCtx, cancelFirst := context.WithCancel(ctx)
+	first := make(chan error, 1)
+	go func() { _, err := c.GetActive(firstCtx, p.ID, prompts.Production); first <- err }()
+	<-inRead
+	second := make(chan error, 1)
+	go func() { _, err := c.GetActive(ctx, p.ID, prompts.Production); second <- err }()
+	time.Sleep(20 * time.Millisecond) // let the second join
+	cancelFirst()
+	h.set(func(h *hooked) { h.before = nil })
+	close(release)
+	<-first
+	is.NoErr(<-second) // the second reads again, on its own context
+
+	// A read held with the value from before a change; the change and
+	// its invalidation; a read after them must not share the held one.
+	c = cache.New(h, cache.Standalone())
+	old, _ := ms.GetActive(ctx, p.ID, prompts.Production)
+	inRead, release = make(chan struct{}), make(chan struct{})
+	h.set(func(h *hooked) {
+		h.older = &old
+		h.before = func() { close(inRead); <-release }
+	})
+	held := make(chan prompts.ActivePrompt, 1)
+	go func() { a, _ := c.GetActive(ctx, p.ID, prompts.Production); held <- a }()
+	<-inRead
+	_, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	h.set(func(h *hooked) { h.older, h.before = nil, nil })
+	after, err := c.GetActive(ctx, p.ID, prompts.Production) // does not wait for the held read
+	is.NoErr(err)
+	is.Equal(after.ActiveVersion.Content, "two") // the change, not what the held read will answer
+	close(release)
+	is.Equal((<-held).ActiveVersion.Content, "two") // and the held read, finishing later, answers no older than that
+}

@@ -83,9 +83,11 @@ func copyActive(a prompts.ActivePrompt) prompts.ActivePrompt {
 			blk.summary = *blk.v.ChangeSummary
 			blk.v.ChangeSummary = &blk.summary
 		}
-		if n := len(blk.v.Variables); n <= len(blk.vars) {
+		switch n := len(blk.v.Variables); {
+		case blk.v.Variables == nil: // as the store answered
+		case n <= len(blk.vars):
 			blk.v.Variables = blk.vars[:copy(blk.vars[:], blk.v.Variables):n]
-		} else {
+		default:
 			blk.v.Variables = slices.Clone(blk.v.Variables)
 		}
 		a.ActiveVersion = &blk.v
@@ -155,23 +157,37 @@ func (s *Store) write(ctx context.Context, promptID string) (done func()) {
 		// Its reads by key may be cached (or being filled) through
 		// another prompt's entries: ask the store which project it is in.
 		if p, err := s.next.GetPrompt(ctx, promptID); err == nil {
-			project = p.ProjectID
+			project, known = p.ProjectID, true
+		}
+	}
+	// A project unknown still (the store did not answer) is any project:
+	// every read by key goes to the store, and every one cached goes.
+	invalidate := func() {
+		s.invalidate(Event{PromptID: promptID, ProjectID: project})
+		if !known {
+			s.invalidateAllByKey()
 		}
 	}
 	s.mu.Lock()
 	s.writing[promptID]++
 	s.writingProject[project]++
-	s.invalidate(Event{PromptID: promptID, ProjectID: project})
+	if !known {
+		s.writingAnyProject++
+	}
+	invalidate()
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.invalidate(Event{PromptID: promptID, ProjectID: project})
+		invalidate()
 		if s.writing[promptID]--; s.writing[promptID] == 0 {
 			delete(s.writing, promptID)
 		}
 		if s.writingProject[project]--; s.writingProject[project] == 0 {
 			delete(s.writingProject, project)
+		}
+		if !known {
+			s.writingAnyProject--
 		}
 	}
 }

@@ -107,12 +107,21 @@ func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
 			report(true)
 		}
 	})
-	defer l.Close()
 	// Listen waits for the first connection: on a goroutine, so that ctx
 	// can end the wait (Close makes it return).
 	listened := make(chan error, 1)
 	go func() { listened <- l.Listen(Channel(f.schema)) }()
-	defer func() { l.Close(); <-listened }()
+	defer func() {
+		// Close takes the listener's lock, which a ping stuck on a silent
+		// network holds: wait for it a while, not for ever.
+		closed := make(chan struct{})
+		go func() { l.Close(); <-listened; close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(2 * f.ping):
+			f.log.Warn("sqlstore: feed: the listener did not close; left behind")
+		}
+	}()
 	pingDone := make(chan struct{})
 	pingCtx, stopPing := context.WithCancel(ctx)
 	defer func() { stopPing(); <-pingDone }()
@@ -120,22 +129,33 @@ func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
 		defer close(pingDone)
 		t := time.NewTicker(f.ping)
 		defer t.Stop()
+		var (
+			res      chan error // the ping in flight, if any: one at a time
+			pingLost bool       // a ping reported the loss, so a ping may undo it
+		)
 		for {
 			select {
 			case <-pingCtx.Done():
 				return
 			case <-t.C:
 			}
-			res := make(chan error, 1)
-			go func() { res <- l.Ping() }()
+			if res == nil {
+				res = make(chan error, 1)
+				go func(res chan error) { res <- l.Ping() }(res)
+			}
 			select {
 			case err := <-res:
-				if err != nil {
+				res = nil
+				switch {
+				case err != nil:
+					pingLost = true
 					report(true)
-				} else {
+				case pingLost:
+					pingLost = false
 					report(false)
 				}
-			case <-time.After(f.ping):
+			case <-time.After(f.ping): // silent: lost, and that ping stays the one in flight
+				pingLost = true
 				report(true)
 			case <-pingCtx.Done():
 				return
@@ -167,7 +187,6 @@ func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
 				report(false)
 				continue
 			}
-			report(false) // a notification proves the connection
 			promptID, projectID, _ := strings.Cut(n.Extra, " ")
 			sink.Invalidate(cache.Event{PromptID: promptID, ProjectID: projectID})
 		}
