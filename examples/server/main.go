@@ -45,11 +45,23 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	var usage usageError
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0) // -h: the usage is printed, and that is all that was asked
+	case errors.As(err, &usage):
+		os.Exit(2) // the flag package printed the error and the usage
+	default:
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
 }
+
+// usageError is an error of the command line that the flag package has
+// printed already, with the usage.
+type usageError struct{ error }
 
 // config is what the flags and variables set.
 type config struct {
@@ -100,7 +112,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
-		return config{}, err
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, err
+		}
+		return config{}, usageError{err}
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -142,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.cache {
 		cacheSize = cfg.cacheMiB << 20
 	}
-	store, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, cacheSize, logger)
+	store, ready, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, cacheSize, logger)
 	if err != nil {
 		return err
 	}
@@ -177,9 +192,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		httpapi.WithLogger(logger),
 	)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	// /livez: the process answers. /readyz: the store answers, within a
+	// second (a real ping of the database). /healthz is /livez, kept for
+	// the probes that used it. None needs a key.
+	live := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
+	}
+	mux.HandleFunc("GET /livez", live)
+	mux.HandleFunc("GET /healthz", live)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		state, err := ready(r.Context())
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready: "+state+" does not answer\n")
+			return
+		}
+		io.WriteString(w, "ready: "+state+"\n")
 	})
 
 	handler := routeAPI(api, mux)

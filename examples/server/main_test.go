@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -189,6 +190,9 @@ func TestServerWalkThrough(t *testing.T) {
 	is := is.New(t)
 	s := start(t, nil)
 	is.True(s.key != "") // a key was generated and printed
+	for _, path := range []string{"/livez", "/readyz", "/healthz"} {
+		is.Equal(probe(t, s, path), 200) // without a key
+	}
 
 	// Without the key: 401.
 	resp, err := http.Get(s.base + "/projects")
@@ -562,4 +566,24 @@ func TestServerUsageShowsNoSecret(t *testing.T) {
 	is.True(err != nil)                                // a bad flag stops it
 	is.True(strings.Contains(string(out), "-api-key")) // with the usage
 	is.True(!strings.Contains(string(out), secret))    // and no secret
+}
+
+// -h prints the usage and exits 0; a bad flag is reported once, with the
+// usage, and exits 2.
+func TestServerHelpAndBadFlags(t *testing.T) {
+	is := is.New(t)
+	cmd := exec.Command(os.Args[0], "-h")
+	cmd.Env = append(os.Environ(), serverVar+"=1")
+	out, err := cmd.CombinedOutput()
+	is.NoErr(err) // exit status 0
+	is.True(strings.Contains(string(out), "-cache-size"))
+	is.True(!strings.Contains(string(out), "help requested"))
+
+	cmd = exec.Command(os.Args[0], "-cache-size", "lots")
+	cmd.Env = append(os.Environ(), serverVar+"=1")
+	out, err = cmd.CombinedOutput()
+	var exit *exec.ExitError
+	is.True(errors.As(err, &exit))
+	is.Equal(exit.ExitCode(), 2)
+	is.Equal(strings.Count(string(out), `invalid value "lots"`), 1) // said once
 }
