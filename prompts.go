@@ -27,6 +27,13 @@
 // prompt, to its versions and to what its environments point at: what
 // entity tags, caches and compare-and-swap key on.
 //
+// Every change of what an environment points at writes a Deployment (who,
+// why, from which version to which), can be undone with Rollback, and can
+// expect a revision (Change.IfRevision, compare-and-swap). A version's
+// content is a template: Variables lists its {{variables}}, Render fills
+// them strictly, and activating a version whose variables differ from the
+// active one's is refused unless allowed (the promotion guard).
+//
 // The types a Store returns carry encoding/json struct tags in the
 // interface's field names (metadata_ included), and encoding/json of a
 // value loses nothing; Optional marshals as null or its value. The HTTP
@@ -36,8 +43,12 @@
 //
 // A Store of one's own calls the inputs' Validate first, stamps ids and
 // times with a Clock (NewID, NewIDAfter, Clock.Now), moves revisions on
-// with NextRevision, returns the errors that NotFound, Conflict, KeyTaken,
-// SlugTaken, Unavailable, ContextDone and Internal make, and passes
+// with NextRevision, computes a version's Variables once when it stores
+// it, writes a Deployment for every change of an environment in the same
+// atomic step (checking Change.IfRevision and the promotion guard,
+// DiffVariables, under the same lock), returns the errors that NotFound,
+// Conflict, KeyTaken, SlugTaken, NothingToRollBack, PreconditionFailed,
+// VariablesChanged, Unavailable, ContextDone and Internal make, and passes
 // storetest.Run.
 package prompts
 
