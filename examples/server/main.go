@@ -131,6 +131,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if !given["api-key"] {
 		c.apiKey = getenv("PROMPTS_API_KEY")
 	}
+	if c.dsn != "" && !strings.HasPrefix(c.dsn, "postgres://") && !strings.HasPrefix(c.dsn, "postgresql://") && !strings.Contains(c.dsn, "=") {
+		// Not echoed: a DSN may hold a password.
+		return config{}, errors.New("-dsn must be a PostgreSQL URL (postgres://user@host/db) or a key=value connection string (host=… dbname=…)")
+	}
 	if len(projects) == 0 {
 		for _, name := range strings.Split(getenv("PROMPTS_PROJECT"), ",") {
 			if name = strings.TrimSpace(name); name != "" {

@@ -541,6 +541,7 @@ func TestServerRefusesBadKeys(t *testing.T) {
 		{"no secret", []string{"-key", "ci:read:"}, `-key argument 1 (key ci): a secret, or sha256:<64 hex digits> of it, is required`},
 		{"no role", []string{"-key", secret}, "-key argument 1: want NAME:ROLE:SECRET"},
 		{"a missing file", []string{"-keys", "/nonexistent/keys.txt"}, "-keys: open /nonexistent/keys.txt"},
+		{"a DSN that is not PostgreSQL's", []string{"-dsn", "mysql:" + secret + "@tcp(db)/x"}, "-dsn must be a PostgreSQL URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
