@@ -3,6 +3,7 @@ package prompts_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -158,5 +159,27 @@ func TestOptionalJSON(t *testing.T) {
 		var back body
 		is.NoErr(json.Unmarshal(b, &back))
 		is.Equal(back, tc.in) // and read back the same
+	}
+}
+
+// ActivePrompt.Copy shares nothing with the original, whatever the number
+// of variables.
+func TestActivePromptCopy(t *testing.T) {
+	is := is.New(t)
+	for _, vars := range [][]string{nil, {}, {"a"}, {"a", "b", "c", "d"}, {"a", "b", "c", "d", "e", "f"}} {
+		desc, summary := "d", "s"
+		a := prompts.ActivePrompt{Prompt: prompts.Prompt{Description: &desc},
+			ActiveVersion: &prompts.PromptVersion{ChangeSummary: &summary, Variables: slices.Clone(vars)}}
+		c := a.Copy()
+		is.Equal(c, a) // equal
+		*c.Description, *c.ActiveVersion.ChangeSummary = "x", "x"
+		if len(vars) > 0 {
+			c.ActiveVersion.Variables[0] = "x"
+			c.ActiveVersion.Variables = append(c.ActiveVersion.Variables, "y")
+			is.Equal(a.ActiveVersion.Variables, vars) // untouched
+		}
+		is.Equal(c.ActiveVersion.Variables == nil, vars == nil) // nil stays nil
+		is.Equal(*a.Description, "d")
+		is.Equal(*a.ActiveVersion.ChangeSummary, "s")
 	}
 }

@@ -1,5 +1,7 @@
 package prompts
 
+import "slices"
+
 // Environment is where a version can be active. Each environment of a
 // prompt points at one of its versions, or at none.
 type Environment string
@@ -40,6 +42,41 @@ type ActivePrompt struct {
 	Prompt
 	Environment   Environment    `json:"environment"`
 	ActiveVersion *PromptVersion `json:"active_version"` // nil when nothing is active
+}
+
+// Copy returns a with its own copies of what it points to (the
+// description, the version, its change summary and variables), so that
+// changing one changes nothing of the other: what a Store hands out. It
+// makes one allocation for a version of up to 4 variables, two beyond.
+func (a ActivePrompt) Copy() ActivePrompt {
+	if a.Description == nil && a.ActiveVersion == nil {
+		return a
+	}
+	blk := new(struct {
+		v             PromptVersion
+		desc, summary string
+		vars          [4]string
+	})
+	if a.Description != nil {
+		blk.desc = *a.Description
+		a.Description = &blk.desc
+	}
+	if a.ActiveVersion != nil {
+		blk.v = *a.ActiveVersion
+		if blk.v.ChangeSummary != nil {
+			blk.summary = *blk.v.ChangeSummary
+			blk.v.ChangeSummary = &blk.summary
+		}
+		switch n := len(blk.v.Variables); {
+		case blk.v.Variables == nil: // as it was
+		case n <= len(blk.vars):
+			blk.v.Variables = blk.vars[:copy(blk.vars[:], blk.v.Variables):n]
+		default:
+			blk.v.Variables = slices.Clone(blk.v.Variables)
+		}
+		a.ActiveVersion = &blk.v
+	}
+	return a
 }
 
 // Activation is the input to Store.Activate: make one version of a prompt

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"slices"
 
 	"github.com/promptkit/prompts"
 )
@@ -17,7 +16,7 @@ func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Envi
 	v, err := read(s, ctx, key{kind: kindActive, a: promptID, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
 		a, err := s.next.GetActive(ctx, promptID, env)
 		return a, a.ID, a.Revision, err
-	}, copyActive)
+	}, prompts.ActivePrompt.Copy)
 	return v, err
 }
 
@@ -29,7 +28,7 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env pro
 	v, err := read(s, ctx, key{kind: kindActiveByKey, a: projectID, b: k, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
 		a, err := s.next.GetActiveByKey(ctx, projectID, k, env)
 		return a, a.ID, a.Revision, err
-	}, copyActive)
+	}, prompts.ActivePrompt.Copy)
 	return v, err
 }
 
@@ -60,39 +59,6 @@ func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, err
 		return p, "", 0, err
 	}, func(p prompts.Project) prompts.Project { return p })
 	return v, err
-}
-
-// copyActive returns a copy of a, in one allocation when its version has
-// up to 8 variables.
-func copyActive(a prompts.ActivePrompt) prompts.ActivePrompt {
-	if a.Description == nil && a.ActiveVersion == nil {
-		return a
-	}
-	blk := new(struct {
-		v             prompts.PromptVersion
-		desc, summary string
-		vars          [8]string
-	})
-	if a.Description != nil {
-		blk.desc = *a.Description
-		a.Description = &blk.desc
-	}
-	if a.ActiveVersion != nil {
-		blk.v = *a.ActiveVersion
-		if blk.v.ChangeSummary != nil {
-			blk.summary = *blk.v.ChangeSummary
-			blk.v.ChangeSummary = &blk.summary
-		}
-		switch n := len(blk.v.Variables); {
-		case blk.v.Variables == nil: // as the store answered
-		case n <= len(blk.vars):
-			blk.v.Variables = blk.vars[:copy(blk.vars[:], blk.v.Variables):n]
-		default:
-			blk.v.Variables = slices.Clone(blk.v.Variables)
-		}
-		a.ActiveVersion = &blk.v
-	}
-	return a
 }
 
 // sizeOf estimates the bytes an entry holds.

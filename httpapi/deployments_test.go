@@ -43,7 +43,10 @@ func TestDeploymentsOverHTTP(t *testing.T) {
 	r = e.do("POST", env+"/rollback", `{"reason":"answers got worse"}`, "If-Match", tag2)
 	is.Equal(r.status, 200) // roll back, with the current tag
 	is.Equal(r.obj(t)["active_version"].(map[string]any)["id"], v1)
-	r = e.do("POST", env+"/rollback", "")
+	tag3 := r.header.Get("ETag")
+	is.Equal(tag3, e.do("GET", env, "").header.Get("ETag"))                   // the rollback's answer sends the current tag
+	is.Equal(e.do("POST", env+"/rollback", "", "If-Match", tag2).status, 412) // the tag before it no longer swaps
+	r = e.do("POST", env+"/rollback", "", "If-Match", tag3)
 	is.Equal(r.status, 200) // and again, without a body: back to 2
 	is.Equal(r.obj(t)["active_version"].(map[string]any)["version_number"], jsonNumber("2"))
 	is.Equal(e.do("DELETE", env+"?reason=incident", "", "If-Match", "*").status, 204) // * asks only that it exists

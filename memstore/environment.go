@@ -57,38 +57,14 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env p
 	return s.prompts[id].activeCopy(env), nil
 }
 
-// activeCopy returns the prompt with its version active in env, copied in
-// one allocation: the description, the version and its change summary share
-// one block, so that the read path stays cheap.
+// activeCopy returns the prompt with its version active in env, as a
+// copy (prompts.ActivePrompt.Copy: one allocation for most versions).
 func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 	out := prompts.ActivePrompt{Prompt: rec.p, Environment: env}
-	n := rec.active[envIndex(env)]
-	if n == 0 && rec.p.Description == nil {
-		return out
+	if n := rec.active[envIndex(env)]; n != 0 {
+		out.ActiveVersion = &rec.versions[n-1] // copied below, under the caller's lock
 	}
-	blk := new(struct {
-		v             prompts.PromptVersion
-		desc, summary string
-		vars          [8]string // the variables of most versions
-	})
-	if rec.p.Description != nil {
-		blk.desc = *rec.p.Description
-		out.Description = &blk.desc
-	}
-	if n != 0 {
-		blk.v = rec.versions[n-1]
-		if blk.v.ChangeSummary != nil {
-			blk.summary = *blk.v.ChangeSummary
-			blk.v.ChangeSummary = &blk.summary
-		}
-		if n := len(blk.v.Variables); n <= len(blk.vars) {
-			blk.v.Variables = blk.vars[:copy(blk.vars[:], blk.v.Variables):n]
-		} else {
-			blk.v.Variables = slices.Clone(blk.v.Variables)
-		}
-		out.ActiveVersion = &blk.v
-	}
-	return out
+	return out.Copy()
 }
 
 // Activate implements prompts.Store.
