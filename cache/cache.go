@@ -26,7 +26,8 @@
 //
 // While the store is unavailable and the feed is lost, a read the cache
 // has answered before answers the last value it knows (stale-if-error),
-// counted in Stats.Stale and reported through Report; a read it never saw
+// counted in Stats.Stale and reported by GetActiveStale and
+// GetActiveByKeyStale (httpapi uses them for Cache-Status); a read it never saw
 // fails with the store's error.
 //
 // # Memory
@@ -280,7 +281,7 @@ func (s *Store) snap(k key) snapshot {
 // read answers k from memory, or by fetch, which reads the store; fetched
 // values are stored unless an invalidation came meanwhile. copyOut
 // returns a copy of a value for the caller.
-func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Context) (T, string, int64, error), copyOut func(T) T) (T, error) {
+func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Context) (T, string, int64, error), copyOut func(T) T, stale *bool) (T, error) {
 	var zero T
 	for {
 		if err := ctx.Err(); err != nil {
@@ -335,7 +336,7 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 		v, promptID, revision, err := fetch(ctx)
 
 		s.mu.Lock()
-		answer, answerErr := s.settle(ctx, k, snap, v, promptID, revision, err)
+		answer, answerErr := s.settle(stale, k, snap, v, promptID, revision, err)
 		if c != nil {
 			// The readers that joined get what this one answers.
 			if s.inflight[k] == c {
@@ -354,13 +355,15 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 
 // settle decides what a read that fetched v (or err) answers, and stores
 // it when it may. The caller holds mu.
-func (s *Store) settle(ctx context.Context, k key, snap snapshot, v any, promptID string, revision int64, err error) (any, error) {
+func (s *Store) settle(stale *bool, k key, snap snapshot, v any, promptID string, revision int64, err error) (any, error) {
 	e, held := s.entries[k]
 	switch {
 	case err != nil:
 		if held && s.dark && errors.Is(err, prompts.ErrUnavailable) {
 			s.stats.Stale++
-			markStale(ctx)
+			if stale != nil {
+				*stale = true
+			}
 			return e.value, nil // the last value known
 		}
 		return nil, err
@@ -435,44 +438,5 @@ func unindex(m map[string]map[*entry]struct{}, id string, e *entry) {
 		if len(set) == 0 {
 			delete(m, id)
 		}
-	}
-}
-
-// Report is where a read says how the cache answered it: set by the
-// cache when the context carries one (WithReport).
-type Report struct {
-	Stale bool // answered with the last value known, the store being unavailable
-}
-
-type reportKey struct{}
-
-// WithReport returns a context under which the cache's reads say in r how
-// they were answered; httpapi uses it to send Cache-Status.
-func WithReport(ctx context.Context, r *Report) context.Context {
-	return context.WithValue(ctx, reportKey{}, r)
-}
-
-// NewReport is WithReport with a new Report, in one allocation.
-func NewReport(ctx context.Context) (context.Context, *Report) {
-	rc := &reportCtx{Context: ctx}
-	return rc, &rc.r
-}
-
-// reportCtx is a context that carries a Report.
-type reportCtx struct {
-	context.Context
-	r Report
-}
-
-func (c *reportCtx) Value(k any) any {
-	if k == (reportKey{}) {
-		return &c.r
-	}
-	return c.Context.Value(k)
-}
-
-func markStale(ctx context.Context) {
-	if r, ok := ctx.Value(reportKey{}).(*Report); ok {
-		r.Stale = true
 	}
 }

@@ -207,11 +207,10 @@ func TestLostNeverOlderAndStaleIfError(t *testing.T) {
 	a, _ = c.GetActive(ctx, p.ID, prompts.Production)
 	is.Equal(a.ActiveVersion.Content, "two") // never older than what was answered
 	h.set(func(h *hooked) { h.older, h.failing = nil, prompts.Unavailable(errors.New("down")) })
-	var r cache.Report
-	a, err = c.GetActive(cache.WithReport(ctx, &r), p.ID, prompts.Production)
+	a, stale, err := c.GetActiveStale(ctx, p.ID, prompts.Production)
 	is.NoErr(err)                            // stale-if-error
 	is.Equal(a.ActiveVersion.Content, "two") // the last value known
-	is.True(r.Stale)                         // reported
+	is.True(stale)                           // reported
 	is.Equal(c.Stats().Stale, int64(1))
 	_, err = c.GetActiveByKey(ctx, p.ProjectID, "k", prompts.Production)
 	is.NoErr(err) // GetActiveByKey is not hooked: the store answers it

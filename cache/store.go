@@ -10,26 +10,43 @@ import (
 
 // GetActive implements prompts.Store, from memory when it can.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	a, _, err := s.GetActiveStale(ctx, promptID, env)
+	return a, err
+}
+
+// GetActiveStale is GetActive, and says whether the answer is the last
+// value the cache knows, given because the store is unavailable while the
+// feed is lost (stale-if-error).
+func (s *Store) GetActiveStale(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
 	if err := env.Validate(); err != nil {
-		return prompts.ActivePrompt{}, err
+		return prompts.ActivePrompt{}, false, err
 	}
+	var stale bool
 	v, err := read(s, ctx, key{kind: kindActive, a: promptID, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
 		a, err := s.next.GetActive(ctx, promptID, env)
 		return a, a.ID, a.Revision, err
-	}, prompts.ActivePrompt.Copy)
-	return v, err
+	}, prompts.ActivePrompt.Copy, &stale)
+	return v, stale, err
 }
 
 // GetActiveByKey implements prompts.Store, from memory when it can.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	a, _, err := s.GetActiveByKeyStale(ctx, projectID, k, env)
+	return a, err
+}
+
+// GetActiveByKeyStale is GetActiveByKey, and says whether the answer is
+// stale, as GetActiveStale does.
+func (s *Store) GetActiveByKeyStale(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
 	if err := env.Validate(); err != nil {
-		return prompts.ActivePrompt{}, err
+		return prompts.ActivePrompt{}, false, err
 	}
+	var stale bool
 	v, err := read(s, ctx, key{kind: kindActiveByKey, a: projectID, b: k, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
 		a, err := s.next.GetActiveByKey(ctx, projectID, k, env)
 		return a, a.ID, a.Revision, err
-	}, prompts.ActivePrompt.Copy)
-	return v, err
+	}, prompts.ActivePrompt.Copy, &stale)
+	return v, stale, err
 }
 
 // GetPrompt implements prompts.Store, from memory when it can.
@@ -37,7 +54,7 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error
 	v, err := read(s, ctx, key{kind: kindPrompt, a: id}, func(ctx context.Context) (prompts.Prompt, string, int64, error) {
 		p, err := s.next.GetPrompt(ctx, id)
 		return p, p.ID, p.Revision, err
-	}, prompts.Prompt.Copy)
+	}, prompts.Prompt.Copy, nil)
 	return v, err
 }
 
@@ -47,7 +64,7 @@ func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (pr
 	v, err := read(s, ctx, key{kind: kindVersion, a: promptID, n: number}, func(ctx context.Context) (prompts.PromptVersion, string, int64, error) {
 		v, err := s.next.GetVersion(ctx, promptID, number)
 		return v, v.PromptID, 0, err
-	}, prompts.PromptVersion.Copy)
+	}, prompts.PromptVersion.Copy, nil)
 	return v, err
 }
 
@@ -57,7 +74,7 @@ func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, err
 	v, err := read(s, ctx, key{kind: kindProject, a: id}, func(ctx context.Context) (prompts.Project, string, int64, error) {
 		p, err := s.next.GetProject(ctx, id)
 		return p, "", 0, err
-	}, func(p prompts.Project) prompts.Project { return p })
+	}, func(p prompts.Project) prompts.Project { return p }, nil)
 	return v, err
 }
 

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/cache"
 )
 
 // DefaultBodyLimit is the largest request body the handler reads unless
@@ -21,13 +20,13 @@ const DefaultBodyLimit = 1 << 20
 // Handler serves the /v1/integration interface over a prompts.Store. It is
 // an http.Handler, safe for concurrent use; make one with New.
 type Handler struct {
-	store  prompts.Store
-	cached bool // store is a cache.Store, which reports stale answers
-	auth   Authenticator
-	log    *slog.Logger
-	limit  int64
-	mux    *http.ServeMux
-	bufs   sync.Pool // *[]byte response buffers
+	store prompts.Store
+	stale staleReader // store, when it can report stale answers (a cache.Store)
+	auth  Authenticator
+	log   *slog.Logger
+	limit int64
+	mux   *http.ServeMux
+	bufs  sync.Pool // *[]byte response buffers
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -80,9 +79,9 @@ func WithAuthenticator(a Authenticator) Option {
 // The URLs the handler sends back (Location, Link) are relative references,
 // so they stay right under a prefix or behind a proxy that rewrites paths.
 func New(store prompts.Store, opts ...Option) *Handler {
-	_, cached := store.(*cache.Store)
+	stale, _ := store.(staleReader)
 	h := &Handler{
-		cached:     cached,
+		stale:      stale,
 		store:      store,
 		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		limit:      DefaultBodyLimit,

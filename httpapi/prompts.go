@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -61,9 +60,8 @@ func (h *Handler) readPrompt() handlerFunc {
 			h.invalid(w, q)
 			return
 		}
-		ctx, rep := h.reporting(r)
-		ap, err := h.store.GetActive(ctx, r.PathValue("prompt_id"), env)
-		h.answerRead(w, r, a, ap, rep, err)
+		ap, stale, err := h.getActive(r.Context(), r.PathValue("prompt_id"), env)
+		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
 
@@ -83,9 +81,17 @@ func (h *Handler) readByKey() handlerFunc {
 			h.notFoundAs(w, "project")
 			return
 		}
-		ctx, rep := h.reporting(r)
-		ap, err := h.store.GetActiveByKey(ctx, projectID, r.PathValue("key"), env)
-		h.answerRead(w, r, a, ap, rep, err)
+		var (
+			ap    prompts.ActivePrompt
+			stale bool
+			err   error
+		)
+		if h.stale != nil {
+			ap, stale, err = h.stale.GetActiveByKeyStale(r.Context(), projectID, r.PathValue("key"), env)
+		} else {
+			ap, err = h.store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
+		}
+		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
 
@@ -93,7 +99,7 @@ func (h *Handler) readByKey() handlerFunc {
 // error, 404 for a prompt the key may not see, else the prompt with its
 // ETag (or 304), and Cache-Status when a cache answered with a stale
 // value.
-func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, ap prompts.ActivePrompt, rep *cache.Report, err error) {
+func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, ap prompts.ActivePrompt, stale bool, err error) {
 	if err != nil {
 		h.storeError(w, r, err)
 		return
@@ -102,7 +108,7 @@ func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, a
 		h.notFoundAs(w, "prompt")
 		return
 	}
-	if rep != nil && rep.Stale {
+	if stale {
 		w.Header()["Cache-Status"] = hdrStale
 	}
 	h.writeActive(w, r, ap)
@@ -112,14 +118,20 @@ func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, a
 // what it last knew, the store being unavailable.
 var hdrStale = []string{"prompts; hit; detail=stale"}
 
-// reporting returns the request's context and, when the store is a
-// cache.Store, a report the cache fills (only then: it costs an
-// allocation).
-func (h *Handler) reporting(r *http.Request) (context.Context, *cache.Report) {
-	if !h.cached {
-		return r.Context(), nil
+// staleReader is a store that can say a read was answered with the last
+// value known, the database being unavailable: package cache's Store.
+type staleReader interface {
+	GetActiveStale(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error)
+	GetActiveByKeyStale(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, bool, error)
+}
+
+// getActive is the store's GetActive, with whether the answer was stale.
+func (h *Handler) getActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	if h.stale != nil {
+		return h.stale.GetActiveStale(ctx, promptID, env)
 	}
-	return cache.NewReport(r.Context())
+	ap, err := h.store.GetActive(ctx, promptID, env)
+	return ap, false, err
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

@@ -233,9 +233,8 @@ func (h *Handler) readEnvironment() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		ctx, rep := h.reporting(r)
-		ap, err := h.store.GetActive(ctx, r.PathValue("prompt_id"), env)
-		h.answerRead(w, r, a, ap, rep, err)
+		ap, stale, err := h.getActive(r.Context(), r.PathValue("prompt_id"), env)
+		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
 
