@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -41,9 +42,14 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			h.problem(w, kindTooLarge, tooLarge, nil)
-		} else {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The server's read deadline (http.Server.ReadTimeout)
+			// passed before the body arrived.
+			h.problem(w, kindTimeout, "the request body did not arrive in time", nil)
+		default:
 			h.problem(w, kindOf(prompts.CodeInvalid), "the request body could not be read", nil)
 		}
 		return nil, false

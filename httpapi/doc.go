@@ -32,9 +32,10 @@
 // a conditional read that matched is 304). Every error is an RFC 9457
 // problem (application/problem+json) with a code member: invalid_request
 // 400, unauthenticated 401, forbidden 403, not_found 404, method_not_allowed 405,
-// conflict 409, variables_changed 409, precondition_failed 412, payload_too_large 413,
-// unsupported_media_type 415,
-// internal 500 (the cause goes to the logger, never to the body) and
+// request_timeout 408 (the body did not arrive before the server's read
+// deadline, http.Server.ReadTimeout), conflict 409, variables_changed 409,
+// precondition_failed 412, payload_too_large 413, unsupported_media_type
+// 415, internal 500 (the cause goes to the logger, never to the body) and
 // unavailable 503 (with Retry-After). The code comes from the code of the
 // domain's error (prompts.Code) where there is one, so that a Store's
 // error answers the same whichever Store it is. Lists page with limit and

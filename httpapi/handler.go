@@ -49,7 +49,12 @@ func WithBodyLimit(n int64) Option {
 }
 
 // WithLogger sets the logger that records what the responses do not show:
-// the cause of every 500 (and of every 503). By default nothing is logged.
+// the cause of every 500, at Error, and of every 503, at Debug. In an
+// outage every request fails alike, so a line each would bury the log: an
+// application that wants to know when its store goes away and comes back
+// watches the store's errors itself, as the standalone server does (one
+// line when the store becomes unavailable, one when it recovers). By
+// default nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(h *Handler) {
 		if l != nil {

@@ -1,12 +1,20 @@
 package httpapi_test
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
+	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
 )
 
@@ -129,4 +137,37 @@ func TestBodyLimit(t *testing.T) {
 	req.ContentLength = -1
 	req.Header.Set("X-API-Key", e.key)
 	is.Equal(small.send(req).status, 413)
+}
+
+// A body that does not arrive before the server's read deadline is
+// answered 408, before the connection closes.
+func TestSlowBody(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	h := httpapi.New(e.store, httpapi.WithAuthenticator(newKeysFor(t, e.key)))
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Config.WriteTimeout = 5 * time.Second
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	is.NoErr(err)
+	defer conn.Close()
+	body := `{"content":"hello"}`
+	_, err = fmt.Fprintf(conn, "POST /v1/integration/prompts/%s/versions HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		id, e.key, len(body), body[:5]) // the rest never comes
+	is.NoErr(err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	is.NoErr(err) // an answer, not a closed connection
+	defer resp.Body.Close()
+	is.Equal(resp.StatusCode, http.StatusRequestTimeout)
+	var p map[string]any
+	is.NoErr(json.NewDecoder(resp.Body).Decode(&p))
+	is.Equal(p["code"], "request_timeout")
+
+	vs, _, err := e.store.ListVersions(context.Background(), id, prompts.Page{})
+	is.NoErr(err)
+	is.Equal(len(vs), 0) // nothing written
 }

@@ -46,6 +46,7 @@ var (
 	kindTooLarge         = kind{http.StatusRequestEntityTooLarge, "payload_too_large"}
 	kindMediaType        = kind{http.StatusUnsupportedMediaType, "unsupported_media_type"}
 	kindInternal         = kind{http.StatusInternalServerError, "internal"}
+	kindTimeout          = kind{http.StatusRequestTimeout, "request_timeout"}
 )
 
 // Details of the problems whose text never varies.
@@ -138,7 +139,10 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 		}
 		h.problem(w, k, "invalid input", nil)
 	case http.StatusServiceUnavailable:
-		h.log.WarnContext(r.Context(), "httpapi: unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		// Debug, not Warn: in an outage every request fails alike, and a
+		// line each would bury the log. Watch the store's state instead
+		// (see WithLogger).
+		h.log.DebugContext(r.Context(), "httpapi: unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header()["Retry-After"] = []string{"1"}
 		h.problem(w, k, detailUnavailable, nil)
 	case http.StatusInternalServerError:
