@@ -6,8 +6,10 @@
 // Every flag can also be set by an environment variable: -addr by
 // PROMPTS_ADDR, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
 // -schema by PROMPTS_SCHEMA, -keys by PROMPTS_KEYS_FILE, -project by
-// PROMPTS_PROJECT (names separated by commas). A flag wins over its
-// variable.
+// PROMPTS_PROJECT (names separated by commas), -wait-db by
+// PROMPTS_WAIT_DB, -request-timeout by PROMPTS_REQUEST_TIMEOUT,
+// -shutdown-grace by PROMPTS_SHUTDOWN_GRACE, -log-level by
+// PROMPTS_LOG_LEVEL. A flag wins over its variable.
 //
 // Keys: -api-key is an admin key named default for every project; -key
 // NAME:ROLE:SECRET[:SLUG,…] (repeatable) and -keys FILE (one such entry a
@@ -15,9 +17,15 @@
 // given plain or as sha256:<hex> of it, and the slugs of the projects they
 // may see. A bad entry stops the start with a message naming it, never
 // showing a secret. With no key at all, an admin key is generated and
-// printed once at start. With no -project and an empty store, a project named Demo is created, so that
-// there is somewhere to put prompts: the HTTP interface cannot create
-// projects.
+// printed once at start. With no -project and an empty store, a project
+// named Demo is created, so that there is somewhere to put prompts: the
+// HTTP interface cannot create projects.
+//
+// The server listens first, then opens the store, waiting for the
+// database up to -wait-db. Besides the API it serves, without a key,
+// /livez, /readyz (/healthz is /livez) and /metrics (Prometheus). It logs
+// one line a request, and the store's changes of state, through log/slog
+// on stderr. The README's "Running it" says more.
 package main
 
 import (
@@ -43,20 +51,40 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	// The signals are caught before anything else: the first stops the
+	// server after the requests in flight, a second at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(sigs, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run runs the server until a signal on sigs, and returns its exit status:
+// 0 after a clean stop or -h, 2 for a bad command line, 1 for any other
+// failure. It logs every exit but -h's through slog, on stderr.
+func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	level := new(slog.LevelVar) // Info until the flags say otherwise
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg, err := parseConfig(args, getenv, stderr)
 	var usage usageError
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0) // -h: the usage is printed, and that is all that was asked
+		return 0 // the usage is printed, and that is all that was asked
 	case errors.As(err, &usage):
-		os.Exit(2) // the flag package printed the error and the usage
+		// The flag package printed the error and the usage.
+		logger.Error("exiting: bad command line", "status", 2)
+		return 2
 	default:
-		fmt.Fprintln(os.Stderr, "server:", err)
-		os.Exit(1)
+		logger.Error("exiting", "status", 2, "err", err)
+		return 2
 	}
+	level.Set(cfg.logLevel)
+	if err := serve(sigs, cfg, logger, stdout); err != nil {
+		logger.Error("exiting", "status", 1, "err", err)
+		return 1
+	}
+	logger.Info("exiting", "status", 0)
+	return 0
 }
 
 // usageError is an error of the command line that the flag package has
@@ -74,6 +102,12 @@ type config struct {
 	projects []string
 	cache    bool
 	cacheMiB int64
+
+	waitDB         time.Duration // how long to wait for the database at start
+	requestTimeout time.Duration // a request's whole budget: its body, then the store
+	shutdownGrace  time.Duration // how long the requests in flight may take at stop
+	logLevel       slog.Level
+	accessLog      bool
 }
 
 // projectList is a repeatable flag.
@@ -109,6 +143,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.cache, "cache", true, "with -dsn, answer reads from a cache that PostgreSQL's notifications keep fresh across replicas")
 	fs.Int64Var(&c.cacheMiB, "cache-size", cache.DefaultSize>>20, "the cache's budget, in MiB")
 	fs.StringVar(&c.keysFile, "keys", env("PROMPTS_KEYS_FILE", ""), "a `FILE` of keys, one -key entry a line, # comments (PROMPTS_KEYS_FILE)")
+	fs.DurationVar(&c.waitDB, "wait-db", 30*time.Second, "with -dsn, how long to wait at start for a database that does not answer, trying with a backoff (PROMPTS_WAIT_DB)")
+	fs.DurationVar(&c.requestTimeout, "request-timeout", 15*time.Second, "the longest a request takes: its body must arrive, and the store answer, within it; else 408 or 503 (PROMPTS_REQUEST_TIMEOUT)")
+	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 20*time.Second, "at the first SIGINT or SIGTERM, how long the requests in flight may take before they are cut; a second signal cuts them at once (PROMPTS_SHUTDOWN_GRACE)")
+	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "the least level logged: debug, info (one line a request), warn or error (PROMPTS_LOG_LEVEL)")
+	fs.BoolVar(&c.accessLog, "access-log", true, "log one line a request, at info")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
@@ -131,6 +170,25 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if !given["api-key"] {
 		c.apiKey = getenv("PROMPTS_API_KEY")
 	}
+	if v := getenv("PROMPTS_LOG_LEVEL"); v != "" && !given["log-level"] {
+		if err := c.logLevel.UnmarshalText([]byte(v)); err != nil {
+			return config{}, fmt.Errorf("PROMPTS_LOG_LEVEL: %q is not a level: want debug, info, warn or error", v)
+		}
+	}
+	for _, d := range []struct {
+		flag, env string
+		v         *time.Duration
+	}{{"wait-db", "PROMPTS_WAIT_DB", &c.waitDB}, {"request-timeout", "PROMPTS_REQUEST_TIMEOUT", &c.requestTimeout}, {"shutdown-grace", "PROMPTS_SHUTDOWN_GRACE", &c.shutdownGrace}} {
+		if v := getenv(d.env); v != "" && !given[d.flag] {
+			var err error
+			if *d.v, err = time.ParseDuration(v); err != nil {
+				return config{}, fmt.Errorf("%s: %q is not a duration such as 30s", d.env, v)
+			}
+		}
+		if *d.v < 0 || (*d.v == 0 && d.flag == "request-timeout") {
+			return config{}, fmt.Errorf("-%s must be a positive duration such as 30s", d.flag)
+		}
+	}
 	if c.dsn != "" && !strings.HasPrefix(c.dsn, "postgres://") && !strings.HasPrefix(c.dsn, "postgresql://") && !strings.Contains(c.dsn, "=") {
 		// Not echoed: a DSN may hold a password.
 		return config{}, errors.New("-dsn must be a PostgreSQL URL (postgres://user@host/db) or a key=value connection string (host=… dbname=…)")
@@ -146,42 +204,110 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return c, nil
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+// serve listens, then opens the store, and serves until the first
+// signal; then it drains.
+func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, stdout io.Writer) error {
 	entries, err := keyEntries(cfg) // a bad entry stops the start before anything else
 	if err != nil {
 		return err
 	}
-
-	var cacheSize int64
-	if cfg.cache {
-		cacheSize = cfg.cacheMiB << 20
-	}
-	store, ready, closeStore, err := openStore(ctx, cfg.dsn, cfg.schema, cacheSize, logger)
+	// Listening comes first: a port in use stops the start before the
+	// database is touched, and the probes have an answer (/livez ok,
+	// /readyz 503) while the store opens.
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	m := newMetrics()
+	f := newFront(m)
+	srv := &http.Server{
+		Handler:           observed(f, accessLogger(logger, cfg.accessLog), m),
+		ReadHeaderTimeout: 5 * time.Second,
+		// The body must arrive within the request's budget; the store's
+		// calls end at the same deadline (guardStore). Writing has 5 s
+		// more, so that the 408 or 503 of a request at its deadline is
+		// sent before the connection closes.
+		ReadTimeout:    cfg.requestTimeout,
+		WriteTimeout:   cfg.requestTimeout + 5*time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg.dsn))
 
-	if err := ensureProjects(ctx, store, cfg.projects, logger); err != nil {
+	// The first signal ends ctx; a second closes force.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	force, quit := make(chan struct{}), make(chan struct{})
+	defer close(quit)
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case sig := <-sigs:
+				if n == 1 {
+					logger.Info("stopping: finishing the requests in flight; a second signal stops at once", "signal", sig.String(), "grace", cfg.shutdownGrace)
+					stop()
+					continue
+				}
+				logger.Warn("second signal: stopping at once", "signal", sig.String())
+				close(force)
+				return
+			case <-quit:
+				return
+			}
+		}
+	}()
+
+	release, err := openAPI(ctx, cfg, ln.Addr().String(), entries, logger, stdout, f, m)
+	if release != nil {
+		defer release() // after the drain
+	}
+	if err != nil && ctx.Err() == nil {
+		srv.Close()
 		return err
 	}
+	if err != nil {
+		logger.Info("stopped before the store was open", "err", err)
+	} else {
+		select {
+		case err := <-serveErr:
+			return err
+		case <-ctx.Done():
+		}
+	}
+	return drain(srv, serveErr, cfg.shutdownGrace, force)
+}
 
+// openAPI opens the store and puts the API in front of it. The returned
+// func releases the store; it is nil after an error.
+func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics) (release func(), err error) {
+	watch := &storeWatch{log: logger, errors: func(code string) { m.storeErrors.WithLabelValues(code).Inc() }}
+	m.watchStore(watch)
+	st, err := openStore(ctx, cfg, logger, watch, m)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			st.release()
+		}
+	}()
+	if err := ensureProjects(ctx, st.store, cfg.projects, logger); err != nil {
+		return nil, err
+	}
 	if len(entries) == 0 {
 		key, err := newKey()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(stdout, "API key (shown once): %s\n", key)
 		entries = append(entries, keyEntry{where: "the generated key", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Secret: key}})
 	}
-	keys, err := buildKeys(ctx, store, entries)
+	keys, err := buildKeys(ctx, st.store, entries)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, e := range entries {
 		projects := "every project"
@@ -190,88 +316,41 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		logger.Info("API key", "name", e.key.Name, "role", e.key.Role.String(), "projects", projects) // never the secret
 	}
-
-	api := httpapi.New(store,
-		httpapi.WithAuthenticator(keys),
+	api := httpapi.New(st.store,
+		httpapi.WithAuthenticator(namedKeys{keys}),
 		httpapi.WithLogger(logger),
 	)
-	mux := http.NewServeMux()
-	// /livez: the process answers. /readyz: the store answers, within a
-	// second (a real ping of the database). /healthz is /livez, kept for
-	// the probes that used it. None needs a key.
-	live := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
-	}
-	mux.HandleFunc("GET /livez", live)
-	mux.HandleFunc("GET /healthz", live)
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		state, err := ready(r.Context())
-		if err != nil {
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "not ready: "+state+" does not answer\n")
-			return
-		}
-		io.WriteString(w, "ready: "+state+"\n")
-	})
-
-	handler := routeAPI(api, mux)
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      requestTimeout + 5*time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return err
-	}
-	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg.dsn))
-
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	select {
-	case err := <-serveErr:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down: finishing requests in flight")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	logger.Info("stopped")
-	return nil
+	f.open(api, st.ready)
+	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg.dsn))
+	return st.release, nil
 }
 
-// requestTimeout bounds each call to the database (deadlineStore): a
-// query waiting on a lock or on a slow database is cancelled then, and
-// the client gets 503.
-const requestTimeout = 15 * time.Second
-
-// routeAPI sends every path under /v1/integration to api as it came, and
-// the rest to mux. A ServeMux would answer a path such as
-// /v1/integration//prompts with a redirect to its clean form, before the
-// API could ask for a key; the API answers such paths itself (401, then
-// 404).
-func routeAPI(api, mux http.Handler) http.Handler {
-	const prefix = "/v1/integration"
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == prefix || strings.HasPrefix(p, prefix+"/") {
-			api.ServeHTTP(w, r)
-			return
+// drain stops the server: the requests in flight have grace to finish,
+// unless force closes first.
+func drain(srv *http.Server, serveErr <-chan error, grace time.Duration, force <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		select {
+		case <-force:
+			cancel()
+		case <-ctx.Done():
 		}
-		mux.ServeHTTP(w, r)
-	})
+	}()
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		srv.Close() // cut what is left
+		select {
+		case <-force:
+			err = errors.New("stopped at once by a second signal; the requests in flight were cut")
+		default:
+			err = fmt.Errorf("the requests in flight did not finish within -shutdown-grace %s; they were cut", grace)
+		}
+	}
+	if serr := <-serveErr; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
 }
 
 func storeName(dsn string) string {

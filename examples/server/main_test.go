@@ -74,58 +74,68 @@ func (s *syncBuffer) String() string {
 var (
 	listeningRe = regexp.MustCompile(`msg=listening addr=(http://\S+)`)
 	keyRe       = regexp.MustCompile(`API key \(shown once\): (\S+)`)
+	readyRe     = regexp.MustCompile(`msg=ready `)
 )
 
-// start runs the server with args and env and waits until it listens. The
-// process is killed when the test ends, if it still runs.
+// start runs the server with args and env and waits until it is ready
+// (its store open). The process is killed when the test ends, if it
+// still runs.
 func start(t *testing.T, env []string, args ...string) *server {
+	t.Helper()
+	s := launch(t, env, args...)
+	s.waitLog(t, readyRe)
+	if m := keyRe.FindStringSubmatch(s.out.String()); m != nil {
+		s.key = m[1]
+	}
+	return s
+}
+
+// launch runs the server with args and env and waits until it listens.
+func launch(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), serverVar+"=1")
 	cmd.Env = append(cmd.Env, env...)
+	// One writer for both: the process gets one pipe for its stdout and
+	// stderr, so that the output keeps its order (the key printed on
+	// stdout comes before the "ready" logged on stderr).
 	out := &syncBuffer{}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	s := &server{cmd: cmd, done: make(chan error, 1), out: out}
-	keyc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			out.Write([]byte(sc.Text() + "\n"))
-			if m := keyRe.FindStringSubmatch(sc.Text()); m != nil {
-				keyc <- m[1]
-			}
-		}
-		s.done <- cmd.Wait()
-	}()
+	go func() { s.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	m := s.waitLog(t, listeningRe)
+	s.base = m[1]
+	return s
+}
+
+// waitLog waits until the server's output matches re, and returns the
+// match. It fails the test when the server exits first.
+func (s *server) waitLog(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if m := listeningRe.FindStringSubmatch(out.String()); m != nil {
-			s.base = m[1]
-			select {
-			case s.key = <-keyc:
-			default:
-			}
-			return s
+		if m := re.FindStringSubmatch(s.out.String()); m != nil {
+			return m
 		}
 		select {
 		case err := <-s.done:
-			t.Fatalf("server exited before listening: %v\n%s", err, out.String())
+			s.done <- err
+			if m := re.FindStringSubmatch(s.out.String()); m != nil {
+				return m
+			}
+			t.Fatalf("server exited before %q: %v\n%s", re, err, s.out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("server did not start:\n%s", out.String())
+	t.Fatalf("server never wrote %q:\n%s", re, s.out.String())
 	return nil
 }
 
@@ -269,10 +279,10 @@ func TestServerFinishesRequestsInFlight(t *testing.T) {
 	head := fmt.Sprintf("POST /v1/integration/prompts/%s/versions HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.ID, testKey, len(body))
 	_, err = io.WriteString(conn, head+body[:10])
 	is.NoErr(err)
-	time.Sleep(200 * time.Millisecond) // the handler is now reading the body
+	s.waitInFlight(t, 1) // the handler is now reading the body
 
 	is.NoErr(s.cmd.Process.Signal(syscall.SIGTERM))
-	time.Sleep(200 * time.Millisecond) // shutdown has begun
+	s.waitLog(t, regexp.MustCompile(`msg="stopping: finishing the requests in flight`)) // shutdown has begun
 	_, err = io.WriteString(conn, body[10:])
 	is.NoErr(err)
 	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
@@ -285,7 +295,7 @@ func TestServerFinishesRequestsInFlight(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not exit")
 	}
-	is.True(strings.Contains(s.out.String(), "finishing requests in flight"))
+	is.True(strings.Contains(s.out.String(), "finishing the requests in flight"))
 }
 
 // TestTwoServersShareOneDatabase runs two server processes on one
@@ -449,13 +459,14 @@ func (d deadlineSeen) ListDeployments(ctx context.Context, f prompts.DeploymentF
 	return d.Store.ListDeployments(ctx, f)
 }
 
-// Every call to the database gets a deadline; the deadlineStore is a
-// Store (the conformance suite holds over it).
+// Every call to the database gets a deadline: the request's, in a request,
+// else d from the call; the guardStore is a Store (the conformance suite
+// holds over it).
 func TestEveryStoreCallHasADeadline(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	rec := deadlineSeen{Store: memstore.New(), seen: map[string]time.Duration{}}
-	s := deadlineStore{next: rec, d: time.Minute}
+	s := guardStore{next: rec, d: time.Minute}
 	_, _ = s.GetActive(ctx, "x", prompts.Production)
 	_, _ = s.Activate(ctx, prompts.Activation{PromptID: "x", Environment: prompts.Production, VersionNumber: prompts.Some(1)})
 	_, _, _ = s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: "x"})
@@ -466,8 +477,17 @@ func TestEveryStoreCallHasADeadline(t *testing.T) {
 		}
 	}
 	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
-		return deadlineStore{next: memstore.New(memstore.WithClock(clock)), d: time.Minute}
+		return guardStore{next: memstore.New(memstore.WithClock(clock)), d: time.Minute}
 	})
+
+	// In a request that started 50 s ago, the call has what is left of
+	// the request's minute.
+	clear(rec.seen)
+	inRequest := context.WithValue(ctx, requestInfoKey{}, &requestInfo{start: time.Now().Add(-50 * time.Second)})
+	_, _ = s.GetActive(inRequest, "x", prompts.Production)
+	if d := rec.seen["GetActive"]; d < 5*time.Second || d > 10*time.Second {
+		t.Errorf("in a request: deadline in %v, want about 10s", d)
+	}
 }
 
 // testKey is the -api-key of the tests that do not care which.
@@ -549,8 +569,9 @@ func TestServerRefusesBadKeys(t *testing.T) {
 			cmd.Env = append(os.Environ(), serverVar+"=1")
 			out, err := cmd.CombinedOutput()
 			is.True(err != nil) // the start stops
-			if !strings.Contains(string(out), tc.want) {
-				t.Errorf("output %q does not say %q", out, tc.want)
+			// slog quotes the error: its quotes come escaped.
+			if want := strings.ReplaceAll(tc.want, `"`, `\"`); !strings.Contains(string(out), want) {
+				t.Errorf("output %q does not say %q", out, want)
 			}
 			is.True(!strings.Contains(string(out), secret)) // never the secret
 		})
@@ -586,5 +607,6 @@ func TestServerHelpAndBadFlags(t *testing.T) {
 	var exit *exec.ExitError
 	is.True(errors.As(err, &exit))
 	is.Equal(exit.ExitCode(), 2)
-	is.Equal(strings.Count(string(out), `invalid value "lots"`), 1) // said once
+	is.Equal(strings.Count(string(out), `invalid value "lots"`), 1)                    // said once
+	is.True(strings.Contains(string(out), `msg="exiting: bad command line" status=2`)) // the exit is logged
 }

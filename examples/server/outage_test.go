@@ -147,8 +147,16 @@ func TestServerThroughAnOutage(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	s.call(t, "GET", "/prompts/"+p.ID, "", &read)
 	is.Equal(read.ActiveVersion.VersionNumber, 2) // cached now
+	s.call(t, "GET", "/prompts/"+p.ID, "", &read) // a hit
 
 	is.Equal(probe(t, s, "/readyz"), 200) // ready
+	_, scrape := s.get(t, "/metrics")
+	is.Equal(metric(t, scrape, "prompts_cache_feed_connected"), "1")
+	is.True(metricValue(t, scrape, "prompts_cache_hits_total") >= 1) // the read of p above, once cached
+	metric(t, scrape, "prompts_cache_misses_total")
+	metric(t, scrape, "prompts_cache_evictions_total")
+	is.True(metricValue(t, scrape, "prompts_cache_bytes") > 0)
+	is.Equal(metric(t, scrape, "prompts_store_up"), "1")
 	proxy.setCut(true)
 	waitFor(t, "the feed reports the loss", func() bool { return strings.Contains(s.out.String(), "feed lost") })
 	is.Equal(probe(t, s, "/readyz"), 503) // the database does not answer
@@ -166,6 +174,16 @@ func TestServerThroughAnOutage(t *testing.T) {
 	resp = s.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":1}`, nil)
 	is.Equal(resp.StatusCode, http.StatusServiceUnavailable) // a write
 	is.True(resp.Header.Get("Retry-After") != "")
+	for range 20 {
+		is.Equal(s.call(t, "GET", "/prompts/"+q.ID, "", nil).StatusCode, http.StatusServiceUnavailable)
+	}
+	_, scrape = s.get(t, "/metrics")
+	is.Equal(metric(t, scrape, "prompts_cache_feed_connected"), "0")
+	is.Equal(metric(t, scrape, "prompts_store_up"), "0")
+	is.True(metricValue(t, scrape, `prompts_store_errors_total{code="unavailable"}`) >= 22)
+	is.True(metricValue(t, scrape, `prompts_http_requests_total{method="GET",route="/v1/integration/prompts/{prompt_id}",status="503"}`) >= 21)
+	// However many requests fail, the outage is one line in the log.
+	is.Equal(strings.Count(s.out.String(), `msg="store unavailable`), 1)
 
 	proxy.setCut(false)
 	restored := time.Now()
@@ -181,6 +199,10 @@ func TestServerThroughAnOutage(t *testing.T) {
 	s.call(t, "GET", "/prompts/"+p.ID, "", &read)
 	is.Equal(read.ActiveVersion.VersionNumber, 1) // the change is read, fresh
 	is.Equal(probe(t, s, "/readyz"), 200)         // ready again
+	is.Equal(strings.Count(s.out.String(), `msg="store unavailable`), 1)
+	is.Equal(strings.Count(s.out.String(), `msg="store recovered"`), 1)
+	_, scrape = s.get(t, "/metrics")
+	is.Equal(metric(t, scrape, "prompts_store_up"), "1")
 	is.NoErr(s.stop(t))
 }
 

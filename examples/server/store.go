@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // the PostgreSQL driver, registered as "postgres"
+	"github.com/lib/pq" // the PostgreSQL driver, registered as "postgres"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
@@ -16,26 +17,45 @@ import (
 	"github.com/promptkit/prompts/sqlstore"
 )
 
-// openStore returns the store the DSN names: memory when it is empty, else
-// PostgreSQL, migrated, behind a read cache of cacheSize bytes (none when
-// 0) that a LISTEN/NOTIFY feed keeps fresh, run on a goroutine until ctx
-// ends. The returned func releases it; ready says whether the store
-// answers now (see readiness).
-func openStore(ctx context.Context, dsn, schema string, cacheSize int64, logger *slog.Logger) (store prompts.Store, ready readiness, release func(), err error) {
-	if dsn == "" {
-		return memstore.New(), func(context.Context) (string, error) { return "memory", nil }, func() {}, nil
+// opened is the store the server answers from.
+type opened struct {
+	store   prompts.Store
+	ready   readiness // whether the store answers now
+	release func()
+}
+
+// readiness says whether the store answers now, within a second, with a
+// word on its state.
+type readiness func(ctx context.Context) (string, error)
+
+// openStore returns the store cfg names: memory when cfg.dsn is empty,
+// else PostgreSQL, waited for up to cfg.waitDB, migrated, behind a read
+// cache (unless cfg.cache is off) that a LISTEN/NOTIFY feed keeps fresh,
+// run on a goroutine until ctx ends or release is called. Every call to
+// the store goes through a guardStore that watch follows.
+func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *storeWatch, m *metrics) (opened, error) {
+	if cfg.dsn == "" {
+		return opened{
+			store:   guardStore{next: memstore.New(), watch: watch},
+			ready:   func(context.Context) (string, error) { return "memory", nil },
+			release: func() {},
+		}, nil
 	}
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := sqlx.Open("postgres", cfg.dsn)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("-dsn: %w", err)
+		return opened{}, fmt.Errorf("-dsn: %w", err)
 	}
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(20)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	sql, err := sqlstore.New(db, sqlstore.WithSchema(schema), sqlstore.WithLogger(logger))
+	if err := waitForDatabase(ctx, db, cfg.waitDB, logger); err != nil {
+		db.Close()
+		return opened{}, err
+	}
+	sql, err := sqlstore.New(db, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
 	if err != nil {
 		db.Close()
-		return nil, nil, nil, err
+		return opened{}, err
 	}
 	closeAll := func() {
 		sql.Close()
@@ -45,21 +65,26 @@ func openStore(ctx context.Context, dsn, schema string, cacheSize int64, logger 
 	defer cancel()
 	if err := sql.Migrate(migrateCtx); err != nil {
 		closeAll()
-		return nil, nil, nil, fmt.Errorf("migrating the database: %w", err)
+		return opened{}, fmt.Errorf("migrating the database: %w", err)
 	}
 	ping := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		return db.PingContext(ctx)
 	}
-	// A database call can wait (on a lock, on a slow database); a memstore
-	// call never does, and a read the cache answers neither.
-	timed := deadlineStore{next: sql, d: requestTimeout}
-	if cacheSize == 0 {
-		return timed, func(ctx context.Context) (string, error) { return "database", ping(ctx) }, closeAll, nil
+	// A database call can wait (on a lock, on a slow database); a read
+	// the cache answers never does.
+	guarded := guardStore{next: sql, d: cfg.requestTimeout, watch: watch}
+	if !cfg.cache {
+		return opened{
+			store:   guarded,
+			ready:   func(ctx context.Context) (string, error) { return "database", ping(ctx) },
+			release: closeAll,
+		}, nil
 	}
-	c := cache.New(timed, cache.WithSize(cacheSize))
-	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema(schema), sqlstore.FeedLogger(logger))
+	c := cache.New(guarded, cache.WithSize(cfg.cacheMiB<<20))
+	m.watchCache(c)
+	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.FeedSchema(cfg.schema), sqlstore.FeedLogger(logger))
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() {
@@ -68,7 +93,7 @@ func openStore(ctx context.Context, dsn, schema string, cacheSize int64, logger 
 			logger.Error("the cache's feed stopped; reads go to the database", "err", err)
 		}
 	}()
-	ready = func(ctx context.Context) (string, error) {
+	ready := func(ctx context.Context) (string, error) {
 		if err := ping(ctx); err != nil {
 			return "database", err
 		}
@@ -79,9 +104,55 @@ func openStore(ctx context.Context, dsn, schema string, cacheSize int64, logger 
 		}
 		return "database; cache fed", nil
 	}
-	return c, ready, func() { stopFeed(); <-fed; closeAll() }, nil
+	return opened{store: c, ready: ready, release: func() { stopFeed(); <-fed; closeAll() }}, nil
 }
 
-// readiness says whether the store answers now, within a second, with a
-// word on its state.
-type readiness func(ctx context.Context) (string, error)
+// waitForDatabase returns once the database answers a ping, trying with a
+// backoff from 250 ms to 5 s for up to limit, and logging every failed
+// attempt. A database that answers with a refusal (a wrong password, a
+// database that does not exist) is not waited for: the operator must act.
+func waitForDatabase(ctx context.Context, db *sqlx.DB, limit time.Duration, logger *slog.Logger) error {
+	start := time.Now()
+	delay := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := db.PingContext(pingCtx)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				logger.Info("database reachable", "attempts", attempt, "waited", time.Since(start).Round(time.Millisecond))
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if refused(err) {
+			return fmt.Errorf("the database refused the connection: %w", err)
+		}
+		left := limit - time.Since(start)
+		if left <= 0 {
+			return fmt.Errorf("the database did not answer within -wait-db %s (%d attempts): %w", limit, attempt, err)
+		}
+		wait := min(delay, left)
+		logger.Warn("waiting for the database", "attempt", attempt, "retry_in", wait.Round(time.Millisecond), "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// refused reports whether PostgreSQL answered err itself for a reason
+// that waiting does not mend: authentication (class 28) or a database
+// that does not exist (3D000). Starting up (57P03) and too many
+// connections (53300) pass.
+func refused(err error) bool {
+	var pe *pq.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(string(pe.Code), "28") || pe.Code == "3D000"
+}
