@@ -104,6 +104,9 @@ type Rollback struct {
 	PromptID    string
 	Environment Environment
 	Change
+	// Idempotency, optional, makes a repeat of this rollback do nothing
+	// new (a second rollback would undo the one before).
+	Idempotency Idempotency
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -112,6 +115,7 @@ func (in Rollback) Validate() error {
 	checkRef(&fe, "prompt_id", in.PromptID, true)
 	in.Environment.check(&fe, "environment")
 	in.Change.check(&fe)
+	in.Idempotency.check(&fe)
 	return fe.err()
 }
 

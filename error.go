@@ -11,17 +11,24 @@ type Code string
 // The error codes. Every error a Store returns carries one of them; an error
 // that carries none is CodeInternal.
 const (
-	CodeInvalid     Code = "invalid"     // the input broke a field rule
-	CodeNotFound    Code = "not_found"   // the thing asked for does not exist
-	CodeConflict    Code = "conflict"    // the write clashes with existing state (a key taken)
-	CodeUnavailable Code = "unavailable" // the backing service cannot be reached; retry later
-	CodeInternal    Code = "internal"    // anything else: a bug or an unexpected failure
+	CodeInvalid  Code = "invalid"   // the input broke a field rule
+	CodeNotFound Code = "not_found" // the thing asked for does not exist
+	CodeConflict Code = "conflict"  // the write clashes with existing state (a key taken)
+	// CodeUnavailable: the backing service cannot be reached; retry later.
+	// On a write it does not prove that nothing was written: the commit
+	// may have succeeded as the connection died. Repeat the write with the
+	// same Idempotency to have it done exactly once.
+	CodeUnavailable Code = "unavailable"
+	CodeInternal    Code = "internal" // anything else: a bug or an unexpected failure
 	// CodePreconditionFailed: the prompt is not at the revision the change
 	// expected (Change.IfRevision).
 	CodePreconditionFailed Code = "precondition_failed"
 	// CodeVariablesChanged: the promotion guard refused an activation
 	// whose version uses other variables than the active one.
 	CodeVariablesChanged Code = "variables_changed"
+	// CodeIdempotencyKeyReused: an idempotency key that named one write
+	// was given with another (see Idempotency).
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
 )
 
 // Sentinel errors, one per code, for errors.Is:
@@ -33,8 +40,9 @@ var (
 	ErrConflict    = &Error{Code: CodeConflict, Message: "conflict"}
 	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "service unavailable"}
 
-	ErrPreconditionFailed = &Error{Code: CodePreconditionFailed, Message: "precondition failed"}
-	ErrVariablesChanged   = &Error{Code: CodeVariablesChanged, Message: "variables changed"}
+	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed, Message: "precondition failed"}
+	ErrVariablesChanged     = &Error{Code: CodeVariablesChanged, Message: "variables changed"}
+	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused, Message: "idempotency key reused"}
 )
 
 // FieldError names one invalid field of an input and what is wrong with it.

@@ -82,14 +82,20 @@ type Prompt struct {
 	// nothing. Compare revisions of one prompt only: the value is not a
 	// count of changes (see NextRevision).
 	Revision int64 `json:"revision"`
+
+	// Replayed is true on the result of a write repeated with the
+	// Idempotency of an earlier one: the earlier write's result, and
+	// nothing was written. It is never stored.
+	Replayed bool `json:"-"`
 }
 
 // NewPrompt is the input to Store.CreatePrompt.
 type NewPrompt struct {
-	ProjectID   string  // required; an unknown project is not found
-	Key         string  // required: 1–128 of ASCII letters, digits, . _ - /, starting with a letter or digit
-	Name        string  // required: 1–256 characters, not only white space
-	Description *string // optional: up to 4,096 characters
+	ProjectID   string      // required; an unknown project is not found
+	Key         string      // required: 1–128 of ASCII letters, digits, . _ - /, starting with a letter or digit
+	Name        string      // required: 1–256 characters, not only white space
+	Description *string     // optional: up to 4,096 characters
+	Idempotency Idempotency // optional: makes a repeat of this create do nothing new
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -101,6 +107,7 @@ func (in NewPrompt) Validate() error {
 	if in.Description != nil {
 		checkText(&fe, "description", *in.Description, MaxDescription)
 	}
+	in.Idempotency.check(&fe)
 	return fe.err()
 }
 

@@ -23,6 +23,9 @@ type PromptVersion struct {
 	// Variables are the names of the variables of Content (see
 	// Variables), computed once when the version is stored.
 	Variables []string `json:"variables"`
+
+	// Replayed: see Prompt.Replayed.
+	Replayed bool `json:"-"`
 }
 
 // Metadata is a version's free-form metadata_: the text of a JSON object,
@@ -153,6 +156,8 @@ type NewVersion struct {
 	// AllowVariableChange turns the promotion guard off for its
 	// Environments (see Change.AllowVariableChange).
 	AllowVariableChange bool
+	// Idempotency, optional, makes a repeat of this create do nothing new.
+	Idempotency Idempotency
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -176,6 +181,7 @@ func (in NewVersion) Validate() error {
 		}
 	}
 	checkText(&fe, "actor", in.Actor, MaxName)
+	in.Idempotency.check(&fe)
 	return fe.err()
 }
 

@@ -35,12 +35,23 @@
 // request_timeout 408 (the body did not arrive before the server's read
 // deadline, http.Server.ReadTimeout), conflict 409, variables_changed 409,
 // precondition_failed 412, payload_too_large 413, unsupported_media_type
-// 415, internal 500 (the cause goes to the logger, never to the body) and
+// 415, idempotency_key_reused 422, internal 500 (the cause goes to the logger, never to the body) and
 // unavailable 503 (with Retry-After). The code comes from the code of the
 // domain's error (prompts.Code) where there is one, so that a Store's
 // error answers the same whichever Store it is. Lists page with limit and
 // after and a Link header with rel="next"; the URLs in Link and Location
 // are relative references, right however the handler is mounted.
+//
+// Every POST that writes (a create of a prompt or a version, a rollback)
+// takes an Idempotency-Key header (1 to 255 printable ASCII characters;
+// "abc" quoted is abc): a repeat with the same key and the same request
+// (method, path with its query, body bytes) writes nothing and answers the
+// first success again, with Idempotent-Replayed: true; the same key with
+// another request is 422. Keys are scoped to the API key's name (Access.Name)
+// and kept by the Store, in the same atomic step as the write, for
+// prompts.IdempotencyRetention. Clients should send one on every write they
+// may retry: a 503 (or a timeout, or a lost connection) on a write does not
+// prove that nothing was written.
 //
 // Checks run in this order, and the first that fails answers:
 // authentication; route and method; permission (403); media type, size

@@ -33,6 +33,8 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusConflict, "variables_changed"}
 	case prompts.CodePreconditionFailed:
 		return kind{http.StatusPreconditionFailed, "precondition_failed"}
+	case prompts.CodeIdempotencyKeyReused:
+		return kind{http.StatusUnprocessableEntity, "idempotency_key_reused"}
 	default:
 		return kindInternal
 	}

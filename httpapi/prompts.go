@@ -25,11 +25,16 @@ func (h *Handler) createPrompt() handlerFunc {
 			h.badRequest(w, bad)
 			return
 		}
+		idem, ok := h.idempotency(w, r, a, body)
+		if !ok {
+			return
+		}
 		in := prompts.NewPrompt{
 			ProjectID:   projectID.Value,
 			Key:         key.Value,
 			Name:        name.Value,
 			Description: optString(description),
+			Idempotency: idem,
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
@@ -44,6 +49,7 @@ func (h *Handler) createPrompt() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
+		replayed(w, p.Replayed)
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
 		writeValue(h, w, p, wire.AppendPrompt)
 	}

@@ -35,6 +35,10 @@ func (h *Handler) createVersion() handlerFunc {
 			h.badRequest(w, bad)
 			return
 		}
+		idem, ok := h.idempotency(w, r, a, body)
+		if !ok {
+			return
+		}
 		in := prompts.NewVersion{
 			PromptID:      r.PathValue("prompt_id"),
 			Content:       content.Value,
@@ -44,6 +48,7 @@ func (h *Handler) createVersion() handlerFunc {
 			// The guard is a rule of activation: it binds only with
 			// environments.
 			AllowVariableChange: allow,
+			Idempotency:         idem,
 		}
 		for _, e := range envs {
 			in.Environments = append(in.Environments, prompts.Environment(e))
@@ -64,6 +69,7 @@ func (h *Handler) createVersion() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
+		replayed(w, v.Replayed)
 		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
 		writeValue(h, w, v, wire.AppendVersion)
 	}
@@ -175,10 +181,15 @@ func (h *Handler) rollback() handlerFunc {
 				return
 			}
 		}
+		idem, ok := h.idempotency(w, r, a, body)
+		if !ok {
+			return
+		}
 		in := prompts.Rollback{
 			PromptID:    r.PathValue("prompt_id"),
 			Environment: prompts.Environment(r.PathValue("environment")),
 			Change:      h.change(r, a, reason.Value, allow),
+			Idempotency: idem,
 		}
 		if err := in.Validate(); err != nil {
 			h.storeError(w, r, err)
@@ -192,6 +203,7 @@ func (h *Handler) rollback() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
+		replayed(w, ap.Replayed)
 		h.writeChanged(w, ap)
 	}
 }

@@ -75,27 +75,27 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	if err := done(ctx); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, ok := s.prompts[in.PromptID]
-	if !ok {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	n := rec.number(in)
-	if n == 0 {
-		return prompts.ActivePrompt{}, prompts.NotFound("version") // existence before the precondition
-	}
-	if err := precondition(rec, in.Change); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	now := s.clock.Now()
-	if rec.point(in.Environment, n, prompts.ActionActivate, in.Change, now) {
-		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
-	}
-	return rec.activeCopy(in.Environment), nil
+	return write(s, "", prompts.Idempotency{}, func() (prompts.ActivePrompt, error) {
+		rec, ok := s.prompts[in.PromptID]
+		if !ok {
+			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		}
+		n := rec.number(in)
+		if n == 0 {
+			return prompts.ActivePrompt{}, prompts.NotFound("version") // existence before the precondition
+		}
+		if err := precondition(rec, in.Change); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		now := s.clock.Now()
+		if rec.point(in.Environment, n, prompts.ActionActivate, in.Change, now) {
+			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+		}
+		return rec.activeCopy(in.Environment), nil
+	})
 }
 
 // Deactivate implements prompts.Store.
@@ -106,17 +106,17 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 	if err := done(ctx); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, err := s.changing(in.PromptID, in.Change)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	now := s.clock.Now()
-	if rec.point(in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
-		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
-	}
-	return rec.activeCopy(in.Environment), nil
+	return write(s, "", prompts.Idempotency{}, func() (prompts.ActivePrompt, error) {
+		rec, err := s.changing(in.PromptID, in.Change)
+		if err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		now := s.clock.Now()
+		if rec.point(in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
+			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+		}
+		return rec.activeCopy(in.Environment), nil
+	})
 }
 
 // Rollback implements prompts.Store.
@@ -127,32 +127,32 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if err := done(ctx); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, err := s.changing(in.PromptID, in.Change)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	n := 0 // the version before the environment's latest change
-	for i := len(rec.deployments) - 1; i >= 0; i-- {
-		if d := &rec.deployments[i]; d.Environment == in.Environment {
-			if d.PreviousVersionNumber != nil {
-				n = *d.PreviousVersionNumber
-			}
-			break
+	return write(s, opRollback, in.Idempotency, func() (prompts.ActivePrompt, error) {
+		rec, err := s.changing(in.PromptID, in.Change)
+		if err != nil {
+			return prompts.ActivePrompt{}, err
 		}
-	}
-	if n == 0 {
-		return prompts.ActivePrompt{}, prompts.NothingToRollBack()
-	}
-	if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	now := s.clock.Now()
-	if rec.point(in.Environment, n, prompts.ActionRollback, in.Change, now) {
-		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
-	}
-	return rec.activeCopy(in.Environment), nil
+		n := 0 // the version before the environment's latest change
+		for i := len(rec.deployments) - 1; i >= 0; i-- {
+			if d := &rec.deployments[i]; d.Environment == in.Environment {
+				if d.PreviousVersionNumber != nil {
+					n = *d.PreviousVersionNumber
+				}
+				break
+			}
+		}
+		if n == 0 {
+			return prompts.ActivePrompt{}, prompts.NothingToRollBack()
+		}
+		if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		now := s.clock.Now()
+		if rec.point(in.Environment, n, prompts.ActionRollback, in.Change, now) {
+			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+		}
+		return rec.activeCopy(in.Environment), nil
+	})
 }
 
 // changing returns the prompt a change is for, once the change's

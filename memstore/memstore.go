@@ -37,6 +37,8 @@ type Store struct {
 	promptOrder  []string            // prompt ids, sorted
 	byProject    map[string][]string // project id -> its prompt ids, sorted
 	byKey        map[projectKey]string
+	idem         map[idemKey]prompts.IdempotencyRecord
+	idemOrder    []idemEntry // oldest first, for expiry
 }
 
 type projectKey struct{ project, key string }
@@ -60,6 +62,7 @@ func New(opts ...Option) *Store {
 		prompts:   make(map[string]*prompt),
 		byProject: make(map[string][]string),
 		byKey:     make(map[projectKey]string),
+		idem:      make(map[idemKey]prompts.IdempotencyRecord),
 	}
 	for _, o := range opts {
 		o(s)

@@ -14,25 +14,25 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 	if err := done(ctx); err != nil {
 		return prompts.Project{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	slug := in.ProjectSlug()
-	if _, taken := s.slugs[slug]; taken {
-		return prompts.Project{}, prompts.SlugTaken(slug)
-	}
-	now := s.clock.Now()
-	p := &prompts.Project{
-		ID:          prompts.NewID(now),
-		Name:        in.Name,
-		Slug:        slug,
-		Description: in.Description,
-		IsPrivate:   in.IsPrivate,
-		CreatedAt:   now,
-	}
-	s.projects[p.ID] = p
-	s.slugs[slug] = p.ID
-	s.projectOrder = insertSorted(s.projectOrder, p.ID)
-	return *p, nil
+	return write(s, "", prompts.Idempotency{}, func() (prompts.Project, error) {
+		slug := in.ProjectSlug()
+		if _, taken := s.slugs[slug]; taken {
+			return prompts.Project{}, prompts.SlugTaken(slug)
+		}
+		now := s.clock.Now()
+		p := &prompts.Project{
+			ID:          prompts.NewID(now),
+			Name:        in.Name,
+			Slug:        slug,
+			Description: in.Description,
+			IsPrivate:   in.IsPrivate,
+			CreatedAt:   now,
+		}
+		s.projects[p.ID] = p
+		s.slugs[slug] = p.ID
+		s.projectOrder = insertSorted(s.projectOrder, p.ID)
+		return *p, nil
+	})
 }
 
 // GetProject implements prompts.Store.

@@ -15,31 +15,31 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 	if err := done(ctx); err != nil {
 		return prompts.Prompt{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.projects[in.ProjectID]; !ok {
-		return prompts.Prompt{}, prompts.NotFound("project")
-	}
-	k := projectKey{in.ProjectID, in.Key}
-	if _, taken := s.byKey[k]; taken {
-		return prompts.Prompt{}, prompts.KeyTaken(in.Key)
-	}
-	now := s.clock.Now()
-	rec := &prompt{p: prompts.Prompt{
-		ID:          prompts.NewID(now),
-		ProjectID:   in.ProjectID,
-		Key:         in.Key,
-		Name:        in.Name,
-		Description: copyString(in.Description),
-		CreatedAt:   now,
-		Revision:    prompts.NextRevision(0, now),
-	}}
-	id := rec.p.ID
-	s.prompts[id] = rec
-	s.byKey[k] = id
-	s.promptOrder = insertSorted(s.promptOrder, id)
-	s.byProject[in.ProjectID] = insertSorted(s.byProject[in.ProjectID], id)
-	return rec.p.Copy(), nil
+	return write(s, opCreatePrompt, in.Idempotency, func() (prompts.Prompt, error) {
+		if _, ok := s.projects[in.ProjectID]; !ok {
+			return prompts.Prompt{}, prompts.NotFound("project")
+		}
+		k := projectKey{in.ProjectID, in.Key}
+		if _, taken := s.byKey[k]; taken {
+			return prompts.Prompt{}, prompts.KeyTaken(in.Key)
+		}
+		now := s.clock.Now()
+		rec := &prompt{p: prompts.Prompt{
+			ID:          prompts.NewID(now),
+			ProjectID:   in.ProjectID,
+			Key:         in.Key,
+			Name:        in.Name,
+			Description: copyString(in.Description),
+			CreatedAt:   now,
+			Revision:    prompts.NextRevision(0, now),
+		}}
+		id := rec.p.ID
+		s.prompts[id] = rec
+		s.byKey[k] = id
+		s.promptOrder = insertSorted(s.promptOrder, id)
+		s.byProject[in.ProjectID] = insertSorted(s.byProject[in.ProjectID], id)
+		return rec.p.Copy(), nil
+	})
 }
 
 // GetPrompt implements prompts.Store.
@@ -64,27 +64,27 @@ func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUp
 	if err := done(ctx); err != nil {
 		return prompts.Prompt{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, ok := s.prompts[id]
-	if !ok {
-		return prompts.Prompt{}, prompts.NotFound("prompt")
-	}
-	next, changed := in.Apply(rec.p) // Apply copies a new description
-	if !changed {
-		return rec.p.Copy(), nil
-	}
-	if next.Key != rec.p.Key {
-		k := projectKey{rec.p.ProjectID, next.Key}
-		if _, taken := s.byKey[k]; taken {
-			return prompts.Prompt{}, prompts.KeyTaken(next.Key)
+	return write(s, "", prompts.Idempotency{}, func() (prompts.Prompt, error) {
+		rec, ok := s.prompts[id]
+		if !ok {
+			return prompts.Prompt{}, prompts.NotFound("prompt")
 		}
-		delete(s.byKey, projectKey{rec.p.ProjectID, rec.p.Key})
-		s.byKey[k] = id
-	}
-	next.Revision = prompts.NextRevision(rec.p.Revision, s.clock.Now())
-	rec.p = next
-	return rec.p.Copy(), nil
+		next, changed := in.Apply(rec.p) // Apply copies a new description
+		if !changed {
+			return rec.p.Copy(), nil
+		}
+		if next.Key != rec.p.Key {
+			k := projectKey{rec.p.ProjectID, next.Key}
+			if _, taken := s.byKey[k]; taken {
+				return prompts.Prompt{}, prompts.KeyTaken(next.Key)
+			}
+			delete(s.byKey, projectKey{rec.p.ProjectID, rec.p.Key})
+			s.byKey[k] = id
+		}
+		next.Revision = prompts.NextRevision(rec.p.Revision, s.clock.Now())
+		rec.p = next
+		return rec.p.Copy(), nil
+	})
 }
 
 // ListPrompts implements prompts.Store.

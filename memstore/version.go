@@ -17,35 +17,35 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	}
 	md := in.Metadata.Normalize()
 	vars := prompts.Variables(in.Content) // before the lock: it reads the whole content
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, ok := s.prompts[in.PromptID]
-	if !ok {
-		return prompts.PromptVersion{}, prompts.NotFound("prompt")
-	}
-	for _, e := range in.Environments {
-		if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
-			return prompts.PromptVersion{}, err // before anything changes
+	return write(s, opCreateVersion, in.Idempotency, func() (prompts.PromptVersion, error) {
+		rec, ok := s.prompts[in.PromptID]
+		if !ok {
+			return prompts.PromptVersion{}, prompts.NotFound("prompt")
 		}
-	}
-	now := s.clock.Now()
-	v := prompts.PromptVersion{
-		ID:            prompts.NewIDAfter(now, rec.p.LatestVersionID),
-		PromptID:      rec.p.ID,
-		VersionNumber: len(rec.versions) + 1,
-		Content:       in.Content,
-		ChangeSummary: copyString(in.ChangeSummary),
-		Metadata:      md,
-		CreatedAt:     now,
-		Variables:     vars,
-	}
-	rec.versions = append(rec.versions, v)
-	rec.p.LatestVersionID = v.ID
-	rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
-	for _, e := range in.Environments {
-		rec.point(e, v.VersionNumber, prompts.ActionActivate, prompts.Change{Actor: in.Actor}, now)
-	}
-	return v.Copy(), nil
+		for _, e := range in.Environments {
+			if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
+				return prompts.PromptVersion{}, err // before anything changes
+			}
+		}
+		now := s.clock.Now()
+		v := prompts.PromptVersion{
+			ID:            prompts.NewIDAfter(now, rec.p.LatestVersionID),
+			PromptID:      rec.p.ID,
+			VersionNumber: len(rec.versions) + 1,
+			Content:       in.Content,
+			ChangeSummary: copyString(in.ChangeSummary),
+			Metadata:      md,
+			CreatedAt:     now,
+			Variables:     vars,
+		}
+		rec.versions = append(rec.versions, v)
+		rec.p.LatestVersionID = v.ID
+		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+		for _, e := range in.Environments {
+			rec.point(e, v.VersionNumber, prompts.ActionActivate, prompts.Change{Actor: in.Actor}, now)
+		}
+		return v.Copy(), nil
+	})
 }
 
 // GetVersion implements prompts.Store.

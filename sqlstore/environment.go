@@ -140,7 +140,7 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	case prompts.ValidID(in.VersionID.Value):
 		id = in.VersionID.Value
 	}
-	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
 		found, err := c.point(ctx, tx, number, id, prompts.ActionActivate)
 		switch {
 		case err != nil:
@@ -163,7 +163,7 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	return s.changeEnvironment(ctx, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	step := func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil { // the precondition before the conflict
 			return err
 		}
@@ -206,7 +206,13 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		}
 		_, err = c.point(ctx, tx, target.Int64, nil, prompts.ActionRollback)
 		return err
-	}, qRollbackTarget, qPointEnvironment)
+	}
+	if !in.Idempotency.IsZero() {
+		return idempotent(ctx, s, opRollback, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.ActivePrompt, error) {
+			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, step)
+		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive)
+	}
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, step, qRollbackTarget, qPointEnvironment)
 }
 
 // change is a change of what an environment of a prompt points at, as
@@ -259,17 +265,21 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 }
 
 // changeEnvironment runs step, which changes what env of the prompt points
-// at, in a transaction that first locks the prompt and reads, under that
+// at, in a transaction (tx, or one of its own when tx is nil) that first
+// locks the prompt and reads, under that
 // lock, whether the change's precondition holds (step answers it in the
 // order of checks: after existence, before conflicts), and then answers
 // as GetActive. uses are the statements step runs.
-func (s *Store) changeEnvironment(ctx context.Context, promptID string, env prompts.Environment, ch prompts.Change,
+func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, env prompts.Environment, ch prompts.Change,
 	step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
-	tx, err := s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...)
-	if err != nil {
-		return prompts.ActivePrompt{}, err
+	own := tx == nil
+	if own {
+		var err error
+		if tx, err = s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	a, err := func() (prompts.ActivePrompt, error) {
 		revision, latest, err := lockEnvironments(ctx, tx, promptID)
 		if err != nil {
@@ -290,8 +300,10 @@ func (s *Store) changeEnvironment(ctx context.Context, promptID string, env prom
 	if err != nil {
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	if own {
+		if err := tx.Commit(); err != nil {
+			return prompts.ActivePrompt{}, s.fail(ctx, err)
+		}
 	}
 	return a, nil
 }

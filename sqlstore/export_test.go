@@ -31,6 +31,10 @@ var queryNames = [numQueries]string{
 	qRollbackTarget:               "Rollback (target)",
 	qListDeployments:              "ListDeployments",
 	qListDeploymentsByEnvironment: "ListDeployments (one environment)",
+	qClaimIdempotency:             "Idempotency (claim)",
+	qGetIdempotency:               "Idempotency (replay)",
+	qSaveIdempotency:              "Idempotency (save)",
+	qExpireIdempotency:            "Idempotency (expire)",
 }
 
 // Queries returns the Store's statements by name, in order.

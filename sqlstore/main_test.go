@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 	case "":
 	case "swap":
 		os.Exit(runSwapChild()) // a process of TestSwapAcrossProcesses
+	case "idempotency":
+		os.Exit(runIdempotencyChild()) // a process of TestIdempotencyAcrossProcesses
 	default:
 		os.Exit(runChild()) // a writer process of TestCreateVersionAcrossProcesses
 	}

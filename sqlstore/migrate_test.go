@@ -199,7 +199,7 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.Equal(appliedCount(t, schema), migrationCount(t)) // every migration recorded
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
-	is.Equal(tables, []string{"deployments", "environments", "projects", "prompts", "schema_migrations", "versions"}) // the pointers moved; the history is new
+	is.Equal(tables, []string{"deployments", "environments", "idempotency", "projects", "prompts", "schema_migrations", "versions"}) // the pointers moved; the history is new
 	var records int
 	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))
 	is.Equal(records, 0) // and empty: the first release kept none

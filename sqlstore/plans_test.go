@@ -51,7 +51,9 @@ FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
 WHERE id <= '02' || lpad('1000', 24, '0')`)
 	exec(`INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
 SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_series(1, 1000) i`)
-	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments`)
+	exec(`INSERT INTO {s}.idempotency (scope, key, op, request, result, created_at)
+SELECT 'ci', 'key-' || i, 'create_version', 'req', '\x7b7d', now() - i * interval '1 second' FROM generate_series(1, 100000) i`)
+	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments, {s}.idempotency`)
 
 	project := func(i int) string { return fmt.Sprintf("'01%024d'", i) }
 	prompt := func(i int) string { return fmt.Sprintf("'02%024d'", i) }
@@ -82,6 +84,10 @@ SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_se
 		"Rollback (target)":                    prompt(7) + ", 'staging'",
 		"ListDeployments":                      prompt(7) + ", '~', 101",
 		"ListDeployments (one environment)":    prompt(7) + ", '~', 101, 'production'",
+		"Idempotency (claim)":                  "'ci', 'key-7', 'create_version', 'req', " + now + ", " + now,
+		"Idempotency (replay)":                 "'ci', 'key-7'",
+		"Idempotency (save)":                   "'ci', 'key-7', '\\x7b7d'::bytea",
+		"Idempotency (expire)":                 now,
 	}
 
 	var doc strings.Builder
@@ -123,7 +129,8 @@ const plansHeader = `# Query plans
 
 The plans PostgreSQL 15 makes for every statement of sqlstore, on a schema
 holding 1,000 projects, 100,000 prompts (100 per project, 1,000 per key) and
-100,000 versions (100 for each of 1,000 prompts), analyzed. The statements
+100,000 versions (100 for each of 1,000 prompts) and 100,000 idempotency
+records, analyzed. The statements
 are prepared, so both plans matter: the custom plan PostgreSQL makes for the
 first five executions with the actual arguments, and the generic plan it may
 use after that. Every one reads through an index: no statement scans a

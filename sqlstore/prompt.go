@@ -29,6 +29,25 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 		CreatedAt:   now,
 		Revision:    prompts.NextRevision(0, now),
 	}
+	if !in.Idempotency.IsZero() {
+		return idempotent(ctx, s, opCreatePrompt, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.Prompt, error) {
+			st, err := tx.stmt(ctx, qCreatePrompt)
+			if err != nil {
+				return prompts.Prompt{}, err
+			}
+			res, err := st.ExecContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt, p.Revision)
+			if isUniqueViolation(err, constraintPromptKey) {
+				return prompts.Prompt{}, prompts.KeyTaken(p.Key)
+			}
+			if err != nil {
+				return prompts.Prompt{}, err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return prompts.Prompt{}, errors.Join(err, prompts.NotFound("project"))
+			}
+			return p, nil
+		}, qCreatePrompt)
+	}
 	st, err := s.stmt(ctx, qCreatePrompt)
 	if err != nil {
 		return prompts.Prompt{}, s.fail(ctx, err)

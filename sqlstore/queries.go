@@ -33,6 +33,10 @@ const (
 	qRollbackTarget
 	qListDeployments
 	qListDeploymentsByEnvironment
+	qClaimIdempotency
+	qGetIdempotency
+	qSaveIdempotency
+	qExpireIdempotency
 	numQueries
 )
 
@@ -237,6 +241,24 @@ SELECT EXISTS (SELECT 1 FROM clear)`,
 
 		// Under that lock: the version environment $2 pointed at before its
 		// latest change. No row when it has no record.
+		// qClaimIdempotency takes the key ($1 scope, $2 key) for this
+		// transaction: a new record, or one past its retention (created
+		// before $6) taken over; no row when a live record holds it. A
+		// record another transaction has written and not yet committed
+		// makes it wait for that transaction's end.
+		qClaimIdempotency: `INSERT INTO {s}.idempotency AS i (scope, key, op, request, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (scope, key) DO UPDATE SET op = EXCLUDED.op, request = EXCLUDED.request, result = NULL, created_at = EXCLUDED.created_at
+			WHERE i.created_at < $6
+			RETURNING true`,
+
+		qGetIdempotency: `SELECT op, request, result, created_at FROM {s}.idempotency WHERE scope = $1 AND key = $2`,
+
+		qSaveIdempotency: `UPDATE {s}.idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+
+		// qExpireIdempotency removes up to 16 records created before $1.
+		qExpireIdempotency: `DELETE FROM {s}.idempotency WHERE ctid = ANY (ARRAY(
+			SELECT ctid FROM {s}.idempotency WHERE created_at < $1 ORDER BY created_at LIMIT 16 FOR UPDATE SKIP LOCKED))`,
+
 		qRollbackTarget: `SELECT previous_version_number FROM {s}.deployments
 WHERE prompt_id = $1 AND environment = $2 ORDER BY id DESC LIMIT 1`,
 

@@ -68,8 +68,13 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		Variables:     prompts.Variables(in.Content),
 	}
 	envs := environments(in.Environments)
+	if !in.Idempotency.IsZero() {
+		return idempotent(ctx, s, opCreateVersion, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.PromptVersion, error) {
+			return s.createVersionLocked(ctx, tx, v, envs, in.Actor, in.AllowVariableChange)
+		}, qLockPrompt, qCreateVersion, qPointEnvironment)
+	}
 	if len(envs) > 0 {
-		return s.createVersionLocked(ctx, v, envs, in.Actor, in.AllowVariableChange)
+		return s.createVersionLocked(ctx, nil, v, envs, in.Actor, in.AllowVariableChange)
 	}
 	st, err := s.stmt(ctx, qCreateVersion)
 	if err != nil {
@@ -84,18 +89,21 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	default:
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	return s.createVersionLocked(ctx, v, nil, "", false)
+	return s.createVersionLocked(ctx, nil, v, nil, "", false)
 }
 
 // createVersionLocked stores v as the prompt's next version, active in
 // envs with actor's records, in a transaction that holds the prompt's row
-// lock from the start.
-func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion, envs []prompts.Environment, actor string, allow bool) (prompts.PromptVersion, error) {
-	tx, err := s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment)
-	if err != nil {
-		return prompts.PromptVersion{}, err
+// lock from the start: tx, or one of its own when tx is nil.
+func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.PromptVersion, envs []prompts.Environment, actor string, allow bool) (prompts.PromptVersion, error) {
+	own := tx == nil
+	if own {
+		var err error
+		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment); err != nil {
+			return prompts.PromptVersion{}, err
+		}
+		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	var (
 		latest, latestDeployment sql.NullString
 		stored                   sql.NullInt64
@@ -145,8 +153,10 @@ func (s *Store) createVersionLocked(ctx context.Context, v prompts.PromptVersion
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return prompts.PromptVersion{}, s.fail(ctx, err)
+	if own {
+		if err := tx.Commit(); err != nil {
+			return prompts.PromptVersion{}, s.fail(ctx, err)
+		}
 	}
 	return v, nil
 }

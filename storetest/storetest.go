@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		timeTests,
 		copyTests,
 		contextTests,
+		idempotencyTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {
@@ -119,6 +120,13 @@ func (c *clock) standStill(at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next, c.still = at, true
+}
+
+// jump moves the clock on by d.
+func (c *clock) jump(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next = c.next.Add(d)
 }
 
 // mark returns a position in the readings, for since.

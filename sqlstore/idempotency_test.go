@@ -1,0 +1,138 @@
+package sqlstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/sqlstore"
+)
+
+// idemRequest is the write the processes of TestIdempotencyAcrossProcesses
+// repeat.
+func idemRequest(promptID string) prompts.NewVersion {
+	return prompts.NewVersion{PromptID: promptID, Content: "once", Environments: []prompts.Environment{prompts.Production},
+		Idempotency: prompts.Idempotency{Key: "retry-1", Scope: "ci", Request: "the same request"}}
+}
+
+// TestIdempotencyAcrossProcesses: several processes repeat one write with
+// one idempotency key at once, as retries reaching replicas on one
+// database would. One does the work; every other answers its result.
+func TestIdempotencyAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	s := newSQLStore(t)
+	_, p := fixture(t, s)
+	const processes, writers = 3, 4
+	start := time.Now().Add(2 * time.Second) // all begin together
+	cmds := make([]*exec.Cmd, processes)
+	outs := make([]*bytes.Buffer, processes)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(),
+			childVar+"=idempotency",
+			"SQLSTORE_TEST_SCHEMA="+s.Schema(),
+			"SQLSTORE_TEST_PROMPT="+p.ID,
+			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
+			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
+		)
+		outs[i] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		is.NoErr(cmd.Start()) // start a process
+		cmds[i] = cmd
+	}
+	var answers []string
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v\n%s", i, err, outs[i])
+		}
+		answers = append(answers, strings.Fields(outs[i].String())...)
+	}
+	is.Equal(len(answers), processes*writers)
+	done := 0
+	for _, a := range answers {
+		id, how, _ := strings.Cut(a, ":")
+		is.Equal(id, strings.SplitN(answers[0], ":", 2)[0]) // one version for all
+		if how == "done" {
+			done++
+		}
+	}
+	is.Equal(done, 1) // done once, replayed by every other
+	vs, _, err := s.ListVersions(context.Background(), p.ID, prompts.Page{})
+	is.NoErr(err)
+	is.Equal(len(vs), 1)
+	ds, _, err := s.ListDeployments(context.Background(), prompts.DeploymentFilter{PromptID: p.ID})
+	is.NoErr(err)
+	is.Equal(len(ds), 1) // one activation record
+
+	// A repeat from this process, later, replays too.
+	v, err := s.CreateVersion(context.Background(), idemRequest(p.ID))
+	is.NoErr(err)
+	is.True(v.Replayed)
+	is.Equal(v.ID, vs[0].ID)
+}
+
+// runIdempotencyChild is a process of TestIdempotencyAcrossProcesses: it
+// prints "<version id>:done" or "<version id>:replayed" per writer.
+func runIdempotencyChild() int {
+	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
+	writers, err1 := strconv.Atoi(env("WRITERS"))
+	startNanos, err2 := strconv.ParseInt(env("START"), 10, 64)
+	db, err3 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
+	for _, err := range []error{err1, err2, err3} {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(writers)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(env("SCHEMA")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer s.Close()
+	if err := db.Ping(); err != nil { // connect before the start
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed bool
+	)
+	for range writers {
+		wg.Go(func() {
+			v, err := s.CreateVersion(context.Background(), idemRequest(env("PROMPT")))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				failed = true
+				return
+			}
+			how := "done"
+			if v.Replayed {
+				how = "replayed"
+			}
+			fmt.Printf("%s:%s\n", v.ID, how)
+		})
+	}
+	wg.Wait()
+	if failed {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,189 @@
+package storetest
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+	"github.com/promptkit/prompts"
+)
+
+// idem is an Idempotency in the scope "ci".
+func idem(key, request string) prompts.Idempotency {
+	return prompts.Idempotency{Key: key, Scope: "ci", Request: request}
+}
+
+// countVersions counts the versions of a prompt.
+func (s *fixture) countVersions(promptID string) int {
+	vs, _, err := s.ListVersions(s.t.Context(), promptID, prompts.Page{Limit: prompts.MaxLimit})
+	if err != nil {
+		s.t.Fatalf("list versions: %v", err)
+	}
+	return len(vs)
+}
+
+// countPrompts counts the prompts of a project.
+func (s *fixture) countPrompts(projectID string) int {
+	ps, _, err := s.ListPrompts(s.t.Context(), prompts.PromptFilter{ProjectIDs: []string{projectID}, Page: prompts.Page{Limit: prompts.MaxLimit}})
+	if err != nil {
+		s.t.Fatalf("list prompts: %v", err)
+	}
+	return len(ps)
+}
+
+var idempotencyTests = []test{
+	{"a repeated create with the same idempotency answers the first result and writes nothing", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		in := prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K", Idempotency: idem("create-1", "req-a")}
+		first, err := s.CreatePrompt(ctx, in)
+		is.NoErr(err)            // create
+		is.True(!first.Replayed) // the first is no replay
+		again, err := s.CreatePrompt(ctx, in)
+		is.NoErr(err)                                  // the repeat is no error (not a key taken)
+		is.True(again.Replayed)                        // but a replay
+		again.Replayed = false                         //
+		is.Equal(promptText(again), promptText(first)) // of the same prompt
+		is.Equal(s.countPrompts(proj.ID), 1)           // one prompt
+
+		vin := prompts.NewVersion{PromptID: first.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}, Idempotency: idem("version-1", "req-b")}
+		v1, err := s.CreateVersion(ctx, vin)
+		is.NoErr(err) // create version
+		rev := s.revision(first.ID)
+		v2, err := s.CreateVersion(ctx, vin)
+		is.NoErr(err) // repeat
+		is.True(v2.Replayed)
+		is.Equal(v2.ID, v1.ID)
+		is.Equal(v2.VersionNumber, 1)
+		is.Equal(versionText(v2), versionText(v1))
+		is.Equal(s.countVersions(first.ID), 1)                        // one version
+		is.Equal(s.revision(first.ID), rev)                           // the repeat changed nothing
+		is.Equal(len(s.deployments(first.ID, prompts.Production)), 1) // one record
+	}},
+	{"a repeated rollback rolls back once", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		s.version(p.ID, "one", prompts.Production)
+		two := s.version(p.ID, "two", prompts.Production)
+		s.version(p.ID, "three", prompts.Production)
+		in := prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Idempotency: idem("undo", "req")}
+		first, err := s.Rollback(ctx, in)
+		is.NoErr(err) // rollback
+		is.Equal(first.ActiveVersion.VersionNumber, 2)
+		again, err := s.Rollback(ctx, in)
+		is.NoErr(err) // repeat
+		is.True(again.Replayed)
+		is.Equal(again.ActiveVersion.VersionNumber, 2)
+		is.Equal(s.active(p.ID, prompts.Production), two.ID) // not rolled back twice
+		is.Equal(len(s.deployments(p.ID, prompts.Production)), 4)
+	}},
+	{"the same key with another request is refused and changes nothing", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K", Idempotency: idem("key", "req-a")})
+		is.NoErr(err)
+		before := s.snapshot()
+		_, err = s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "other", Name: "K", Idempotency: idem("key", "req-b")})
+		is.True(errors.Is(err, prompts.ErrIdempotencyKeyReused)) // another request
+		is.Equal(prompts.ErrorCode(err), prompts.CodeIdempotencyKeyReused)
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("key", "req-a")})
+		is.True(errors.Is(err, prompts.ErrIdempotencyKeyReused)) // another kind of write, same request
+		is.Equal(s.snapshot(), before)                           // nothing changed
+	}},
+	{"idempotency keys are scoped", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		for _, scope := range []string{"ci", "dashboard", ""} {
+			v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: prompts.Idempotency{Key: "same", Scope: scope, Request: "r"}})
+			is.NoErr(err)        // one write per scope
+			is.True(!v.Replayed) // none a replay
+		}
+		is.Equal(s.countVersions(p.ID), 3)
+	}},
+	{"a failed write keeps no record: the key may be used again", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		in := prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Idempotency: idem("undo", "req")}
+		_, err := s.Rollback(ctx, in)
+		is.Equal(prompts.ErrorCode(err), prompts.CodeConflict) // nothing to roll back
+		one := s.version(p.ID, "one", prompts.Production)
+		s.version(p.ID, "two", prompts.Production)
+		a, err := s.Rollback(ctx, in)
+		is.NoErr(err)        // the same key, now that it can succeed
+		is.True(!a.Replayed) // done, not replayed
+		is.Equal(s.active(p.ID, prompts.Production), one.ID)
+	}},
+	{"concurrent repeats do the work once", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		const n = 16
+		var wg sync.WaitGroup
+		ids := make([]string, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("race", "req")})
+				ids[i], errs[i] = v.ID, err
+			})
+		}
+		wg.Wait()
+		for i := range n {
+			is.NoErr(errs[i])        // every repeat answered
+			is.Equal(ids[i], ids[0]) // with the one version
+		}
+		is.Equal(s.countVersions(p.ID), 1)
+	}},
+	{"a record lasts the retention, then the key names a new write", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		first, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("k", "req")})
+		is.NoErr(err)
+		s.clock.jump(prompts.IdempotencyRetention - time.Minute)
+		v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("k", "req")})
+		is.NoErr(err)
+		is.True(v.Replayed) // within the retention: a replay
+		is.Equal(v.ID, first.ID)
+		s.clock.jump(2 * time.Minute)
+		v, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "other", Idempotency: idem("k", "another request")})
+		is.NoErr(err)        // after it, the key is free
+		is.True(!v.Replayed) // and names a new write
+		is.Equal(v.VersionNumber, 2)
+	}},
+	{"many keys", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		for i := range 5 {
+			for range 2 {
+				_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("key-"+strconv.Itoa(i), "req")})
+				is.NoErr(err)
+			}
+		}
+		is.Equal(s.countVersions(p.ID), 5)
+	}},
+	{"a bad idempotency key is invalid input", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		for _, bad := range []prompts.Idempotency{
+			{Key: string(make([]byte, prompts.MaxIdempotencyKey+1))},
+			{Key: "tab\there"},
+			{Key: "caf\u00e9"},
+			{Scope: "ci"},
+		} {
+			_, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K", Idempotency: bad})
+			is.Equal(prompts.ErrorCode(err), prompts.CodeInvalid)
+		}
+		is.Equal(s.countPrompts(proj.ID), 0)
+	}},
+}
