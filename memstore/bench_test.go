@@ -2,6 +2,9 @@ package memstore_test
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/promptkit/prompts"
@@ -109,4 +112,61 @@ func BenchmarkCreateVersion(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkWrites measures writes (a new version of one of 32 prompts)
+// with 1 and 32 concurrent writers, in memory (New) and on a file (Open):
+// on a file every write waits for its fsync, and concurrent writers share
+// them (group commit). BENCHMARKS.md reports the ratios.
+func BenchmarkWrites(b *testing.B) {
+	for _, kind := range []string{"memory", "file"} {
+		for _, writers := range []int{1, 32} {
+			b.Run(fmt.Sprintf("%s/writers=%d", kind, writers), func(b *testing.B) {
+				ctx := context.Background()
+				s := memstore.New()
+				if kind == "file" {
+					var err error
+					if s, err = memstore.Open(filepath.Join(b.TempDir(), "bench.data")); err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close()
+				}
+				proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "Bench"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids := make(chan string, 32)
+				for i := range 32 {
+					p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: fmt.Sprintf("p%d", i), Name: "P"})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ids <- p.ID
+				}
+				in := prompts.NewVersion{Content: "You are a helpful support agent. Greet {{name}} warmly."}
+				b.ResetTimer()
+				if writers == 1 {
+					in.PromptID = <-ids
+					for b.Loop() {
+						if _, err := s.CreateVersion(ctx, in); err != nil {
+							b.Fatal(err)
+						}
+					}
+				} else {
+					b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+					b.RunParallel(func(pb *testing.PB) {
+						in := in
+						in.PromptID = <-ids
+						for pb.Next() {
+							if _, err := s.CreateVersion(ctx, in); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+			})
+		}
+	}
 }

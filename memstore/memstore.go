@@ -1,15 +1,19 @@
-// Package memstore is the in-memory prompts.Store: the default for an
-// embedded library and the one to use in unit tests.
+// Package memstore is the embedded prompts.Store: in memory (New), the
+// one to use in unit tests, or in memory and on a file (Open), the durable
+// default of an embedded library and of the standalone server.
 //
 // It is safe for concurrent use. Reads share a read lock and never wait for
 // each other; writes take the lock exclusively for the few map and slice
 // updates they make, after validation. Values are copied in and out, so no
-// caller can change what is stored. Nothing is persisted: the data lives
-// as long as the Store.
+// caller can change what is stored. A Store made by New persists nothing:
+// the data lives as long as the Store. A Store made by Open keeps a journal
+// of its writes in a file and returns from a write once it is on disk; see
+// Open, and file.go for the format and for why a journal.
 package memstore
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -39,6 +43,9 @@ type Store struct {
 	byKey        map[projectKey]string
 	idem         map[idemKey]prompts.IdempotencyRecord
 	idemOrder    []idemEntry // oldest first, for expiry
+
+	journal *journal // the file of a Store made by Open; nil for New's
+	log     *slog.Logger
 }
 
 type projectKey struct{ project, key string }
@@ -52,6 +59,9 @@ type prompt struct {
 	// deployments are the records of the changes of active, oldest first
 	// (ids increasing).
 	deployments []prompts.Deployment
+	// journaledVersions and journaledDeployments count the versions and
+	// records already in the journal (Open).
+	journaledVersions, journaledDeployments int
 }
 
 // New returns an empty Store.

@@ -26,33 +26,61 @@ type idemEntry struct {
 // write runs body, one write, under the write lock. With an Idempotency
 // key, a live record of the key answers instead (its result, or
 // ErrIdempotencyKeyReused), and a success is recorded in the same step;
-// records past prompts.IdempotencyRetention are removed then.
+// records past prompts.IdempotencyRetention are removed then. A Store
+// with a file (Open) appends what the write changed to its journal in
+// the same step, and returns once that is on disk.
 func write[T prompts.Project | prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](s *Store, op string, idem prompts.Idempotency, body func() (T, error)) (T, error) {
+	v, pos, err := writeLocked(s, op, idem, body)
+	if err != nil || s.journal == nil {
+		return v, err
+	}
+	if err := s.journal.wait(pos); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
+// writeLocked is write's step under the lock; pos is where the journal
+// must be on disk before the answer (0 without a journal).
+func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](s *Store, op string, idem prompts.Idempotency, body func() (T, error)) (v T, pos int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if idem.IsZero() {
-		return body()
+	if err := s.writable(); err != nil {
+		return v, 0, err
 	}
-	now := s.clock.Now()
-	s.expireIdem(now)
-	k := idemKey{idem.Scope, idem.Key}
-	if rec, ok := s.idem[k]; ok {
-		return replay[T](rec, op, idem)
+	var rec *idemEntry
+	if !idem.IsZero() {
+		now := s.clock.Now()
+		s.expireIdem(now)
+		k := idemKey{idem.Scope, idem.Key}
+		if r, ok := s.idem[k]; ok {
+			// A replay waits for what it repeats to be on disk.
+			v, err := replay[T](r, op, idem)
+			return v, s.journalEnd(), err
+		}
+		defer func() {
+			if err == nil && rec != nil {
+				s.idem[k] = rec.rec
+				s.idemOrder = append(s.idemOrder, *rec)
+			}
+		}()
+		v, err = body()
+		if err != nil {
+			return v, 0, err // a failure keeps nothing: the key may be used again
+		}
+		b, jerr := json.Marshal(v)
+		if jerr == nil { // it cannot fail: the domain's values encode
+			rec = &idemEntry{k, prompts.IdempotencyRecord{Op: op, Request: idem.Request, Result: b, At: now}}
+		}
+	} else if v, err = body(); err != nil {
+		return v, 0, err
 	}
-	v, err := body()
-	if err != nil {
-		return v, err // a failure keeps nothing: the key may be used again
+	if s.journal == nil {
+		return v, 0, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Cannot happen: the domain's values encode. Were it to, the
-		// write stands and the key is not kept.
-		return v, nil
-	}
-	rec := prompts.IdempotencyRecord{Op: op, Request: idem.Request, Result: b, At: now}
-	s.idem[k] = rec
-	s.idemOrder = append(s.idemOrder, idemEntry{k, rec})
-	return v, nil
+	pos, err = s.journalChange(any(v), rec)
+	return v, pos, err
 }
 
 // replay answers a repeat from its record.

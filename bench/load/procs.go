@@ -95,8 +95,9 @@ var serverListening = regexp.MustCompile(`msg=ready addr=http://(127\.0\.0\.1:\d
 // PROMPTS_ variables of this one: only args configure it.
 func (ps *processes) startServer(ctx context.Context, name, bin string, args []string) (*process, error) {
 	// Without the access log: the bare servers it is compared with log
-	// nothing, and the harness would hold every line in memory.
-	args = append([]string{"-addr", "127.0.0.1:0", "-api-key", apiKey, "-access-log=false"}, args...)
+	// nothing, and the harness would hold every line in memory. In memory
+	// without -dsn: the reads measured are the same on a data file.
+	args = append([]string{"-addr", "127.0.0.1:0", "-api-key", apiKey, "-access-log=false", "-data="}, args...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PROMPTS_") {

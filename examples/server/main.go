@@ -1,10 +1,11 @@
 // Command server is the standalone prompts server: the /v1/integration HTTP
-// interface over the in-memory store, or over PostgreSQL with -dsn.
+// interface over the embedded store, its data in the file prompts.data
+// (-data), or over PostgreSQL with -dsn.
 //
 //	go run ./examples/server
 //
 // Every flag can also be set by an environment variable: -addr by
-// PROMPTS_ADDR, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
+// PROMPTS_ADDR, -data by PROMPTS_DATA, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
 // -schema by PROMPTS_SCHEMA, -keys by PROMPTS_KEYS_FILE, -project by
 // PROMPTS_PROJECT (names separated by commas), -wait-db by
 // PROMPTS_WAIT_DB, -request-timeout by PROMPTS_REQUEST_TIMEOUT,
@@ -95,6 +96,7 @@ type usageError struct{ error }
 type config struct {
 	addr     string
 	dsn      string
+	data     string // the file of the embedded store; "" keeps everything in memory
 	schema   string
 	apiKey   string
 	keys     keyList
@@ -137,6 +139,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	// -dsn and -api-key take their variables only after parsing: a flag's
 	// default is printed with the usage, and these may hold secrets.
 	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL URL; empty means the in-memory store (PROMPTS_DSN)")
+	fs.StringVar(&c.data, "data", env("PROMPTS_DATA", defaultData), "without -dsn, the `FILE` that keeps the data (every write fsync'd before its answer); -data= keeps everything in memory only (PROMPTS_DATA)")
 	fs.StringVar(&c.schema, "schema", env("PROMPTS_SCHEMA", "prompts"), "PostgreSQL schema of the tables, with -dsn (PROMPTS_SCHEMA)")
 	fs.StringVar(&c.apiKey, "api-key", "", "an admin key named default, for every project, at least 16 characters; one is generated and printed when no key is given (PROMPTS_API_KEY)")
 	fs.Var(&c.keys, "key", "an API key `NAME:ROLE:SECRET[:SLUG,SLUG…]`, ROLE read, write, deploy or admin, SECRET plain or sha256:<hex>, SLUGs the projects it may see (all when none); repeatable")
@@ -189,6 +192,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return config{}, fmt.Errorf("-%s must be a positive duration such as 30s", d.flag)
 		}
 	}
+	if c.dsn != "" && given["data"] && c.data != "" {
+		return config{}, errors.New("-data and -dsn name two stores: give one")
+	}
 	if c.dsn != "" && !strings.HasPrefix(c.dsn, "postgres://") && !strings.HasPrefix(c.dsn, "postgresql://") && !strings.Contains(c.dsn, "=") {
 		// Not echoed: a DSN may hold a password.
 		return config{}, errors.New("-dsn must be a PostgreSQL URL (postgres://user@host/db) or a key=value connection string (host=… dbname=…)")
@@ -235,7 +241,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, stdout io.Wri
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg.dsn))
+	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg))
 
 	// The first signal ends ctx; a second closes force.
 	ctx, stop := context.WithCancel(context.Background())
@@ -321,7 +327,7 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		httpapi.WithLogger(logger),
 	)
 	f.open(api, st.ready)
-	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg.dsn))
+	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg))
 	return st.release, nil
 }
 
@@ -353,11 +359,18 @@ func drain(srv *http.Server, serveErr <-chan error, grace time.Duration, force <
 	return err
 }
 
-func storeName(dsn string) string {
-	if dsn == "" {
-		return "memory"
+// defaultData is the data file of the embedded store unless -data says
+// otherwise: in the working directory.
+const defaultData = "prompts.data"
+
+func storeName(cfg config) string {
+	switch {
+	case cfg.dsn != "":
+		return "postgresql"
+	case cfg.data != "":
+		return "file"
 	}
-	return "postgresql"
+	return "memory"
 }
 
 // ensureProjects makes sure a project of each name exists; with no names

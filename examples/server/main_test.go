@@ -93,7 +93,9 @@ func start(t *testing.T, env []string, args ...string) *server {
 // launch runs the server with args and env and waits until it listens.
 func launch(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	// In memory unless the test says otherwise: no file in the package's
+	// directory.
+	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0", "-data="}, args...)...)
 	cmd.Env = append(os.Environ(), serverVar+"=1")
 	cmd.Env = append(cmd.Env, env...)
 	// One writer for both: the process gets one pipe for its stdout and
@@ -565,7 +567,7 @@ func TestServerRefusesBadKeys(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, tc.args...)...)
+			cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0", "-data="}, tc.args...)...)
 			cmd.Env = append(os.Environ(), serverVar+"=1")
 			out, err := cmd.CombinedOutput()
 			is.True(err != nil) // the start stops

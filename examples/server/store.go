@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,17 +29,38 @@ type opened struct {
 // word on its state.
 type readiness func(ctx context.Context) (string, error)
 
-// openStore returns the store cfg names: memory when cfg.dsn is empty,
+// openStore returns the store cfg names: the embedded store, on the file
+// cfg.data (in memory only when that is empty), when cfg.dsn is empty;
 // else PostgreSQL, waited for up to cfg.waitDB, migrated, behind a read
 // cache (unless cfg.cache is off) that a LISTEN/NOTIFY feed keeps fresh,
 // run on a goroutine until ctx ends or release is called. Every call to
 // the store goes through a guardStore that watch follows.
 func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *storeWatch, m *metrics) (opened, error) {
-	if cfg.dsn == "" {
+	if cfg.dsn == "" && cfg.data == "" {
 		return opened{
 			store:   guardStore{next: memstore.New(), watch: watch},
 			ready:   func(context.Context) (string, error) { return "memory", nil },
 			release: func() {},
+		}, nil
+	}
+	if cfg.dsn == "" {
+		path, err := filepath.Abs(cfg.data)
+		if err != nil {
+			return opened{}, fmt.Errorf("-data: %w", err)
+		}
+		s, err := memstore.Open(path, memstore.WithLogger(logger))
+		if err != nil {
+			return opened{}, fmt.Errorf("-data: %w", err)
+		}
+		logger.Info("data file", "path", path)
+		return opened{
+			store: guardStore{next: s, watch: watch},
+			ready: func(context.Context) (string, error) { return "file " + path, nil },
+			release: func() {
+				if err := s.Close(); err != nil {
+					logger.Error("closing the data file", "path", path, "err", err)
+				}
+			},
 		}, nil
 	}
 	db, err := sqlx.Open("postgres", cfg.dsn)

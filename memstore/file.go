@@ -1,0 +1,470 @@
+package memstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/promptkit/prompts"
+)
+
+// A Store opened on a file (Open) keeps everything in memory, as New's
+// does, and its writes in a journal: a header, then one record per write,
+// each framed as its length (4 bytes, little-endian), its CRC-32C (4
+// bytes) and its JSON. A write returns once its record is fsync'd;
+// concurrent writers share the fsyncs (group commit: one writer syncs
+// what all have appended, the others wait for it). At Open, the journal
+// is read back; a torn last record (a crash in the middle of a write,
+// which was never acknowledged) is dropped with a log line. When the
+// journal grows past twice the size of the data it holds plus 1 MiB, it
+// is rewritten as one record per project, prompt and idempotency record
+// (compaction: into a new file, fsync'd, renamed over the old one), so
+// that it stays proportional to the data. A second process that opens the
+// same file is refused (a lock on FILE.lock).
+//
+// Why a journal beside the in-memory store, not an embedded database such
+// as bbolt: the in-memory Store already holds the data in the shape the
+// reads want, with every rule of the Store; a journal of its changes adds
+// durability in about 400 lines, with no second implementation of the
+// rules and no dependency, and reads stay as fast as New's. The cost:
+// the data must fit in memory (as it must for New), and opening reads the
+// whole journal.
+
+const journalHeader = "prompts memstore journal 1\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// entry is one record of the journal: what one write changed.
+type entry struct {
+	Project *prompts.Project `json:"project,omitempty"`
+	Prompt  *promptEntry     `json:"prompt,omitempty"`
+	Idem    *idemJSON        `json:"idem,omitempty"`
+}
+
+// promptEntry is a prompt's state after a write: its fields and what its
+// environments point at, and the versions and records added since its
+// last entry.
+type promptEntry struct {
+	P           prompts.Prompt          `json:"p"`
+	Active      [2]int                  `json:"active"`
+	Versions    []prompts.PromptVersion `json:"versions,omitempty"`
+	Deployments []prompts.Deployment    `json:"deployments,omitempty"`
+}
+
+type idemJSON struct {
+	Scope string                    `json:"scope"`
+	Key   string                    `json:"key"`
+	Rec   prompts.IdempotencyRecord `json:"rec"`
+}
+
+// WithLogger sets the logger of a Store opened on a file: it logs a
+// dropped torn record and compactions. By default nothing is logged.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// Open returns a Store whose data lives in the file at path (created when
+// it does not exist) as well as in memory: every write is on disk before
+// it returns, and a Store opened on the file again, after Close or a
+// crash, holds every write that returned. Close it when done. A second
+// Open of the same file, in this process or another, fails until the
+// first is closed.
+//
+// A write that cannot be written to the file fails with an internal
+// error, and so does every later write (reads go on): the data in memory
+// may hold the failed write, which the file may not.
+func Open(path string, opts ...Option) (*Store, error) {
+	s := New(opts...)
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.load(path)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	j.lock = lock
+	s.journal = j
+	s.mu.Lock()
+	err = s.compact()
+	s.mu.Unlock()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close writes out what is left, and releases the file. It does nothing
+// for a Store made by New.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.journal
+	if j == nil || j.closed {
+		return nil
+	}
+	err := j.wait(j.appended())
+	j.closed = true
+	err = errors.Join(err, j.f.Close(), j.lock.Close())
+	j.setErr(errors.New("memstore: the store is closed"))
+	return err
+}
+
+// load reads the journal at path into s, dropping a torn tail.
+func (s *Store) load(path string) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("memstore: reading %s: %w", path, err)
+	}
+	good := 0
+	switch {
+	case len(data) == 0:
+	case bytes.HasPrefix(data, []byte(journalHeader)):
+		good = len(journalHeader)
+		for good < len(data) {
+			payload, n := frame(data[good:])
+			if n == 0 {
+				break
+			}
+			var e entry
+			if err := json.Unmarshal(payload, &e); err != nil {
+				break
+			}
+			s.apply(e)
+			good += n
+		}
+	case len(data) < len(journalHeader) && bytes.HasPrefix([]byte(journalHeader), data):
+		good = 0 // a header torn at the file's creation
+	default:
+		f.Close()
+		return nil, fmt.Errorf("memstore: %s is not a prompts journal", path)
+	}
+	if good < len(data) {
+		s.log.Warn("memstore: dropped a torn record at the end of the journal (a write cut by a crash, never acknowledged)",
+			"file", path, "offset", good, "bytes", len(data)-good)
+		if err := f.Truncate(int64(good)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("memstore: %w", err)
+		}
+	}
+	if good == 0 {
+		if _, err := f.WriteAt([]byte(journalHeader), 0); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("memstore: %w", err)
+		}
+		good = len(journalHeader)
+	}
+	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("memstore: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("memstore: %w", err)
+	}
+	j := &journal{f: f, path: path, end: int64(good), synced: int64(good)}
+	j.cond = sync.NewCond(&j.mu)
+	return j, nil
+}
+
+// frame returns the payload of the record at the start of b and the
+// record's length, or n 0 when b does not start with a whole, intact one.
+func frame(b []byte) (payload []byte, n int) {
+	if len(b) < 8 {
+		return nil, 0
+	}
+	size := binary.LittleEndian.Uint32(b)
+	if uint64(size) > uint64(len(b)-8) {
+		return nil, 0
+	}
+	payload = b[8 : 8+size]
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(b[4:]) {
+		return nil, 0
+	}
+	return payload, 8 + int(size)
+}
+
+// appendFrame appends the record of payload to b.
+func appendFrame(b, payload []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli))
+	return append(b, payload...)
+}
+
+// apply puts a record read back into s.
+func (s *Store) apply(e entry) {
+	if p := e.Project; p != nil {
+		if _, ok := s.projects[p.ID]; !ok {
+			s.projectOrder = insertSorted(s.projectOrder, p.ID)
+		}
+		s.projects[p.ID] = p
+		s.slugs[p.Slug] = p.ID
+	}
+	if pe := e.Prompt; pe != nil {
+		rec, ok := s.prompts[pe.P.ID]
+		if !ok {
+			rec = &prompt{}
+			s.prompts[pe.P.ID] = rec
+			s.promptOrder = insertSorted(s.promptOrder, pe.P.ID)
+			s.byProject[pe.P.ProjectID] = insertSorted(s.byProject[pe.P.ProjectID], pe.P.ID)
+		} else if rec.p.Key != pe.P.Key {
+			delete(s.byKey, projectKey{rec.p.ProjectID, rec.p.Key})
+		}
+		s.byKey[projectKey{pe.P.ProjectID, pe.P.Key}] = pe.P.ID
+		rec.p = pe.P
+		rec.active = pe.Active
+		rec.versions = append(rec.versions, pe.Versions...)
+		rec.deployments = append(rec.deployments, pe.Deployments...)
+		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
+	}
+	if ie := e.Idem; ie != nil {
+		k := idemKey{ie.Scope, ie.Key}
+		s.idem[k] = ie.Rec
+		s.idemOrder = append(s.idemOrder, idemEntry{k, ie.Rec})
+	}
+}
+
+// journalChange appends the record of a write whose result is v (and its
+// idempotency record, if any) to the journal; s.mu is held. It returns
+// the journal's end after it.
+func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
+	var e entry
+	switch v := v.(type) {
+	case prompts.Project:
+		e.Project = s.projects[v.ID]
+	case prompts.Prompt:
+		e.Prompt = s.promptEntry(v.ID)
+	case prompts.PromptVersion:
+		e.Prompt = s.promptEntry(v.PromptID)
+	case prompts.ActivePrompt:
+		e.Prompt = s.promptEntry(v.ID)
+	}
+	if idem != nil {
+		e.Idem = &idemJSON{Scope: idem.k.scope, Key: idem.k.key, Rec: idem.rec}
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		err = prompts.Internal(fmt.Errorf("memstore: encoding a journal record: %w", err))
+		s.journal.setErr(err)
+		return 0, err
+	}
+	pos := s.journal.append(b)
+	if s.journal.end > 2*s.journal.base+1<<20 {
+		if err := s.compact(); err != nil {
+			return 0, err
+		}
+		pos = s.journal.appended()
+	}
+	return pos, nil
+}
+
+// promptEntry is the record of the prompt's state, with what was added
+// since its last record.
+func (s *Store) promptEntry(id string) *promptEntry {
+	rec, ok := s.prompts[id]
+	if !ok {
+		return nil
+	}
+	pe := &promptEntry{P: rec.p, Active: rec.active,
+		Versions: rec.versions[rec.journaledVersions:], Deployments: rec.deployments[rec.journaledDeployments:]}
+	rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
+	return pe
+}
+
+// compact rewrites the journal as the records of the data it holds; s.mu
+// is held.
+func (s *Store) compact() error {
+	j := s.journal
+	if err := j.wait(j.appended()); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(journalHeader)
+	add := func(e entry) error {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		buf.Write(appendFrame(nil, b))
+		return nil
+	}
+	var err error
+	for _, id := range s.projectOrder {
+		err = errors.Join(err, add(entry{Project: s.projects[id]}))
+	}
+	for _, id := range s.promptOrder {
+		rec := s.prompts[id]
+		err = errors.Join(err, add(entry{Prompt: &promptEntry{P: rec.p, Active: rec.active, Versions: rec.versions, Deployments: rec.deployments}}))
+		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
+	}
+	for k, r := range s.idem {
+		err = errors.Join(err, add(entry{Idem: &idemJSON{Scope: k.scope, Key: k.key, Rec: r}}))
+	}
+	if err == nil {
+		err = j.replace(buf.Bytes())
+	}
+	if err != nil {
+		err = prompts.Internal(fmt.Errorf("memstore: compacting %s: %w", j.path, err))
+		j.setErr(err)
+		return err
+	}
+	s.log.Debug("memstore: journal compacted", "file", j.path, "bytes", buf.Len())
+	return nil
+}
+
+// writable is nil unless the journal failed; s.mu is held.
+func (s *Store) writable() error {
+	if s.journal == nil {
+		return nil
+	}
+	return s.journal.failed()
+}
+
+// journalEnd is where the journal ends now (0 without one); s.mu is held.
+func (s *Store) journalEnd() int64 {
+	if s.journal == nil {
+		return 0
+	}
+	return s.journal.appended()
+}
+
+// journal is the file of a Store opened on one. Its offsets count the
+// bytes of the current file.
+type journal struct {
+	path string
+	lock io.Closer
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	f       *os.File
+	buf     []byte // appended, not yet written
+	end     int64  // the file's size once buf is written
+	synced  int64  // the size that is on disk
+	base    int64  // the size after the last compaction
+	syncing bool   // a writer is writing and syncing
+	err     error  // the first failure; every later write fails with it
+	closed  bool
+}
+
+// append appends the record of payload, to be written by the next wait;
+// it returns the journal's end after it.
+func (j *journal) append(payload []byte) int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := len(j.buf)
+	j.buf = appendFrame(j.buf, payload)
+	j.end += int64(len(j.buf) - n)
+	return j.end
+}
+
+// appended is the journal's end.
+func (j *journal) appended() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.end
+}
+
+// wait returns once the journal is on disk up to pos. The first waiter
+// writes and syncs everything appended so far, for every waiter; the
+// others wait for it (group commit).
+func (j *journal) wait(pos int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.synced < pos && j.err == nil {
+		if j.syncing {
+			j.cond.Wait()
+			continue
+		}
+		j.syncing = true
+		buf, target := j.buf, j.end
+		j.buf = nil
+		j.mu.Unlock()
+		_, err := j.f.Write(buf)
+		if err == nil {
+			err = j.f.Sync()
+		}
+		j.mu.Lock()
+		j.syncing = false
+		if err != nil {
+			j.err = prompts.Internal(fmt.Errorf("memstore: writing %s: %w", j.path, err))
+		} else {
+			j.synced = target
+		}
+		j.cond.Broadcast()
+	}
+	if j.synced >= pos {
+		return nil
+	}
+	return j.err
+}
+
+// replace makes data the whole journal: written to a new file, synced,
+// and renamed over the old one. Nothing is pending (s.mu is held and the
+// journal was waited for).
+func (j *journal) replace(data []byte) error {
+	tmp := j.path + ".compact"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp, j.path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(j.path))
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.f.Close()
+	j.f = f
+	j.end, j.synced, j.base = int64(len(data)), int64(len(data)), int64(len(data))
+	return nil
+}
+
+func (j *journal) setErr(err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		j.err = err
+	}
+}
+
+func (j *journal) failed() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// syncDir syncs a directory, so that a rename in it is on disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

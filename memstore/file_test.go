@@ -1,0 +1,278 @@
+package memstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/memstore"
+	"github.com/promptkit/prompts/storetest"
+)
+
+// The conformance suite holds over a Store opened on a file.
+func TestFileStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
+		s, err := memstore.Open(filepath.Join(t.TempDir(), "prompts.data"), memstore.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// The conformance suite holds over a Store opened on a file that is
+// closed and opened again after every write: what a write did is all in
+// the file.
+func TestFileStoreReopened(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
+		r := &reopening{t: t, path: filepath.Join(t.TempDir(), "prompts.data"), clock: clock}
+		r.reopen()
+		t.Cleanup(func() { r.s.Close() })
+		return r
+	})
+}
+
+// reopening is a Store opened on a file that it closes and opens again
+// after every write.
+type reopening struct {
+	t     *testing.T
+	path  string
+	clock prompts.Clock
+	mu    sync.RWMutex
+	s     *memstore.Store
+}
+
+func (r *reopening) reopen() {
+	if r.s != nil {
+		if err := r.s.Close(); err != nil {
+			r.t.Errorf("close: %v", err)
+		}
+	}
+	s, err := memstore.Open(r.path, memstore.WithClock(r.clock))
+	if err != nil {
+		r.t.Fatalf("reopen: %v", err)
+	}
+	r.s = s
+}
+
+func wrote[T any](r *reopening, f func(s *memstore.Store) (T, error)) (T, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, err := f(r.s)
+	r.reopen()
+	return v, err
+}
+
+func read[T any](r *reopening, f func(s *memstore.Store) T) T {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return f(r.s)
+}
+
+type page[T any] struct {
+	items []T
+	more  bool
+	err   error
+}
+
+func (r *reopening) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.Project, error) { return s.CreateProject(ctx, in) })
+}
+func (r *reopening) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.Prompt, error) { return s.CreatePrompt(ctx, in) })
+}
+func (r *reopening) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.Prompt, error) { return s.UpdatePrompt(ctx, id, in) })
+}
+func (r *reopening) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.PromptVersion, error) { return s.CreateVersion(ctx, in) })
+}
+func (r *reopening) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.ActivePrompt, error) { return s.Activate(ctx, in) })
+}
+func (r *reopening) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.ActivePrompt, error) { return s.Deactivate(ctx, in) })
+}
+func (r *reopening) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.ActivePrompt, error) { return s.Rollback(ctx, in) })
+}
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+func (r *reopening) GetProject(ctx context.Context, id string) (prompts.Project, error) {
+	x := read(r, func(s *memstore.Store) result[prompts.Project] {
+		v, err := s.GetProject(ctx, id)
+		return result[prompts.Project]{v, err}
+	})
+	return x.v, x.err
+}
+func (r *reopening) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
+	x := read(r, func(s *memstore.Store) result[prompts.Prompt] {
+		v, err := s.GetPrompt(ctx, id)
+		return result[prompts.Prompt]{v, err}
+	})
+	return x.v, x.err
+}
+func (r *reopening) GetVersion(ctx context.Context, id string, n int) (prompts.PromptVersion, error) {
+	x := read(r, func(s *memstore.Store) result[prompts.PromptVersion] {
+		v, err := s.GetVersion(ctx, id, n)
+		return result[prompts.PromptVersion]{v, err}
+	})
+	return x.v, x.err
+}
+func (r *reopening) GetActive(ctx context.Context, id string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	x := read(r, func(s *memstore.Store) result[prompts.ActivePrompt] {
+		v, err := s.GetActive(ctx, id, env)
+		return result[prompts.ActivePrompt]{v, err}
+	})
+	return x.v, x.err
+}
+func (r *reopening) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	x := read(r, func(s *memstore.Store) result[prompts.ActivePrompt] {
+		v, err := s.GetActiveByKey(ctx, projectID, key, env)
+		return result[prompts.ActivePrompt]{v, err}
+	})
+	return x.v, x.err
+}
+func (r *reopening) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.Project] {
+		v, m, err := s.ListProjects(ctx, f)
+		return page[prompts.Project]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+func (r *reopening) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.Prompt] {
+		v, m, err := s.ListPrompts(ctx, f)
+		return page[prompts.Prompt]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+func (r *reopening) ListVersions(ctx context.Context, id string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.PromptVersion] {
+		v, m, err := s.ListVersions(ctx, id, p)
+		return page[prompts.PromptVersion]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+func (r *reopening) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.Deployment] {
+		v, m, err := s.ListDeployments(ctx, f)
+		return page[prompts.Deployment]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+
+// A torn last record, the trace of a write cut by a crash, is dropped
+// with a log line; everything before it is there.
+func TestFileStoreTornTail(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "one"})
+	is.NoErr(err)
+	before, err := os.Stat(path)
+	is.NoErr(err)
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two"})
+	is.NoErr(err)
+	is.NoErr(s.Close())
+	whole, err := os.ReadFile(path)
+	is.NoErr(err)
+	size := int64(len(whole))
+
+	for cut := before.Size() + 1; cut < size; cut += (size - before.Size()) / 7 {
+		is.NoErr(os.WriteFile(path, whole[:cut], 0o600)) // the last record, torn
+		var logs bytes.Buffer
+		s, err = memstore.Open(path, memstore.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		is.NoErr(err) // opens
+		is.True(strings.Contains(logs.String(), "dropped a torn record"))
+		vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{})
+		is.NoErr(err)
+		is.Equal(len(vs), 1) // the whole records are there
+		v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two again"})
+		is.NoErr(err) // and it writes on
+		is.Equal(v.VersionNumber, 2)
+		is.NoErr(s.Close())
+		s, err = memstore.Open(path)
+		is.NoErr(err)
+		vs, _, err = s.ListVersions(ctx, p.ID, prompts.Page{})
+		is.NoErr(err)
+		is.Equal(len(vs), 2)
+		is.NoErr(s.Close())
+	}
+
+	is.NoErr(os.WriteFile(path, []byte("something else entirely\n"), 0o600))
+	_, err = memstore.Open(path)
+	is.True(err != nil) // not a journal: refused, not emptied
+	b, _ := os.ReadFile(path)
+	is.Equal(string(b), "something else entirely\n")
+}
+
+// A second Open of the same file fails while the first is open.
+func TestFileStoreLock(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	_, err = memstore.Open(path)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "in use"))
+	is.NoErr(s.Close())
+	s, err = memstore.Open(path)
+	is.NoErr(err) // free again
+	is.NoErr(s.Close())
+}
+
+// The journal stays proportional to the data: a prompt renamed many
+// times takes the space of one prompt, once compacted.
+func TestFileStoreCompacts(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	var maxSize int64
+	for i := range 12000 {
+		_, err := s.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Name: prompts.Some(fmt.Sprintf("name %d", i))})
+		is.NoErr(err)
+		if i%500 == 0 {
+			st, err := os.Stat(path)
+			is.NoErr(err)
+			maxSize = max(maxSize, st.Size())
+		}
+	}
+	is.True(maxSize < 2<<20) // never far past the 1 MiB of slack
+	is.NoErr(s.Close())
+	s, err = memstore.Open(path) // compacts at open too
+	is.NoErr(err)
+	defer s.Close()
+	st, err := os.Stat(path)
+	is.NoErr(err)
+	is.True(st.Size() < 4<<10) // one project, one prompt
+	got, err := s.GetPrompt(ctx, p.ID)
+	is.NoErr(err)
+	is.Equal(got.Name, "name 11999")
+}
