@@ -161,6 +161,17 @@ type countingProxy struct {
 	mu         sync.Mutex
 	n          int
 	clientTurn bool // the client spoke last
+	frozen     bool // connections stay open, no byte goes through
+	thawed     *sync.Cond
+}
+
+// freeze stops forwarding (or starts again): a database gone silent
+// without closing its connections.
+func (p *countingProxy) freeze(frozen bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frozen = frozen
+	p.thawed.Broadcast()
 }
 
 func (p *countingProxy) reset() {
@@ -179,6 +190,9 @@ func (p *countingProxy) trips() int {
 func (p *countingProxy) saw(fromClient bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for p.frozen {
+		p.thawed.Wait()
+	}
 	if fromClient && !p.clientTurn {
 		p.n++
 	}
@@ -214,8 +228,9 @@ func startProxy(t *testing.T) *countingProxy {
 		t.Fatal(err)
 	}
 	p := &countingProxy{}
+	p.thawed = sync.NewCond(&p.mu)
 	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	t.Cleanup(func() { p.freeze(false); _ = ln.Close(); wg.Wait() })
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

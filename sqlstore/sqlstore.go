@@ -47,7 +47,25 @@
 // else from the database is internal, with the driver's error as its cause
 // (for logs, never for users). The Store needs nothing to recover from a
 // restart of the database or killed connections: database/sql drops the
-// broken connections and prepares the statements again on new ones.
+// broken connections and prepares the statements again on new ones. A
+// database that falls silent without closing its connections is another
+// matter: lib/pq waits for it past any context; dial through Dialer to
+// bound that wait.
+//
+// ErrUnavailable on a write does not prove that nothing was written: the
+// commit may succeed as the connection dies. A write given a
+// prompts.Idempotency can be repeated safely: it is done once.
+//
+// # Idempotency
+//
+// CreatePrompt, CreateVersion and Rollback with a prompts.Idempotency run
+// in one transaction with the key's record (table idempotency, migration
+// 5): the key is claimed first, so that a concurrent repeat, in this
+// process or another, waits for the first transaction and then answers its
+// result; a failure rolls the record back with the write. Such a write
+// takes the locked path (a transaction of four more round trips). Records
+// older than prompts.IdempotencyRetention are taken over by a new write of
+// their key, and removed 16 at a time by later idempotent writes.
 //
 // # Upgrading
 //

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -23,117 +24,142 @@ type guardStore struct {
 
 var _ prompts.Store = guardStore{}
 
-// begin returns the context of a call made with ctx.
-func (s guardStore) begin(ctx context.Context) (context.Context, context.CancelFunc) {
+// guarded runs f, a call to the store under s, with its deadline: the
+// request's (or d from now, outside a request). At the deadline it
+// answers unavailable even when f has not returned: a database gone
+// silent can hold a call past its context (the connection's own deadline,
+// sqlstore.Dialer, ends it later). The result tells s.watch.
+func guarded[T any](s guardStore, ctx context.Context, f func(ctx context.Context) (T, error)) (v T, err error) {
 	if s.d <= 0 {
-		return ctx, func() {}
+		v, err = f(ctx)
+		s.watch.observe(ctx, err)
+		return v, err
 	}
+	var cancel context.CancelFunc
+	call := ctx
 	if info := infoFrom(ctx); info != nil {
-		return context.WithDeadline(ctx, info.start.Add(s.d))
+		call, cancel = context.WithDeadline(ctx, info.start.Add(s.d))
+	} else {
+		call, cancel = context.WithTimeout(ctx, s.d)
 	}
-	return context.WithTimeout(ctx, s.d)
+	defer cancel()
+	v, err = within(call, f)
+	s.watch.observe(ctx, err)
+	return v, err
 }
 
-// end ends a call made with ctx that returned *err.
-func (s guardStore) end(ctx context.Context, cancel context.CancelFunc, err *error) {
-	cancel()
-	s.watch.observe(ctx, *err)
+// within runs f on a goroutine of its own and returns its result, or,
+// when ctx ends first, an error at once: unavailable at a deadline, the
+// context's error when the caller left. f's result, if it comes later,
+// is dropped.
+func within[T any](ctx context.Context, f func(ctx context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return zero, prompts.Unavailable(errors.New("the store did not answer within the deadline"))
+		}
+		return zero, prompts.ContextDone(ctx.Err())
+	}
 }
 
-func (s guardStore) CreateProject(ctx context.Context, in prompts.NewProject) (_ prompts.Project, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.CreateProject(call, in)
+// listed is a page of a list, as one value.
+type listed[T any] struct {
+	items []T
+	more  bool
 }
 
-func (s guardStore) GetProject(ctx context.Context, id string) (_ prompts.Project, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.GetProject(call, id)
+func (s guardStore) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.Project, error) { return s.next.CreateProject(ctx, in) })
 }
 
-func (s guardStore) ListProjects(ctx context.Context, f prompts.ProjectFilter) (_ []prompts.Project, _ bool, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.ListProjects(call, f)
+func (s guardStore) GetProject(ctx context.Context, id string) (prompts.Project, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.Project, error) { return s.next.GetProject(ctx, id) })
 }
 
-func (s guardStore) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (_ prompts.Prompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.CreatePrompt(call, in)
+func (s guardStore) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
+	l, err := guarded(s, ctx, func(ctx context.Context) (listed[prompts.Project], error) {
+		items, more, err := s.next.ListProjects(ctx, f)
+		return listed[prompts.Project]{items, more}, err
+	})
+	return l.items, l.more, err
 }
 
-func (s guardStore) GetPrompt(ctx context.Context, id string) (_ prompts.Prompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.GetPrompt(call, id)
+func (s guardStore) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.Prompt, error) { return s.next.CreatePrompt(ctx, in) })
 }
 
-func (s guardStore) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (_ prompts.Prompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.UpdatePrompt(call, id, in)
+func (s guardStore) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.Prompt, error) { return s.next.GetPrompt(ctx, id) })
 }
 
-func (s guardStore) ListPrompts(ctx context.Context, f prompts.PromptFilter) (_ []prompts.Prompt, _ bool, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.ListPrompts(call, f)
+func (s guardStore) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.Prompt, error) { return s.next.UpdatePrompt(ctx, id, in) })
 }
 
-func (s guardStore) CreateVersion(ctx context.Context, in prompts.NewVersion) (_ prompts.PromptVersion, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.CreateVersion(call, in)
+func (s guardStore) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
+	l, err := guarded(s, ctx, func(ctx context.Context) (listed[prompts.Prompt], error) {
+		items, more, err := s.next.ListPrompts(ctx, f)
+		return listed[prompts.Prompt]{items, more}, err
+	})
+	return l.items, l.more, err
 }
 
-func (s guardStore) GetVersion(ctx context.Context, promptID string, n int) (_ prompts.PromptVersion, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.GetVersion(call, promptID, n)
+func (s guardStore) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.PromptVersion, error) { return s.next.CreateVersion(ctx, in) })
 }
 
-func (s guardStore) ListVersions(ctx context.Context, promptID string, p prompts.Page) (_ []prompts.PromptVersion, _ bool, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.ListVersions(call, promptID, p)
+func (s guardStore) GetVersion(ctx context.Context, promptID string, n int) (prompts.PromptVersion, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.PromptVersion, error) { return s.next.GetVersion(ctx, promptID, n) })
 }
 
-func (s guardStore) GetActive(ctx context.Context, promptID string, env prompts.Environment) (_ prompts.ActivePrompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.GetActive(call, promptID, env)
+func (s guardStore) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	l, err := guarded(s, ctx, func(ctx context.Context) (listed[prompts.PromptVersion], error) {
+		items, more, err := s.next.ListVersions(ctx, promptID, p)
+		return listed[prompts.PromptVersion]{items, more}, err
+	})
+	return l.items, l.more, err
 }
 
-func (s guardStore) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (_ prompts.ActivePrompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.GetActiveByKey(call, projectID, key, env)
+func (s guardStore) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.ActivePrompt, error) { return s.next.GetActive(ctx, promptID, env) })
 }
 
-func (s guardStore) Activate(ctx context.Context, in prompts.Activation) (_ prompts.ActivePrompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.Activate(call, in)
+func (s guardStore) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.ActivePrompt, error) {
+		return s.next.GetActiveByKey(ctx, projectID, key, env)
+	})
 }
 
-func (s guardStore) Deactivate(ctx context.Context, in prompts.Deactivation) (_ prompts.ActivePrompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.Deactivate(call, in)
+func (s guardStore) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.ActivePrompt, error) { return s.next.Activate(ctx, in) })
 }
 
-func (s guardStore) Rollback(ctx context.Context, in prompts.Rollback) (_ prompts.ActivePrompt, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.Rollback(call, in)
+func (s guardStore) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.ActivePrompt, error) { return s.next.Deactivate(ctx, in) })
 }
 
-func (s guardStore) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) (_ []prompts.Deployment, _ bool, err error) {
-	call, cancel := s.begin(ctx)
-	defer s.end(ctx, cancel, &err)
-	return s.next.ListDeployments(call, f)
+func (s guardStore) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	return guarded(s, ctx, func(ctx context.Context) (prompts.ActivePrompt, error) { return s.next.Rollback(ctx, in) })
+}
+
+func (s guardStore) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	l, err := guarded(s, ctx, func(ctx context.Context) (listed[prompts.Deployment], error) {
+		items, more, err := s.next.ListDeployments(ctx, f)
+		return listed[prompts.Deployment]{items, more}, err
+	})
+	return l.items, l.more, err
 }
 
 // storeWatch follows the store's state from the results of its calls, and

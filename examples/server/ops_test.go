@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +24,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/memstore"
 )
 
 // testDatabase returns the test database's URL and a fresh schema name,
@@ -356,6 +360,20 @@ func (s *server) newPrompt(t *testing.T) prompt {
 	return p
 }
 
+// newPromptKeyed creates a prompt with a key of its own in the server's
+// first project.
+func (s *server) newPromptKeyed(t *testing.T) prompt {
+	t.Helper()
+	var projects []project
+	s.call(t, "GET", "/projects", "", &projects)
+	var p prompt
+	key := fmt.Sprintf("k-%d", time.Now().UnixNano())
+	if resp := s.call(t, "POST", "/prompts", `{"project_id":"`+projects[0].ID+`","key":"`+key+`","name":"K"}`, &p); resp.StatusCode != 200 {
+		t.Fatalf("create a prompt: %d", resp.StatusCode)
+	}
+	return p
+}
+
 // A body that does not arrive within -request-timeout gets a 408 problem
 // before the connection closes.
 func TestServerSlowBody(t *testing.T) {
@@ -406,4 +424,33 @@ func TestServerShutdownGrace(t *testing.T) {
 	is.True(errors.As(err, &exit))
 	is.Equal(exit.ExitCode(), 1)
 	s.logLine(t, "msg=exiting", "status=1", "did not finish within -shutdown-grace 200ms")
+}
+
+// stuckStore is a store whose GetPrompt ignores its context and waits
+// until released, as a call on a silent database does.
+type stuckStore struct {
+	prompts.Store
+	release chan struct{}
+}
+
+func (s stuckStore) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
+	<-s.release
+	return prompts.Prompt{ID: id}, nil
+}
+
+// A call the store holds past its deadline is answered unavailable at the
+// deadline; one whose caller left, with the caller's error.
+func TestGuardAnswersAtTheDeadline(t *testing.T) {
+	is := is.New(t)
+	stuck := stuckStore{Store: memstore.New(), release: make(chan struct{})}
+	defer close(stuck.release)
+	s := guardStore{next: stuck, d: 50 * time.Millisecond, watch: &storeWatch{log: slog.New(slog.DiscardHandler)}}
+	_, err := s.GetPrompt(context.Background(), "x")
+	is.Equal(prompts.ErrorCode(err), prompts.CodeUnavailable)
+	is.True(s.watch.isDown()) // and the store is taken as unavailable
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.GetPrompt(ctx, "x")
+	is.True(errors.Is(err, context.Canceled))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -30,6 +32,8 @@ type cutProxy struct {
 	target string
 	mu     sync.Mutex
 	cut    bool
+	frozen bool // connections stay open, no byte goes through
+	thawed *sync.Cond
 	conns  map[net.Conn]bool
 }
 
@@ -40,7 +44,8 @@ func startCutProxy(t *testing.T, target string) *cutProxy {
 		t.Fatal(err)
 	}
 	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
+	p.thawed = sync.NewCond(&p.mu)
+	t.Cleanup(func() { ln.Close(); p.setFrozen(false); p.setCut(true) })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -61,11 +66,43 @@ func startCutProxy(t *testing.T, target string) *cutProxy {
 			}
 			p.conns[c], p.conns[up] = true, true
 			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close(); c.Close() }()
-			go func() { _, _ = io.Copy(c, up); up.Close(); c.Close() }()
+			go func() { p.pump(up, c); up.Close(); c.Close() }()
+			go func() { p.pump(c, up); up.Close(); c.Close() }()
 		}
 	}()
 	return p
+}
+
+// pump forwards src to dst, holding what it reads while the proxy is
+// frozen.
+func (p *cutProxy) pump(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			for p.frozen {
+				p.thawed.Wait()
+			}
+			p.mu.Unlock()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// setFrozen stops forwarding bytes, the connections left open (or starts
+// again): a database gone silent, its processes stopped or its network
+// path dead.
+func (p *cutProxy) setFrozen(frozen bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frozen = frozen
+	p.thawed.Broadcast()
 }
 
 func (p *cutProxy) setCut(cut bool) {
@@ -227,4 +264,215 @@ func probe(t *testing.T, s *server, path string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestServerThroughASilentDatabase freezes the link to PostgreSQL (the
+// connections stay open; nothing goes through), as a database whose
+// processes were stopped: every request is answered by its deadline, 503
+// with Retry-After for those that need the database, and /readyz says not
+// ready; the cache's LISTEN connection, idle for longer than the
+// connections' own deadline, is not taken for dead; once the link thaws,
+// the server answers again without a restart.
+func TestServerThroughASilentDatabase(t *testing.T) {
+	is := is.New(t)
+	dsn, schema := testDatabase(t)
+	proxy := startCutProxy(t, dsn.Host)
+	s := start(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.ln.Addr().String()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey},
+		"-request-timeout", "1s")
+	s.key = testKey
+	p := s.newPrompt(t)
+	is.Equal(s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"one"}`, nil).StatusCode, 200)
+	waitFor(t, "the feed listens", func() bool { return strings.Contains(s.out.String(), "feed listening") })
+
+	proxy.setFrozen(true)
+	client := &http.Client{Timeout: 20 * time.Second} // far past the 1 s deadline: a hang fails the test
+	for _, req := range []struct{ method, path, body string }{
+		{"POST", "/prompts/" + p.ID + "/versions", `{"content":"two"}`},
+		{"GET", "/prompts/" + p.ID + "/versions/1", ""},
+		{"PUT", "/prompts/" + p.ID + "/environments/production", `{"version_number":1}`},
+		{"POST", "/prompts/" + p.ID + "/versions", `{"content":"three"}`},
+	} {
+		r, err := http.NewRequest(req.method, s.base+req.path, strings.NewReader(req.body))
+		is.NoErr(err)
+		r.Header.Set("X-API-Key", testKey)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(r)
+		is.NoErr(err) // answered, not held
+		resp.Body.Close()
+		is.Equal(resp.StatusCode, http.StatusServiceUnavailable)
+		is.True(resp.Header.Get("Retry-After") != "")
+	}
+	is.Equal(probe(t, s, "/readyz"), 503)
+	is.Equal(probe(t, s, "/livez"), 200)
+
+	proxy.setFrozen(false)
+	waitFor(t, "writes work again", func() bool {
+		return s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"after"}`, nil).StatusCode == 200
+	})
+	is.Equal(probe(t, s, "/readyz"), 200)
+	// An idle LISTEN connection outlives the 2 s deadline of the Store's
+	// connections: the feed is not dropped for its silence.
+	waitFor(t, "the feed listens", func() bool {
+		return strings.Count(s.out.String(), "feed listening") > strings.Count(s.out.String(), "feed lost")
+	})
+	lost := strings.Count(s.out.String(), "feed lost")
+	time.Sleep(3 * time.Second) // idle
+	is.Equal(strings.Count(s.out.String(), "feed lost"), lost)
+	is.NoErr(s.stop(t))
+}
+
+// TestServerUnderLoadThroughOutages runs reads and writes from 8 clients
+// while the link to PostgreSQL is cut, the server's connections are
+// terminated (pg_terminate_backend), and the link is frozen: every answer
+// is 200, or 503 with Retry-After (never a 500, never a hang); the server
+// recovers by itself; every acknowledged version is there afterwards, and
+// the version numbers have no gap.
+func TestServerUnderLoadThroughOutages(t *testing.T) {
+	is := is.New(t)
+	dsn, schema := testDatabase(t)
+	proxy := startCutProxy(t, dsn.Host)
+	app := "prompts_" + schema // names the server's connections, for pg_terminate_backend
+	viaProxy := *dsn
+	viaProxy.Host = proxy.ln.Addr().String()
+	q := viaProxy.Query()
+	q.Set("application_name", app)
+	viaProxy.RawQuery = q.Encode()
+	s := start(t, []string{"PROMPTS_DSN=" + viaProxy.String(), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey},
+		"-request-timeout", "1s")
+	s.key = testKey
+	var ids []string
+	for range 2 {
+		p := s.newPromptKeyed(t)
+		ids = append(ids, p.ID)
+	}
+
+	var (
+		mu       sync.Mutex
+		acked    = map[string]map[int]string{} // prompt -> number -> version id
+		statuses = map[int]int{}
+		bad      []string
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	client := &http.Client{Timeout: 20 * time.Second}
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := ids[(w+i)%len(ids)]
+				method, path, body := "POST", "/prompts/"+id+"/versions", fmt.Sprintf(`{"content":"w%d %d"}`, w, i)
+				switch i % 3 {
+				case 1:
+					method, path, body = "GET", "/prompts/"+id, ""
+				case 2:
+					method, path, body = "PUT", "/prompts/"+id+"/environments/staging", `{"version_number":1}`
+				}
+				req, _ := http.NewRequest(method, s.base+path, strings.NewReader(body))
+				req.Header.Set("X-API-Key", testKey)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("%s %s: %v", method, path, err))
+					mu.Unlock()
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				statuses[resp.StatusCode]++
+				switch {
+				case resp.StatusCode == 200 && method == "POST":
+					var v struct {
+						ID            string `json:"id"`
+						VersionNumber int    `json:"version_number"`
+					}
+					if json.Unmarshal(b, &v) == nil {
+						if acked[id] == nil {
+							acked[id] = map[int]string{}
+						}
+						acked[id][v.VersionNumber] = v.ID
+					}
+				case resp.StatusCode == 200,
+					resp.StatusCode == 404 && method == "PUT", // staging before version 1 exists
+					resp.StatusCode == 503 && resp.Header.Get("Retry-After") != "":
+				default:
+					bad = append(bad, fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, b))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	db, err := sqlx.Open("postgres", dsn.String())
+	is.NoErr(err)
+	defer db.Close()
+	pause := func() { time.Sleep(time.Second) } // load runs meanwhile
+	pause()
+	proxy.setCut(true)
+	pause()
+	proxy.setCut(false)
+	pause()
+	var killed int
+	is.NoErr(db.Get(&killed, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) k`, app))
+	pause()
+	proxy.setFrozen(true)
+	pause()
+	proxy.setFrozen(false)
+	pause()
+	close(stop)
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("answers: %v; %d connections terminated", statuses, killed)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	is.True(statuses[503] > 0) // the outages were felt
+	is.True(killed > 0)
+	waitFor(t, "writes work again", func() bool {
+		return s.call(t, "POST", "/prompts/"+ids[0]+"/versions", `{"content":"after"}`, nil).StatusCode == 200
+	})
+	for _, id := range ids {
+		var versions []struct {
+			ID            string `json:"id"`
+			VersionNumber int    `json:"version_number"`
+		}
+		got := map[int]string{}
+		for after := ""; ; {
+			var page []struct {
+				ID            string `json:"id"`
+				VersionNumber int    `json:"version_number"`
+			}
+			q := "?limit=1000"
+			if after != "" {
+				q += "&after=" + after
+			}
+			resp := s.call(t, "GET", "/prompts/"+id+"/versions"+q, "", &page)
+			is.Equal(resp.StatusCode, 200)
+			versions = append(versions, page...)
+			if resp.Header.Get("Link") == "" || len(page) == 0 {
+				break
+			}
+			after = page[len(page)-1].ID
+		}
+		for _, v := range versions {
+			got[v.VersionNumber] = v.ID
+		}
+		for n := 1; n <= len(got); n++ {
+			if _, ok := got[n]; !ok {
+				t.Errorf("prompt %s: version %d missing: a gap", id, n)
+			}
+		}
+		for n, vid := range acked[id] {
+			if got[n] != vid {
+				t.Errorf("prompt %s: acknowledged version %d (%s) lost", id, n, vid)
+			}
+		}
+	}
+	is.NoErr(s.stop(t))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,10 +64,17 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 			},
 		}, nil
 	}
-	db, err := sqlx.Open("postgres", cfg.dsn)
+	// The Store's connections fail a read or a write that has no answer
+	// within twice the request timeout: a database gone silent (stopped
+	// processes, a dead network path) cannot hold them, nor the requests
+	// after them, forever. Migrations run on a connection of their own,
+	// without that limit.
+	connector, err := pq.NewConnector(cfg.dsn)
 	if err != nil {
 		return opened{}, fmt.Errorf("-dsn: %w", err)
 	}
+	connector.Dialer(sqlstore.Dialer{Timeout: 2 * cfg.requestTimeout})
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(20)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -74,29 +82,28 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 		db.Close()
 		return opened{}, err
 	}
-	sql, err := sqlstore.New(db, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
+	if err := migrate(ctx, cfg, logger); err != nil {
+		db.Close()
+		return opened{}, err
+	}
+	pg, err := sqlstore.New(db, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
 	if err != nil {
 		db.Close()
 		return opened{}, err
 	}
 	closeAll := func() {
-		sql.Close()
+		pg.Close()
 		db.Close()
-	}
-	migrateCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := sql.Migrate(migrateCtx); err != nil {
-		closeAll()
-		return opened{}, fmt.Errorf("migrating the database: %w", err)
 	}
 	ping := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		return db.PingContext(ctx)
+		_, err := within(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.PingContext(ctx) })
+		return err
 	}
 	// A database call can wait (on a lock, on a slow database); a read
 	// the cache answers never does.
-	guarded := guardStore{next: sql, d: cfg.requestTimeout, watch: watch}
+	guarded := guardStore{next: pg, d: cfg.requestTimeout, watch: watch}
 	if !cfg.cache {
 		return opened{
 			store:   guarded,
@@ -129,6 +136,27 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 	return opened{store: c, ready: ready, release: func() { stopFeed(); <-fed; closeAll() }}, nil
 }
 
+// migrate brings the schema up to date, on a connection of its own.
+func migrate(ctx context.Context, cfg config, logger *slog.Logger) error {
+	db, err := sqlx.Open("postgres", cfg.dsn)
+	if err != nil {
+		return fmt.Errorf("-dsn: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if err := s.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrating the database: %w", err)
+	}
+	return nil
+}
+
 // waitForDatabase returns once the database answers a ping, trying with a
 // backoff from 250 ms to 5 s for up to limit, and logging every failed
 // attempt. A database that answers with a refusal (a wrong password, a
@@ -138,7 +166,7 @@ func waitForDatabase(ctx context.Context, db *sqlx.DB, limit time.Duration, logg
 	delay := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		err := db.PingContext(pingCtx)
+		_, err := within(pingCtx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.PingContext(ctx) })
 		cancel()
 		if err == nil {
 			if attempt > 1 {
