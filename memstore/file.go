@@ -313,8 +313,10 @@ func (s *Store) compact() error {
 		err = errors.Join(err, add(entry{Prompt: &promptEntry{P: rec.p, Active: rec.active, Versions: rec.versions, Deployments: rec.deployments}}))
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
-	for k, r := range s.idem {
-		err = errors.Join(err, add(entry{Idem: &idemJSON{Scope: k.scope, Key: k.key, Rec: r}}))
+	for _, e := range s.idemOrder { // oldest first, as they expire
+		if r, ok := s.idem[e.k]; ok && r.At.Equal(e.rec.At) {
+			err = errors.Join(err, add(entry{Idem: &idemJSON{Scope: e.k.scope, Key: e.k.key, Rec: r}}))
+		}
 	}
 	if err == nil {
 		err = j.replace(buf.Bytes())

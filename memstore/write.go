@@ -54,7 +54,7 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 		now := s.clock.Now()
 		s.expireIdem(now)
 		k := idemKey{idem.Scope, idem.Key}
-		if r, ok := s.idem[k]; ok {
+		if r, ok := s.idem[k]; ok && !r.Expired(now) {
 			// A replay waits for what it repeats to be on disk.
 			v, err := replay[T](r, op, idem)
 			return v, s.journalEnd(), err

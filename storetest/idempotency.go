@@ -159,6 +159,23 @@ var idempotencyTests = []test{
 		is.True(!v.Replayed) // and names a new write
 		is.Equal(v.VersionNumber, 2)
 	}},
+	{"a record past the retention is not replayed, whatever order the records were made in", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("newer", "req")})
+		is.NoErr(err)
+		s.clock.standStill(clockBase.Add(-2 * time.Hour)) // a clock set back: this record is older
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("older", "req")})
+		is.NoErr(err)
+		s.clock.standStill(clockBase.Add(prompts.IdempotencyRetention - time.Hour))
+		v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("older", "another request")})
+		is.NoErr(err)        // past its retention: the key is free
+		is.True(!v.Replayed) // a new write
+		v, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("newer", "req")})
+		is.NoErr(err)
+		is.True(v.Replayed) // within its retention: replayed
+	}},
 	{"many keys", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
