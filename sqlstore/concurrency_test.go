@@ -258,34 +258,53 @@ func TestSwapAcrossProcesses(t *testing.T) {
 	is.Equal(a.ActiveVersion.VersionNumber, *history[0].VersionNumber) // the one active
 }
 
+// openChild opens the Store of a child process: on the schema
+// SQLSTORE_TEST_SCHEMA, with SQLSTORE_TEST_WRITERS connections, connected;
+// then it waits for the moment SQLSTORE_TEST_START, when all the children
+// begin together. closeAll closes the Store and its pool.
+func openChild() (s *sqlstore.Store, writers int, closeAll func(), err error) {
+	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
+	writers, err1 := strconv.Atoi(env("WRITERS"))
+	startNanos, err2 := strconv.ParseInt(env("START"), 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, 0, nil, err
+	}
+	db, err := sqlx.Open("postgres", os.Getenv(databaseURLVar))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	db.SetMaxOpenConns(writers)
+	if s, err = sqlstore.New(db, sqlstore.WithSchema(env("SCHEMA"))); err != nil {
+		db.Close()
+		return nil, 0, nil, err
+	}
+	closeAll = func() { s.Close(); db.Close() }
+	if err := db.Ping(); err != nil { // connect before the start
+		closeAll()
+		return nil, 0, nil, err
+	}
+	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	return s, writers, closeAll, nil
+}
+
 // runSwapChild is a process of TestSwapAcrossProcesses: each of its
 // goroutines tries one swap, and it prints "won" or "lost" for each.
 func runSwapChild() int {
 	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
 	revision, err1 := strconv.ParseInt(env("REVISION"), 10, 64)
 	first, err2 := strconv.Atoi(env("FIRST"))
-	writers, err3 := strconv.Atoi(env("WRITERS"))
-	startNanos, err4 := strconv.ParseInt(env("START"), 10, 64)
-	db, err5 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
-	for _, err := range []error{err1, err2, err3, err4, err5} {
+	for _, err := range []error{err1, err2} {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(writers)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(env("SCHEMA")))
+	s, writers, closeAll, err := openChild()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer s.Close()
-	if err := db.Ping(); err != nil { // connect before the start
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	defer closeAll()
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex

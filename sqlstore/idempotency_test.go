@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/sqlstore"
 )
 
 // idemRequest is the write the processes of TestIdempotencyAcrossProcesses
@@ -86,28 +84,12 @@ func TestIdempotencyAcrossProcesses(t *testing.T) {
 // prints "<version id>:done" or "<version id>:replayed" per writer.
 func runIdempotencyChild() int {
 	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
-	writers, err1 := strconv.Atoi(env("WRITERS"))
-	startNanos, err2 := strconv.ParseInt(env("START"), 10, 64)
-	db, err3 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
-	for _, err := range []error{err1, err2, err3} {
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(writers)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(env("SCHEMA")))
+	s, writers, closeAll, err := openChild()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer s.Close()
-	if err := db.Ping(); err != nil { // connect before the start
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	defer closeAll()
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex

@@ -96,36 +96,7 @@ func TestServerKilledMidWrite(t *testing.T) {
 
 	s = start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-data", data)
 	s.key = testKey
-	var versions []struct {
-		ID            string `json:"id"`
-		VersionNumber int    `json:"version_number"`
-	}
-	got := map[int]string{}
-	for after := ""; ; {
-		var page []struct {
-			ID            string `json:"id"`
-			VersionNumber int    `json:"version_number"`
-		}
-		q := "?limit=1000"
-		if after != "" {
-			q += "&after=" + after
-		}
-		resp := s.call(t, "GET", "/prompts/"+p.ID+"/versions"+q, "", &page)
-		is.Equal(resp.StatusCode, 200)
-		versions = append(versions, page...)
-		if resp.Header.Get("Link") == "" || len(page) == 0 {
-			break
-		}
-		after = page[len(page)-1].ID
-	}
-	for _, v := range versions {
-		got[v.VersionNumber] = v.ID
-	}
-	for n := 1; n <= len(got); n++ {
-		if _, ok := got[n]; !ok {
-			t.Fatalf("version %d is missing: numbers have a gap", n)
-		}
-	}
+	got := s.versionsOf(t, p.ID)
 	mu.Lock()
 	defer mu.Unlock()
 	for n, id := range acked {
@@ -136,4 +107,38 @@ func TestServerKilledMidWrite(t *testing.T) {
 	is.True(len(got) >= len(acked))
 	t.Logf("%d acknowledged, %d on disk", len(acked), len(got))
 	is.NoErr(s.stop(t))
+}
+
+// versionsOf reads every version of a prompt, page by page, and returns
+// their ids by number; it fails the test when the numbers have a gap.
+func (s *server) versionsOf(t *testing.T, promptID string) map[int]string {
+	t.Helper()
+	got := map[int]string{}
+	for after := ""; ; {
+		var page []struct {
+			ID            string `json:"id"`
+			VersionNumber int    `json:"version_number"`
+		}
+		q := "?limit=1000"
+		if after != "" {
+			q += "&after=" + after
+		}
+		resp := s.call(t, "GET", "/prompts/"+promptID+"/versions"+q, "", &page)
+		if resp.StatusCode != 200 {
+			t.Fatalf("list versions: %d", resp.StatusCode)
+		}
+		for _, v := range page {
+			got[v.VersionNumber] = v.ID
+		}
+		if resp.Header.Get("Link") == "" || len(page) == 0 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	for n := 1; n <= len(got); n++ {
+		if _, ok := got[n]; !ok {
+			t.Errorf("prompt %s: version %d is missing: the numbers have a gap", promptID, n)
+		}
+	}
+	return got
 }

@@ -438,36 +438,7 @@ func TestServerUnderLoadThroughOutages(t *testing.T) {
 		return s.call(t, "POST", "/prompts/"+ids[0]+"/versions", `{"content":"after"}`, nil).StatusCode == 200
 	})
 	for _, id := range ids {
-		var versions []struct {
-			ID            string `json:"id"`
-			VersionNumber int    `json:"version_number"`
-		}
-		got := map[int]string{}
-		for after := ""; ; {
-			var page []struct {
-				ID            string `json:"id"`
-				VersionNumber int    `json:"version_number"`
-			}
-			q := "?limit=1000"
-			if after != "" {
-				q += "&after=" + after
-			}
-			resp := s.call(t, "GET", "/prompts/"+id+"/versions"+q, "", &page)
-			is.Equal(resp.StatusCode, 200)
-			versions = append(versions, page...)
-			if resp.Header.Get("Link") == "" || len(page) == 0 {
-				break
-			}
-			after = page[len(page)-1].ID
-		}
-		for _, v := range versions {
-			got[v.VersionNumber] = v.ID
-		}
-		for n := 1; n <= len(got); n++ {
-			if _, ok := got[n]; !ok {
-				t.Errorf("prompt %s: version %d missing: a gap", id, n)
-			}
-		}
+		got := s.versionsOf(t, id)
 		for n, vid := range acked[id] {
 			if got[n] != vid {
 				t.Errorf("prompt %s: acknowledged version %d (%s) lost", id, n, vid)
