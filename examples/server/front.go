@@ -73,6 +73,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			(*api).ServeHTTP(w, r)
 			return
 		}
+		r.Pattern = prefix // for the access log and the metrics: the API, not "unmatched"
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)

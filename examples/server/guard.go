@@ -30,9 +30,10 @@ var _ prompts.Store = guardStore{}
 // silent can hold a call past its context (the connection's own deadline,
 // sqlstore.Dialer, ends it later). The result tells s.watch.
 func guarded[T any](s guardStore, ctx context.Context, f func(ctx context.Context) (T, error)) (v T, err error) {
+	started := time.Now()
 	if s.d <= 0 {
 		v, err = f(ctx)
-		s.watch.observe(ctx, err)
+		s.watch.observe(ctx, started, err)
 		return v, err
 	}
 	var cancel context.CancelFunc
@@ -44,7 +45,7 @@ func guarded[T any](s guardStore, ctx context.Context, f func(ctx context.Contex
 	}
 	defer cancel()
 	v, err = within(call, f)
-	s.watch.observe(ctx, err)
+	s.watch.observe(ctx, started, err)
 	return v, err
 }
 
@@ -166,21 +167,33 @@ func (s guardStore) ListDeployments(ctx context.Context, f prompts.DeploymentFil
 // logs each change of state once: "store unavailable" at the first call
 // that fails as unavailable, "store recovered" with the count of failed
 // calls at the first that does not. An outage is two log lines, however
-// many requests fail during it. It counts every error by code.
+// many requests fail during it. A call's result speaks for the moment it
+// started: a call that started before the store went down and succeeds
+// after does not end the outage, and one that started before the store
+// came back and fails does not start another. It counts every error by
+// code. Until open, the store is not up.
 type storeWatch struct {
 	log    *slog.Logger
 	errors func(code string) // counts an error of a call; may be nil
 
 	mu       sync.Mutex
-	down     bool
-	since    time.Time
-	failures int
+	open     bool      // the store opened
+	down     bool      // the last state: unavailable
+	since    time.Time // when it changed last
+	failures int       // calls failed since it went down
 }
 
-// observe notes the result of a call made with ctx. A call that failed
-// because its caller left (the client went away, the server stops) says
-// nothing about the store.
-func (w *storeWatch) observe(ctx context.Context, err error) {
+// opened says the store is open, and up.
+func (w *storeWatch) opened() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.open = true
+}
+
+// observe notes the result of a call made with ctx that started at
+// started. A call that failed because its caller left (the client went
+// away, the server stops) says nothing about the store.
+func (w *storeWatch) observe(ctx context.Context, started time.Time, err error) {
 	if w == nil {
 		return
 	}
@@ -195,19 +208,22 @@ func (w *storeWatch) observe(ctx context.Context, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
-	case unavailable && !w.down:
+	case unavailable && w.down:
+		w.failures++
+	case unavailable && started.After(w.since):
 		w.down, w.since, w.failures = true, time.Now(), 1
 		w.log.Error("store unavailable; requests that need it are answered 503 until it is back", "err", err)
-	case unavailable:
-		w.failures++
-	case w.down:
+	case !unavailable && w.down && started.After(w.since):
 		w.down = false
 		w.log.Info("store recovered", "unavailable_for", time.Since(w.since).Round(time.Millisecond), "failed_calls", w.failures)
+		w.since = time.Now()
 	}
 }
 
+// isDown reports whether the store is not up: not open yet, or
+// unavailable at its last call.
 func (w *storeWatch) isDown() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.down
+	return w.down || !w.open
 }

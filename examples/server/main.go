@@ -4,7 +4,7 @@
 //
 //	go run ./examples/server
 //
-// Every flag can also be set by an environment variable: -addr by
+// Most flags can also be set by an environment variable: -addr by
 // PROMPTS_ADDR, -data by PROMPTS_DATA, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
 // -schema by PROMPTS_SCHEMA, -keys by PROMPTS_KEYS_FILE, -project by
 // PROMPTS_PROJECT (names separated by commas), -wait-db by
@@ -45,6 +45,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
@@ -195,8 +197,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.dsn != "" && given["data"] && c.data != "" {
 		return config{}, errors.New("-data and -dsn name two stores: give one")
 	}
-	if c.dsn != "" && !strings.HasPrefix(c.dsn, "postgres://") && !strings.HasPrefix(c.dsn, "postgresql://") && !strings.Contains(c.dsn, "=") {
-		// Not echoed: a DSN may hold a password.
+	if c.dsn != "" && !validDSN(c.dsn) {
+		// Not echoed, nor the driver's error, which quotes it: a DSN may
+		// hold a password.
 		return config{}, errors.New("-dsn must be a PostgreSQL URL (postgres://user@host/db) or a key=value connection string (host=… dbname=…)")
 	}
 	if len(projects) == 0 {
@@ -326,6 +329,7 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		httpapi.WithAuthenticator(namedKeys{keys}),
 		httpapi.WithLogger(logger),
 	)
+	watch.opened()
 	f.open(api, st.ready)
 	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg))
 	return st.release, nil
@@ -357,6 +361,16 @@ func drain(srv *http.Server, serveErr <-chan error, grace time.Duration, force <
 		err = serr
 	}
 	return err
+}
+
+// validDSN reports whether dsn is a PostgreSQL URL (postgres:// or
+// postgresql://) or a key=value connection string that lib/pq reads.
+func validDSN(dsn string) bool {
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && scheme != "postgres" && scheme != "postgresql" {
+		return false // another database's URL, which lib/pq would read as one key=value pair
+	}
+	_, err := pq.NewConnector(dsn)
+	return err == nil
 }
 
 // defaultData is the data file of the embedded store unless -data says

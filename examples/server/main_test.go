@@ -564,6 +564,8 @@ func TestServerRefusesBadKeys(t *testing.T) {
 		{"no role", []string{"-key", secret}, "-key argument 1: want NAME:ROLE:SECRET"},
 		{"a missing file", []string{"-keys", "/nonexistent/keys.txt"}, "-keys: open /nonexistent/keys.txt"},
 		{"a DSN that is not PostgreSQL's", []string{"-dsn", "mysql:" + secret + "@tcp(db)/x"}, "-dsn must be a PostgreSQL URL"},
+		{"another database's URL", []string{"-dsn", "mysql://u:" + secret + "@127.0.0.1/db?tls=true"}, "-dsn must be a PostgreSQL URL"},
+		{"a URL lib/pq cannot read", []string{"-dsn", "postgres://u:" + secret + "%zz@127.0.0.1/db"}, "-dsn must be a PostgreSQL URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)

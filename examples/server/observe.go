@@ -215,7 +215,7 @@ func (m *metrics) handler() http.Handler {
 func (m *metrics) watchStore(w *storeWatch) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "prompts_store_up",
-		Help: "1 while the store's last call did not fail as unavailable, 0 after it did.",
+		Help: "1 once the store is open while its last call (or readiness ping) did not fail as unavailable, else 0.",
 	}, func() float64 {
 		if w.isDown() {
 			return 0

@@ -294,6 +294,9 @@ func TestServerWaitsForTheDatabase(t *testing.T) {
 	is.True(resp.Header.Get("Retry-After") != "")
 	is.Equal(resp.Header.Get("Content-Type"), "application/problem+json")
 	is.True(strings.Contains(body, `"code":"unavailable"`))
+	_, scrape := s.get(t, "/metrics")
+	is.Equal(metric(t, scrape, "prompts_store_up"), "0") // not up while it is waited for
+	is.Equal(metric(t, scrape, `prompts_http_requests_total{method="GET",route="/v1/integration",status="503"}`), "1")
 
 	proxy.setCut(false)
 	s.waitLog(t, readyRe)
@@ -445,6 +448,9 @@ func TestGuardAnswersAtTheDeadline(t *testing.T) {
 	stuck := stuckStore{Store: memstore.New(), release: make(chan struct{})}
 	defer close(stuck.release)
 	s := guardStore{next: stuck, d: 50 * time.Millisecond, watch: &storeWatch{log: slog.New(slog.DiscardHandler)}}
+	is.True(s.watch.isDown()) // not up until open
+	s.watch.opened()
+	is.True(!s.watch.isDown())
 	_, err := s.GetPrompt(context.Background(), "x")
 	is.Equal(prompts.ErrorCode(err), prompts.CodeUnavailable)
 	is.True(s.watch.isDown()) // and the store is taken as unavailable
@@ -453,4 +459,30 @@ func TestGuardAnswersAtTheDeadline(t *testing.T) {
 	cancel()
 	_, err = s.GetPrompt(ctx, "x")
 	is.True(errors.Is(err, context.Canceled))
+}
+
+// The watch logs one line when the store goes down and one when it comes
+// back, judging each call by when it started: a call from before the
+// outage that succeeds during it, or one from before the recovery that
+// fails after it, changes nothing.
+func TestStoreWatchJudgesCallsByTheirStart(t *testing.T) {
+	is := is.New(t)
+	var logs syncBuffer
+	w := &storeWatch{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	w.opened()
+	ctx := context.Background()
+	down := prompts.Unavailable(errors.New("connection refused"))
+	before := time.Now()
+	w.observe(ctx, time.Now(), down)
+	is.True(w.isDown())
+	w.observe(ctx, before, nil) // started before the outage
+	is.True(w.isDown())
+	w.observe(ctx, time.Now(), down)
+	w.observe(ctx, time.Now(), nil) // started during it: recovered
+	is.True(!w.isDown())
+	w.observe(ctx, before, down) // started before the recovery
+	is.True(!w.isDown())
+	is.Equal(strings.Count(logs.String(), `msg="store unavailable`), 1)
+	is.Equal(strings.Count(logs.String(), `msg="store recovered"`), 1)
+	is.True(strings.Contains(logs.String(), "failed_calls=2"))
 }

@@ -437,6 +437,12 @@ func TestServerUnderLoadThroughOutages(t *testing.T) {
 	waitFor(t, "writes work again", func() bool {
 		return s.call(t, "POST", "/prompts/"+ids[0]+"/versions", `{"content":"after"}`, nil).StatusCode == 200
 	})
+	// Three outages, at most three pairs of lines: not one per request,
+	// nor a flap for each call that straddled a change.
+	down, back := strings.Count(s.out.String(), `msg="store unavailable`), strings.Count(s.out.String(), `msg="store recovered"`)
+	t.Logf("logged %d outages, %d recoveries", down, back)
+	is.True(down >= 1 && down <= 3)
+	is.Equal(back, down)
 	for _, id := range ids {
 		got := s.versionsOf(t, id)
 		for n, vid := range acked[id] {

@@ -71,7 +71,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 	// without that limit.
 	connector, err := pq.NewConnector(cfg.dsn)
 	if err != nil {
-		return opened{}, fmt.Errorf("-dsn: %w", err)
+		return opened{}, errors.New("-dsn: not a connection string lib/pq can read") // its error would quote a password
 	}
 	connector.Dialer(sqlstore.Dialer{Timeout: 2 * cfg.requestTimeout})
 	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
@@ -95,10 +95,17 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 		pg.Close()
 		db.Close()
 	}
-	ping := func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, time.Second)
+	// The readiness probe's ping tells the watch too: a replica without
+	// traffic learns that its database went away, or came back.
+	ping := func(probe context.Context) error {
+		started := time.Now()
+		ctx, cancel := context.WithTimeout(probe, time.Second)
 		defer cancel()
 		_, err := within(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.PingContext(ctx) })
+		if err != nil && prompts.ErrorCode(err) != prompts.CodeUnavailable {
+			err = prompts.Unavailable(err)
+		}
+		watch.observe(probe, started, err)
 		return err
 	}
 	// A database call can wait (on a lock, on a slow database); a read
@@ -140,7 +147,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 func migrate(ctx context.Context, cfg config, logger *slog.Logger) error {
 	db, err := sqlx.Open("postgres", cfg.dsn)
 	if err != nil {
-		return fmt.Errorf("-dsn: %w", err)
+		return errors.New("-dsn: not a connection string lib/pq can read")
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
@@ -165,7 +172,7 @@ func waitForDatabase(ctx context.Context, db *sqlx.DB, limit time.Duration, logg
 	start := time.Now()
 	delay := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		pingCtx, cancel := context.WithTimeout(ctx, max(min(3*time.Second, limit-time.Since(start)), 100*time.Millisecond))
 		_, err := within(pingCtx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.PingContext(ctx) })
 		cancel()
 		if err == nil {
@@ -196,13 +203,18 @@ func waitForDatabase(ctx context.Context, db *sqlx.DB, limit time.Duration, logg
 }
 
 // refused reports whether PostgreSQL answered err itself for a reason
-// that waiting does not mend: authentication (class 28) or a database
-// that does not exist (3D000). Starting up (57P03) and too many
-// connections (53300) pass.
+// that waiting does not mend (a wrong password, a database that does not
+// exist, a parameter it does not know): any answer of the server but
+// starting up (57P03), shutting down (57P01-57P02), too many connections
+// (53300) and connection errors (class 08), which pass.
 func refused(err error) bool {
 	var pe *pq.Error
 	if !errors.As(err, &pe) {
 		return false
 	}
-	return strings.HasPrefix(string(pe.Code), "28") || pe.Code == "3D000"
+	switch pe.Code {
+	case "57P01", "57P02", "57P03", "53300":
+		return false
+	}
+	return !strings.HasPrefix(string(pe.Code), "08")
 }
