@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // A Store opened on a file (Open) keeps everything in memory, as New's
@@ -79,6 +80,13 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // A write that cannot be written to the file fails with an internal
 // error, and so does every later write (reads go on): the data in memory
 // may hold the failed write, which the file may not.
+//
+// A write is visible to reads as soon as it is made, before it is on disk
+// (it returns only once it is): a crash in between loses it, though a
+// reader may have seen it.
+//
+// A file damaged in the middle (whole records after one that cannot be
+// read, which a crash does not leave) is refused, and left as it is.
 func Open(path string, opts ...Option) (*Store, error) {
 	s := New(opts...)
 	if s.log == nil {
@@ -117,7 +125,7 @@ func (s *Store) Close() error {
 	err := j.wait(j.appended())
 	j.closed = true
 	err = errors.Join(err, j.f.Close(), j.lock.Close())
-	j.setErr(errors.New("memstore: the store is closed"))
+	j.setErr(prompts.Unavailable(errors.New("memstore: the store is closed")))
 	return err
 }
 
@@ -155,6 +163,10 @@ func (s *Store) load(path string) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("memstore: %s is not a prompts journal", path)
 	}
+	if good < len(data) && readableAfter(data, good) {
+		f.Close()
+		return nil, fmt.Errorf("memstore: %s is damaged at byte %d, with whole records after it: not the torn end a crash leaves, so it is left as it is; restore it from a copy", path, good)
+	}
 	if good < len(data) {
 		s.log.Warn("memstore: dropped a torn record at the end of the journal (a write cut by a crash, never acknowledged)",
 			"file", path, "offset", good, "bytes", len(data)-good)
@@ -178,9 +190,20 @@ func (s *Store) load(path string) (*journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
-	j := &journal{f: f, path: path, end: int64(good), synced: int64(good)}
+	j := &journal{f: f, path: path, size: int64(good)}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
+}
+
+// readableAfter reports whether a whole record starts anywhere in data
+// after the bad one at off.
+func readableAfter(data []byte, off int) bool {
+	for o := off + 1; o+8 <= len(data); o++ {
+		if payload, n := frame(data[o:]); n > 0 && json.Valid(payload) {
+			return true
+		}
+	}
+	return false
 }
 
 // frame returns the payload of the record at the start of b and the
@@ -258,14 +281,14 @@ func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
 	if idem != nil {
 		e.Idem = &idemJSON{Scope: idem.k.scope, Key: idem.k.key, Rec: idem.rec}
 	}
-	b, err := json.Marshal(e)
+	b, err := wire.JSON(e)
 	if err != nil {
 		err = prompts.Internal(fmt.Errorf("memstore: encoding a journal record: %w", err))
 		s.journal.setErr(err)
 		return 0, err
 	}
 	pos := s.journal.append(b)
-	if s.journal.end > 2*s.journal.base+1<<20 {
+	if s.journal.grown() {
 		if err := s.compact(); err != nil {
 			return 0, err
 		}
@@ -297,7 +320,7 @@ func (s *Store) compact() error {
 	var buf bytes.Buffer
 	buf.WriteString(journalHeader)
 	add := func(e entry) error {
-		b, err := json.Marshal(e)
+		b, err := wire.JSON(e)
 		if err != nil {
 			return err
 		}
@@ -313,8 +336,9 @@ func (s *Store) compact() error {
 		err = errors.Join(err, add(entry{Prompt: &promptEntry{P: rec.p, Active: rec.active, Versions: rec.versions, Deployments: rec.deployments}}))
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
+	now := s.clock.Now()
 	for _, e := range s.idemOrder { // oldest first, as they expire
-		if r, ok := s.idem[e.k]; ok && r.At.Equal(e.rec.At) {
+		if r, ok := s.idem[e.k]; ok && r.At.Equal(e.rec.At) && !r.Expired(now) {
 			err = errors.Join(err, add(entry{Idem: &idemJSON{Scope: e.k.scope, Key: e.k.key, Rec: r}}))
 		}
 	}
@@ -346,8 +370,9 @@ func (s *Store) journalEnd() int64 {
 	return s.journal.appended()
 }
 
-// journal is the file of a Store opened on one. Its offsets count the
-// bytes of the current file.
+// journal is the file of a Store opened on one. Its positions count the
+// bytes appended since Open, across compactions, so that a position taken
+// before a compaction is still one after it.
 type journal struct {
 	path string
 	lock io.Closer
@@ -356,9 +381,10 @@ type journal struct {
 	cond    *sync.Cond
 	f       *os.File
 	buf     []byte // appended, not yet written
-	end     int64  // the file's size once buf is written
-	synced  int64  // the size that is on disk
-	base    int64  // the size after the last compaction
+	end     int64  // the position after the last record appended
+	synced  int64  // the position up to which the records are on disk
+	size    int64  // the current file's size once buf is written
+	base    int64  // its size after the last compaction
 	syncing bool   // a writer is writing and syncing
 	err     error  // the first failure; every later write fails with it
 	closed  bool
@@ -372,7 +398,16 @@ func (j *journal) append(payload []byte) int64 {
 	n := len(j.buf)
 	j.buf = appendFrame(j.buf, payload)
 	j.end += int64(len(j.buf) - n)
+	j.size += int64(len(j.buf) - n)
 	return j.end
+}
+
+// grown reports whether the file is past twice the size of the data it
+// held at the last compaction, plus 1 MiB: time to compact.
+func (j *journal) grown() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size > 2*j.base+1<<20
 }
 
 // appended is the journal's end.
@@ -443,7 +478,8 @@ func (j *journal) replace(data []byte) error {
 	defer j.mu.Unlock()
 	j.f.Close()
 	j.f = f
-	j.end, j.synced, j.base = int64(len(data)), int64(len(data)), int64(len(data))
+	j.synced = j.end // the new file holds every record appended
+	j.size, j.base = int64(len(data)), int64(len(data))
 	return nil
 }
 

@@ -276,3 +276,65 @@ func TestFileStoreCompacts(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(got.Name, "name 11999")
 }
+
+// An idempotent write that sets off a compaction keeps its record in the
+// compacted file: after a reopen, every repeat is a replay.
+func TestFileStoreCompactionKeepsIdempotencyRecords(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	big := strings.Repeat("x", 100<<10)
+	in := func(i int) prompts.NewVersion {
+		return prompts.NewVersion{PromptID: p.ID, Content: big, Idempotency: prompts.Idempotency{Key: fmt.Sprint("key-", i), Request: "r"}}
+	}
+	const n = 15 // 1.5 MiB: one of them sets off a compaction
+	for i := range n {
+		_, err := s.CreateVersion(ctx, in(i))
+		is.NoErr(err)
+	}
+	is.NoErr(s.Close())
+	s, err = memstore.Open(path)
+	is.NoErr(err)
+	defer s.Close()
+	for i := range n {
+		v, err := s.CreateVersion(ctx, in(i))
+		is.NoErr(err)
+		is.True(v.Replayed)            // every key is still known
+		is.Equal(v.VersionNumber, i+1) // with its version
+	}
+}
+
+// A file damaged in the middle (whole records after one that cannot be
+// read) is not the torn end a crash leaves: it is refused, untouched.
+func TestFileStoreRefusesADamagedFile(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "Project with a long enough name"})
+	is.NoErr(err)
+	for i := range 3 {
+		_, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: fmt.Sprint("k", i), Name: "K"})
+		is.NoErr(err)
+	}
+	is.NoErr(s.Close())
+	data, err := os.ReadFile(path)
+	is.NoErr(err)
+	at := bytes.Index(data, []byte("Project with a long enough name"))
+	is.True(at > 0)
+	data[at] ^= 0xff // a bit flipped in the first record
+	is.NoErr(os.WriteFile(path, data, 0o600))
+	_, err = memstore.Open(path)
+	is.True(err != nil)
+	is.True(strings.Contains(err.Error(), "damaged"))
+	after, err := os.ReadFile(path)
+	is.NoErr(err)
+	is.Equal(after, data) // left as it is
+}

@@ -1,10 +1,10 @@
 package memstore
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // The ops of the writes that take a prompts.Idempotency.
@@ -49,32 +49,38 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 	if err := s.writable(); err != nil {
 		return v, 0, err
 	}
-	var rec *idemEntry
+	var (
+		rec *idemEntry
+		now time.Time // read once, when needed
+	)
 	if !idem.IsZero() {
-		now := s.clock.Now()
-		s.expireIdem(now)
+		now = s.clock.Now()
 		k := idemKey{idem.Scope, idem.Key}
 		if r, ok := s.idem[k]; ok && !r.Expired(now) {
 			// A replay waits for what it repeats to be on disk.
 			v, err := replay[T](r, op, idem)
 			return v, s.journalEnd(), err
 		}
-		defer func() {
-			if err == nil && rec != nil {
-				s.idem[k] = rec.rec
-				s.idemOrder = append(s.idemOrder, *rec)
-			}
-		}()
 		v, err = body()
 		if err != nil {
 			return v, 0, err // a failure keeps nothing: the key may be used again
 		}
-		b, jerr := json.Marshal(v)
+		b, jerr := wire.JSON(v)
 		if jerr == nil { // it cannot fail: the domain's values encode
+			// Kept before the journal's record is made: a compaction
+			// that this write sets off writes the data as it is then.
 			rec = &idemEntry{k, prompts.IdempotencyRecord{Op: op, Request: idem.Request, Result: b, At: now}}
+			s.idem[k] = rec.rec
+			s.idemOrder = append(s.idemOrder, *rec)
 		}
 	} else if v, err = body(); err != nil {
 		return v, 0, err
+	}
+	if len(s.idemOrder) > 0 {
+		if now.IsZero() {
+			now = s.clock.Now()
+		}
+		s.expireIdem(now)
 	}
 	if s.journal == nil {
 		return v, 0, nil

@@ -3,11 +3,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // The ops of the writes that take a prompts.Idempotency.
@@ -49,7 +49,7 @@ func idempotent[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt]
 	if err != nil {
 		return zero, s.fail(ctx, err) // rolled back: no record
 	}
-	b, err := json.Marshal(v)
+	b, err := wire.JSON(v)
 	if err != nil {
 		return zero, prompts.Internal(err)
 	}

@@ -64,6 +64,21 @@ var idempotencyTests = []test{
 		is.Equal(s.revision(first.ID), rev)                           // the repeat changed nothing
 		is.Equal(len(s.deployments(first.ID, prompts.Production)), 1) // one record
 	}},
+	{"a replay answers the first result byte for byte, metadata with <, > and & included", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		in := prompts.NewVersion{PromptID: p.ID, Content: "<b>&</b>", Metadata: `{"html":"<b>&amp;</b>","sep":" "}`, Idempotency: idem("html", "req")}
+		first, err := s.CreateVersion(ctx, in)
+		is.NoErr(err)
+		again, err := s.CreateVersion(ctx, in)
+		is.NoErr(err)
+		is.True(again.Replayed)
+		is.Equal(versionText(again), versionText(first))
+		stored, err := s.GetVersion(ctx, p.ID, 1)
+		is.NoErr(err)
+		is.Equal(stored.Metadata, first.Metadata) // as stored
+	}},
 	{"a repeated rollback rolls back once", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
