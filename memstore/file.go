@@ -113,6 +113,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// Err returns the failure that stopped the writes of a Store opened on a
+// file (see Open), or nil while it writes: a readiness check asks it. It
+// is always nil for a Store made by New.
+func (s *Store) Err() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.writable()
+}
+
 // Close writes out what is left, and releases the file. It does nothing
 // for a Store made by New.
 func (s *Store) Close() error {

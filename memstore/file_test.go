@@ -236,7 +236,11 @@ func TestFileStoreLock(t *testing.T) {
 	_, err = memstore.Open(path)
 	is.True(err != nil)
 	is.True(strings.Contains(err.Error(), "in use"))
+	is.NoErr(s.Err()) // writing
 	is.NoErr(s.Close())
+	is.True(s.Err() != nil) // closed: writes fail, and Err says so
+	_, err = s.CreateProject(context.Background(), prompts.NewProject{Name: "P"})
+	is.Equal(prompts.ErrorCode(err), prompts.CodeUnavailable)
 	s, err = memstore.Open(path)
 	is.NoErr(err) // free again
 	is.NoErr(s.Close())

@@ -56,7 +56,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 		logger.Info("data file", "path", path)
 		return opened{
 			store: guardStore{next: s, watch: watch},
-			ready: func(context.Context) (string, error) { return "file " + path, nil },
+			ready: func(context.Context) (string, error) { return "file " + path, s.Err() },
 			release: func() {
 				if err := s.Close(); err != nil {
 					logger.Error("closing the data file", "path", path, "err", err)
