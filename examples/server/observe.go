@@ -86,13 +86,17 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // is a valid one, else a new ULID, sent back in X-Request-Id.
 func observed(next http.Handler, logger *slog.Logger, m *metrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := &requestInfo{start: time.Now()}
+		// One allocation for both: what the layers tell, and the writer.
+		both := &struct {
+			requestInfo
+			recorder
+		}{requestInfo: requestInfo{start: time.Now()}, recorder: recorder{ResponseWriter: w}}
+		info, rec := &both.requestInfo, &both.recorder
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID(id) {
 			id = ulid.Make().String()
 		}
 		w.Header().Set("X-Request-Id", id)
-		rec := &recorder{ResponseWriter: w}
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
@@ -104,7 +108,7 @@ func observed(next http.Handler, logger *slog.Logger, m *metrics) http.Handler {
 		}
 		route := routeOf(r.Pattern)
 		method := methodLabel(r.Method)
-		m.requests.WithLabelValues(route, method, strconv.Itoa(rec.status)).Inc()
+		m.requests.WithLabelValues(route, method, m.statusLabel(rec.status)).Inc()
 		m.duration.WithLabelValues(route, method).Observe(took.Seconds())
 		if !logger.Enabled(r.Context(), slog.LevelInfo) {
 			return
@@ -177,6 +181,15 @@ type metrics struct {
 	duration    *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
 	inFlight    prometheus.Gauge
+	statuses    [600]string // the labels of the statuses, made once
+}
+
+// statusLabel is the label of an HTTP status.
+func (m *metrics) statusLabel(code int) string {
+	if code >= 0 && code < len(m.statuses) {
+		return m.statuses[code]
+	}
+	return strconv.Itoa(code)
 }
 
 func newMetrics() *metrics {
@@ -199,6 +212,9 @@ func newMetrics() *metrics {
 			Name: "prompts_http_requests_in_flight",
 			Help: "HTTP requests being answered now.",
 		}),
+	}
+	for code := range m.statuses {
+		m.statuses[code] = strconv.Itoa(code)
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.storeErrors, m.inFlight,
 		collectors.NewGoCollector(),
