@@ -53,18 +53,26 @@ func (in Idempotency) check(fe *fieldErrors) {
 		}
 		return
 	}
-	if len(in.Key) > MaxIdempotencyKey {
-		fe.add("idempotency.key", fmt.Sprintf("must be at most %d characters", MaxIdempotencyKey))
-	}
-	for i := 0; i < len(in.Key); i++ {
-		if c := in.Key[i]; c < ' ' || c > '~' {
-			fe.add("idempotency.key", "must be printable ASCII (space to ~)")
-			break
-		}
+	if !ValidIdempotencyKey(in.Key) {
+		fe.add("idempotency.key", fmt.Sprintf("must be 1 to %d printable ASCII characters (space to ~)", MaxIdempotencyKey))
 	}
 	if len(in.Scope) > 1024 || len(in.Request) > 1024 {
 		fe.add("idempotency", "scope and request must be at most 1024 bytes each")
 	}
+}
+
+// ValidIdempotencyKey reports whether key can be an Idempotency.Key: 1 to
+// MaxIdempotencyKey printable ASCII characters (space to '~').
+func ValidIdempotencyKey(key string) bool {
+	if key == "" || len(key) > MaxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // IdempotencyRecord is what a Store keeps of a write made with an
@@ -85,8 +93,10 @@ func (r IdempotencyRecord) Expired(now time.Time) bool {
 
 // Replay returns the result of the write r records, marked Replayed, if
 // r is the record of the same op and request; else
-// ErrIdempotencyKeyReused. For Store implementations.
-func Replay[T Prompt | PromptVersion | ActivePrompt](r IdempotencyRecord, op string, in Idempotency) (T, error) {
+// ErrIdempotencyKeyReused. For Store implementations. (A Project, which no
+// write with an Idempotency returns, is accepted so that a Store can
+// handle all its writes' results alike; it has no Replayed to set.)
+func Replay[T Project | Prompt | PromptVersion | ActivePrompt](r IdempotencyRecord, op string, in Idempotency) (T, error) {
 	var v T
 	if r.Op != op || r.Request != in.Request {
 		return v, IdempotencyKeyReused()

@@ -32,13 +32,8 @@ func (h *Handler) idempotency(w http.ResponseWriter, r *http.Request, a Access, 
 	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
 		key = key[1 : len(key)-1]
 	}
-	if key == "" || len(key) > prompts.MaxIdempotencyKey {
+	if !prompts.ValidIdempotencyKey(key) {
 		return bad("must be 1 to " + strconv.Itoa(prompts.MaxIdempotencyKey) + " printable ASCII characters")
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < ' ' || c > '~' {
-			return bad("must be 1 to " + strconv.Itoa(prompts.MaxIdempotencyKey) + " printable ASCII characters")
-		}
 	}
 	sum := sha256.New()
 	sum.Write([]byte(r.Method + " " + r.URL.EscapedPath() + "?" + r.URL.RawQuery + "\n"))

@@ -58,7 +58,7 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 		k := idemKey{idem.Scope, idem.Key}
 		if r, ok := s.idem[k]; ok && !r.Expired(now) {
 			// A replay waits for what it repeats to be on disk.
-			v, err := replay[T](r, op, idem)
+			v, err := prompts.Replay[T](r, op, idem)
 			return v, s.journalEnd(), err
 		}
 		v, err = body()
@@ -87,26 +87,6 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 	}
 	pos, err = s.journalChange(any(v), rec)
 	return v, pos, err
-}
-
-// replay answers a repeat from its record.
-func replay[T prompts.Project | prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](rec prompts.IdempotencyRecord, op string, idem prompts.Idempotency) (T, error) {
-	var zero T
-	switch p := any(&zero).(type) {
-	case *prompts.Prompt:
-		v, err := prompts.Replay[prompts.Prompt](rec, op, idem)
-		*p = v
-		return zero, err
-	case *prompts.PromptVersion:
-		v, err := prompts.Replay[prompts.PromptVersion](rec, op, idem)
-		*p = v
-		return zero, err
-	case *prompts.ActivePrompt:
-		v, err := prompts.Replay[prompts.ActivePrompt](rec, op, idem)
-		*p = v
-		return zero, err
-	}
-	return zero, prompts.IdempotencyKeyReused() // no such write takes a key
 }
 
 // expireIdem removes the records past their retention at now, oldest
