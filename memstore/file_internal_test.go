@@ -47,3 +47,32 @@ func TestJournalPositionOutlivesCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Records past the retention are removed by later writes, with or without
+// a key of their own: memory does not grow with keys no one repeats.
+func TestExpiredIdempotencyRecordsAreRemoved(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := New(WithClock(func() time.Time { return now }))
+	ctx := context.Background()
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		_, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k" + string(rune('a'+i)), Name: "K",
+			Idempotency: prompts.Idempotency{Key: "key" + string(rune('a'+i)), Request: "r"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.idem) != 3 {
+		t.Fatalf("%d records, want 3", len(s.idem))
+	}
+	now = now.Add(prompts.IdempotencyRetention + time.Second)
+	if _, err := s.CreateProject(ctx, prompts.NewProject{Name: "Q"}); err != nil { // a write without a key
+		t.Fatal(err)
+	}
+	if len(s.idem) != 0 || len(s.idemOrder) != 0 {
+		t.Fatalf("%d records (%d in order) left after the retention, want none", len(s.idem), len(s.idemOrder))
+	}
+}

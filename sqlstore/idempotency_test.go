@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/sqlstore"
 )
 
 // idemRequest is the write the processes of TestIdempotencyAcrossProcesses
@@ -117,4 +119,34 @@ func runIdempotencyChild() int {
 		return 1
 	}
 	return 0
+}
+
+// Records past the retention are removed by later idempotent writes,
+// without a goroutine: the table does not grow with keys no one repeats.
+func TestExpiredIdempotencyRecordsAreRemoved(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := newSQLStore(t, sqlstore.WithClock(clock))
+	proj, _ := fixture(t, s)
+	in := func(key string) prompts.NewPrompt {
+		return prompts.NewPrompt{ProjectID: proj.ID, Key: "k-" + key, Name: "K", Idempotency: prompts.Idempotency{Key: key, Request: "r"}}
+	}
+	for _, key := range []string{"a", "b", "c"} {
+		_, err := s.CreatePrompt(ctx, in(key))
+		is.NoErr(err)
+	}
+	records := func() (n int) {
+		is.NoErr(database(t).GetContext(ctx, &n, `SELECT count(*) FROM `+pq.QuoteIdentifier(s.Schema())+`.idempotency`))
+		return n
+	}
+	is.Equal(records(), 3)
+	mu.Lock()
+	now = now.Add(prompts.IdempotencyRetention + time.Second)
+	mu.Unlock()
+	_, err := s.CreatePrompt(ctx, in("d"))
+	is.NoErr(err)
+	is.Equal(records(), 1) // only d's
 }
