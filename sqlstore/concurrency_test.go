@@ -213,38 +213,19 @@ func TestSwapAcrossProcesses(t *testing.T) {
 	}
 	rev, err := s.GetPrompt(ctx, p.ID)
 	is.NoErr(err)
-	start := time.Now().Add(2 * time.Second) // all begin together
-	cmds := make([]*exec.Cmd, processes)
-	outs := make([]*bytes.Buffer, processes)
-	for i := range cmds {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(),
-			childVar+"=swap",
-			"SQLSTORE_TEST_SCHEMA="+s.Schema(),
-			"SQLSTORE_TEST_PROMPT="+p.ID,
-			"SQLSTORE_TEST_REVISION="+strconv.FormatInt(rev.Revision, 10),
-			"SQLSTORE_TEST_FIRST="+strconv.Itoa(1+i*writers),
-			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
-			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
-		)
-		outs[i] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
-		is.NoErr(cmd.Start()) // start a swapping process
-		cmds[i] = cmd
-	}
+	outs := runChildren(t, "swap", s.Schema(), p.ID, processes, writers, func(i int) []string {
+		return []string{"SQLSTORE_TEST_REVISION=" + strconv.FormatInt(rev.Revision, 10), "SQLSTORE_TEST_FIRST=" + strconv.Itoa(1+i*writers)}
+	})
 	won, lost := 0, 0
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("swapping process %d: %v\n%s", i, err, outs[i])
-		}
-		for _, line := range strings.Fields(outs[i].String()) {
+	for i, out := range outs {
+		for _, line := range strings.Fields(out) {
 			switch line {
 			case "won":
 				won++
 			case "lost":
 				lost++
 			default:
-				t.Fatalf("swapping process %d: %q", i, outs[i])
+				t.Fatalf("swapping process %d: %q", i, out)
 			}
 		}
 	}
@@ -256,6 +237,44 @@ func TestSwapAcrossProcesses(t *testing.T) {
 	a, err := s.GetActive(ctx, p.ID, prompts.Production)
 	is.NoErr(err)
 	is.Equal(a.ActiveVersion.VersionNumber, *history[0].VersionNumber) // the one active
+}
+
+// runChildren runs n processes of this test binary in mode (childVar), on
+// schema and the prompt, each with writers goroutines, all beginning at
+// the same moment; env adds process i's own variables. It returns their
+// outputs, and fails the test when one fails.
+func runChildren(t *testing.T, mode, schema, promptID string, n, writers int, env func(i int) []string) []string {
+	t.Helper()
+	start := time.Now().Add(2 * time.Second) // all begin together
+	cmds := make([]*exec.Cmd, n)
+	outs := make([]*bytes.Buffer, n)
+	for i := range cmds {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(),
+			childVar+"="+mode,
+			"SQLSTORE_TEST_SCHEMA="+schema,
+			"SQLSTORE_TEST_PROMPT="+promptID,
+			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
+			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
+		)
+		if env != nil {
+			cmd.Env = append(cmd.Env, env(i)...)
+		}
+		outs[i] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	texts := make([]string, n)
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s process %d: %v\n%s", mode, i, err, outs[i])
+		}
+		texts[i] = outs[i].String()
+	}
+	return texts
 }
 
 // openChild opens the Store of a child process: on the schema

@@ -1,12 +1,9 @@
 package sqlstore_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,29 +31,9 @@ func TestIdempotencyAcrossProcesses(t *testing.T) {
 	s := newSQLStore(t)
 	_, p := fixture(t, s)
 	const processes, writers = 3, 4
-	start := time.Now().Add(2 * time.Second) // all begin together
-	cmds := make([]*exec.Cmd, processes)
-	outs := make([]*bytes.Buffer, processes)
-	for i := range cmds {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(),
-			childVar+"=idempotency",
-			"SQLSTORE_TEST_SCHEMA="+s.Schema(),
-			"SQLSTORE_TEST_PROMPT="+p.ID,
-			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
-			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
-		)
-		outs[i] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
-		is.NoErr(cmd.Start()) // start a process
-		cmds[i] = cmd
-	}
 	var answers []string
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("process %d: %v\n%s", i, err, outs[i])
-		}
-		answers = append(answers, strings.Fields(outs[i].String())...)
+	for _, out := range runChildren(t, "idempotency", s.Schema(), p.ID, processes, writers, nil) {
+		answers = append(answers, strings.Fields(out)...)
 	}
 	is.Equal(len(answers), processes*writers)
 	done := 0
