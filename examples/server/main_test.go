@@ -385,6 +385,29 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	is.True(strings.Contains(b.out.String(), "feed listening")) // b cached, fed by the database
+
+	// A rollback retried through the other server, with its
+	// Idempotency-Key, is answered from the first: it rolls back once.
+	rollback := func(s *server) (*http.Response, string) {
+		req, err := http.NewRequest("POST", s.base+"/prompts/"+p.ID+"/environments/production/rollback", nil)
+		is.NoErr(err)
+		req.Header.Set("X-API-Key", s.key)
+		req.Header.Set("Idempotency-Key", "undo-once")
+		resp, err := http.DefaultClient.Do(req)
+		is.NoErr(err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		is.NoErr(err)
+		return resp, string(body)
+	}
+	first, firstBody := rollback(a)
+	is.Equal(first.StatusCode, 200)
+	again, againBody := rollback(b)
+	is.Equal(again.StatusCode, 200)
+	is.Equal(again.Header.Get("Idempotent-Replayed"), "true")
+	is.Equal(againBody, firstBody)
+	a.call(t, "GET", "/prompts/"+p.ID, "", &read)
+	is.Equal(read.ActiveVersion.VersionNumber, 7) // back once, from 3 to 7
 	is.NoErr(a.stop(t))
 	is.NoErr(b.stop(t))
 }
