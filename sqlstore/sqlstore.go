@@ -73,7 +73,7 @@
 // and the code of an older release does not know a newer schema. So an
 // upgrade that brings migrations (a release's notes say so) stops the
 // replicas of the older release, runs Migrate (the standalone server,
-// examples/server, runs it at start), then starts the new release. Migration 2
+// cmd/promptsd, runs it at start), then starts the new release. Migration 2
 // (0002_environments_revision.sql) renames the table deployments to
 // environments and gives every prompt a revision: an older replica left
 // running would fail its reads and write without moving revisions on.

@@ -77,7 +77,7 @@ func runHelper(args []string) error {
 		cancel()
 	}()
 
-	// The standalone server's settings (examples/server).
+	// The standalone server's settings (cmd/promptsd).
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -137,7 +137,7 @@ func newSQLHandler(dsn, schema string) (http.Handler, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	db.SetMaxOpenConns(20) // as examples/server
+	db.SetMaxOpenConns(20) // as cmd/promptsd
 	db.SetMaxIdleConns(20)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	store, err := sqlstore.New(db, sqlstore.WithSchema(schema))

@@ -10,7 +10,7 @@
 //   - bare: a bare net/http server that answers every request with the very
 //     bytes (and the Content-Type, ETag and Cache-Control) of the standalone
 //     server's read-3 response: the ceiling of Go HTTP on this machine;
-//   - memstore: the standalone server (examples/server, built with go build
+//   - memstore: the standalone server (cmd/promptsd, built with go build
 //     into a temporary directory) on its in-memory store, seeded over HTTP
 //     with one prompt whose version is active in production;
 //   - with -dsn, bare-sql: a bare handler that reads the prompt with
@@ -116,7 +116,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.pin, "pin", true, "pin wrk to the last CPU and the servers to the others (taskset); -pin=false lets the scheduler place them")
 	fs.BoolVar(&c.cycles, "cycles", true, "also count each server's CPU cycles per request with perf stat, where perf works")
 	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk command")
-	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./examples/server (to compare builds)")
+	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
 		fs.PrintDefaults()
@@ -195,7 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "building examples/server\n")
+		fmt.Fprintf(stdout, "building cmd/promptsd\n")
 		if server, err = buildServer(ctx, root, tmp); err != nil {
 			return err
 		}

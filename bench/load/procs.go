@@ -20,7 +20,7 @@ import (
 )
 
 // moduleRoot returns the directory of the module the harness belongs to,
-// which holds examples/server.
+// which holds cmd/promptsd.
 func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -31,19 +31,19 @@ func moduleRoot() (string, error) {
 		return "", errors.New("run the harness from inside the module: go run ./bench/load")
 	}
 	root := filepath.Dir(gomod)
-	if _, err := os.Stat(filepath.Join(root, "examples", "server", "main.go")); err != nil {
-		return "", fmt.Errorf("no examples/server in %s: run the harness from the prompts module", root)
+	if _, err := os.Stat(filepath.Join(root, "cmd", "promptsd", "main.go")); err != nil {
+		return "", fmt.Errorf("no cmd/promptsd in %s: run the harness from the prompts module", root)
 	}
 	return root, nil
 }
 
-// buildServer builds examples/server into dir and returns the binary.
+// buildServer builds cmd/promptsd into dir and returns the binary.
 func buildServer(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "server")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/server")
+	bin := filepath.Join(dir, "promptsd")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/promptsd")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./examples/server: %v\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/promptsd: %v\n%s", err, out)
 	}
 	return bin, nil
 }

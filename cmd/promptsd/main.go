@@ -1,8 +1,8 @@
-// Command server is the standalone prompts server: the /v1/integration HTTP
+// Command promptsd is the standalone prompts server: the /v1/integration HTTP
 // interface over the embedded store, its data in the file prompts.data
 // (-data), or over PostgreSQL with -dsn.
 //
-//	go run ./examples/server
+//	go run ./cmd/promptsd
 //
 // Most flags can also be set by an environment variable: -addr by
 // PROMPTS_ADDR, -data by PROMPTS_DATA, -dsn by PROMPTS_DSN, -api-key by PROMPTS_API_KEY and
@@ -128,7 +128,7 @@ func (p *projectList) Set(v string) error {
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs := flag.NewFlagSet("promptsd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
