@@ -6,6 +6,10 @@
 //	go run ./examples/embed
 //	curl -s localhost:8081/hello?name=Ada
 //	curl -s -H 'X-API-Key: embed-demo-key-0001' localhost:8081/admin/prompts/v1/integration/projects
+//
+// The interface is mounted at /admin/prompts: its routes answer under
+// /admin/prompts/v1/integration/…, and the URLs it sends back (Location,
+// Link) are relative, so they stay right under the prefix.
 package main
 
 import (
@@ -17,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -61,7 +64,17 @@ func (g *greeter) hello(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "world"
 	}
-	fmt.Fprintln(w, strings.ReplaceAll(p.ActiveVersion.Content, "{{name}}", name))
+	// Render fills every variable, strictly: a version in production that
+	// needs a variable this code does not give is an error, not a greeting
+	// with "{{…}}" left in it. (The promotion guard refuses to promote
+	// such a version without AllowVariableChange.)
+	text, err := p.ActiveVersion.Render(map[string]string{"name": name})
+	if err != nil {
+		g.logger.Error("rendering prompt", "version", p.ActiveVersion.VersionNumber, "err", err)
+		http.Error(w, "the greeting in production does not fit this service", http.StatusInternalServerError)
+		return
+	}
+	fmt.Fprintln(w, text)
 }
 
 // logRequests is the service's own middleware; it wraps the prompts
