@@ -20,13 +20,14 @@ const DefaultBodyLimit = 1 << 20
 // Handler serves the /v1/integration interface over a prompts.Store. It is
 // an http.Handler, safe for concurrent use; make one with New.
 type Handler struct {
-	store prompts.Store
-	stale staleReader // store, when it can report stale answers (a cache.Store)
-	auth  Authenticator
-	log   *slog.Logger
-	limit int64
-	mux   *http.ServeMux
-	bufs  sync.Pool // *[]byte response buffers
+	store   prompts.Store
+	stale   staleReader // store, when it can report stale answers (a cache.Store)
+	auth    Authenticator
+	log     *slog.Logger
+	observe func(r *http.Request, err error)
+	limit   int64
+	mux     *http.ServeMux
+	bufs    sync.Pool // *[]byte response buffers
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -61,6 +62,15 @@ func WithLogger(l *slog.Logger) Option {
 			h.log = l
 		}
 	}
+}
+
+// WithErrorObserver sets f to be called, on the request's goroutine, with
+// every error of the Store or the Authenticator that the handler answers,
+// whatever its code, before it answers: to count errors, or to notice a
+// store going unavailable without wrapping it. r's context carries the
+// application's values.
+func WithErrorObserver(f func(r *http.Request, err error)) Option {
+	return func(h *Handler) { h.observe = f }
 }
 
 // WithAuthenticator sets what checks the X-API-Key of every request.

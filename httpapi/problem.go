@@ -130,6 +130,9 @@ func invalidDetail(fields []prompts.FieldError) string {
 // Store contract keeps free of internals; 503 and 500 show a fixed text and
 // log the cause.
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	if h.observe != nil {
+		h.observe(r, err)
+	}
 	var e *prompts.Error
 	isErr := errors.As(err, &e)
 	k := kindOf(prompts.ErrorCode(err))

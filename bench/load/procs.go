@@ -94,10 +94,10 @@ var serverListening = regexp.MustCompile(`msg=ready addr=http://(127\.0\.0\.1:\d
 // port, and returns once it listens. Its environment has none of the
 // PROMPTS_ variables of this one: only args configure it.
 func (ps *processes) startServer(ctx context.Context, name, bin string, args []string) (*process, error) {
-	// Without the access log: the bare servers it is compared with log
-	// nothing, and the harness would hold every line in memory. In memory
-	// without -dsn: the reads measured are the same on a data file.
-	args = append([]string{"-addr", "127.0.0.1:0", "-api-key", apiKey, "-access-log=false", "-data="}, args...)
+	// The server's defaults, as users run it (access log, metrics and
+	// request ids on), but in memory without -dsn: the reads measured are
+	// the same on a data file.
+	args = append([]string{"-addr", "127.0.0.1:0", "-api-key", apiKey, "-data="}, args...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PROMPTS_") {
@@ -148,12 +148,13 @@ func (ps *processes) start(ctx context.Context, name, bin string, args, env []st
 		for sc.Scan() {
 			fmt.Fprintln(p.out, sc.Text())
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
+				addr <- m[1]
+				break
 			}
 		}
+		// The rest (the access log, one line a request) is read as a
+		// log collector reads it, and dropped: the harness would
+		// otherwise hold every line in memory.
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	go func() {

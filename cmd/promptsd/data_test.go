@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -141,4 +142,40 @@ func (s *server) versionsOf(t *testing.T, promptID string) map[int]string {
 		}
 	}
 	return got
+}
+
+// With a data file and no key, the first start generates a key, prints it
+// with a sample curl line, and keeps its hash beside the data (mode 600);
+// a restart accepts the same key without printing it, and says so.
+func TestServerKeepsItsGeneratedKey(t *testing.T) {
+	is := is.New(t)
+	data := filepath.Join(t.TempDir(), "prompts.data")
+	s := start(t, nil, "-data", data)
+	is.True(s.key != "") // printed at the first start
+	is.True(strings.Contains(s.out.String(), "Try: curl -H 'X-API-Key: "+s.key+"' http://"))
+	fi, err := os.Stat(data + ".key")
+	is.NoErr(err)
+	is.Equal(fi.Mode().Perm(), os.FileMode(0o600))
+	kept, err := os.ReadFile(data + ".key")
+	is.NoErr(err)
+	is.True(!strings.Contains(string(kept), s.key)) // the hash, not the key
+	key := s.key
+	is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 200)
+	is.NoErr(s.stop(t))
+
+	s = start(t, nil, "-data", data)
+	is.Equal(s.key, "")                                                      // not printed again
+	is.True(!strings.Contains(s.out.String(), key))                          // anywhere
+	s.logLine(t, "API key: the one printed at the first start")              // but said
+	is.True(strings.Contains(s.out.String(), "X-API-Key: $PROMPTS_API_KEY")) // the curl line without it
+	s.key = key
+	is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 200)
+	s.key = "pk_another-key-of-enough-length"
+	is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 401)
+	is.NoErr(s.stop(t))
+
+	// In memory only, a new key at every start.
+	s = start(t, nil)
+	is.True(s.key != "" && s.key != key)
+	is.NoErr(s.stop(t))
 }

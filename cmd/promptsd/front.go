@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 )
+
+// readiness says whether the store answers now, with a word on its state
+// that names no path nor address.
+type readiness func(ctx context.Context) (string, error)
 
 // front is the server's handler: the probes and the metrics at once, and
 // /v1/integration once the store is open (503 until then).

@@ -3,9 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/promptkit/prompts"
@@ -78,12 +84,17 @@ func parseKeyEntry(where, s string) (keyEntry, error) {
 
 // readKeysFile reads the entries of a -keys file: one a line, blank lines
 // and lines starting with # left out.
+// The file must be readable by its owner only (chmod 600), as ssh asks of
+// a private key: its lines may hold secrets.
 func readKeysFile(path string) ([]keyEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("-keys: %w", err)
 	}
 	defer f.Close()
+	if err := ownerOnly(f, path); err != nil {
+		return nil, err
+	}
 	var entries []keyEntry
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -191,4 +202,63 @@ func looksLikeSlug(s string) bool {
 		}
 	}
 	return true
+}
+
+// ownerOnly refuses a file that its group or others may read or write.
+func ownerOnly(f *os.File, path string) error {
+	if runtime.GOOS == "windows" {
+		return nil // no such mode bits
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s may be read by others (mode %#o): it holds API keys; chmod 600 %s", path, perm, path)
+	}
+	return nil
+}
+
+// generatedKey is the key of a server given none: with a data file, an
+// admin key named default generated at the first start, whose hash the
+// file DATA.key keeps (a keys file of one line), so that the key lasts as
+// long as the data; it is shown at that start only (key is "" after). In
+// memory only, a new key at every start.
+func generatedKey(data string, logger *slog.Logger) (entries []keyEntry, key string, err error) {
+	if key, err = newKey(); err != nil {
+		return nil, "", err
+	}
+	e := keyEntry{where: "the generated key", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Secret: key}}
+	if data == "" {
+		return []keyEntry{e}, key, nil
+	}
+	path := data + ".key"
+	entries, err = readKeysFile(path)
+	switch {
+	case err == nil:
+		logger.Info("API key: the one printed at the first start on this data file", "hash_in", path)
+		return entries, "", nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, "", err
+	}
+	sum := sha256.Sum256([]byte(key))
+	line := "# The admin key generated at the first start on " + filepath.Base(data) + ", by its hash.\n" +
+		"default:admin:sha256:" + hex.EncodeToString(sum[:]) + "\n"
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("keeping the generated key's hash: %w", err)
+	}
+	_, err = f.WriteString(line)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, "", fmt.Errorf("keeping the generated key's hash: %w", err)
+	}
+	logger.Info("API key generated; its hash is kept beside the data", "hash_in", path)
+	return []keyEntry{e}, key, nil
 }

@@ -66,7 +66,11 @@ func main() {
 // failure. It logs every exit but -h's through slog, on stderr.
 func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	level := new(slog.LevelVar) // Info until the flags say otherwise
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Lines are buffered, and written out every few milliseconds (at once
+	// from WARN up), and at every exit of run.
+	logs := newLogWriter(stderr, logFlushEvery)
+	defer logs.Close()
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
 	cfg, err := parseConfig(args, getenv, stderr)
 	var usage usageError
 	switch {
@@ -82,13 +86,17 @@ func run(sigs <-chan os.Signal, args []string, getenv func(string) string, stdou
 		return 2
 	}
 	level.Set(cfg.logLevel)
-	if err := serve(sigs, cfg, logger, stdout); err != nil {
+	if err := serve(sigs, cfg, logger, logs, level, stdout); err != nil {
 		logger.Error("exiting", "status", 1, "err", err)
 		return 1
 	}
 	logger.Info("exiting", "status", 0)
 	return 0
 }
+
+// logFlushEvery is the most time a log line waits in the buffer: what a
+// crash of the process can lose.
+const logFlushEvery = 10 * time.Millisecond
 
 // usageError is an error of the command line that the flag package has
 // printed already, with the usage.
@@ -112,6 +120,7 @@ type config struct {
 	shutdownGrace  time.Duration // how long the requests in flight may take at stop
 	logLevel       slog.Level
 	accessLog      bool
+	maxConns       int
 }
 
 // projectList is a repeatable flag.
@@ -153,6 +162,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 20*time.Second, "at the first SIGINT or SIGTERM, how long the requests in flight may take before they are cut; a second signal cuts them at once (PROMPTS_SHUTDOWN_GRACE)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "the least level logged: debug, info (one line a request), warn or error (PROMPTS_LOG_LEVEL)")
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line a request, at info")
+	fs.IntVar(&c.maxConns, "max-conns", 4096, "the most connections open at once; past it, new ones wait in the kernel's backlog")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
@@ -163,6 +173,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.maxConns < 1 {
+		return config{}, errors.New("-max-conns must be at least 1")
 	}
 	if c.cacheMiB < 1 {
 		return config{}, errors.New("-cache-size must be at least 1 (MiB); -cache=false turns the cache off")
@@ -215,7 +228,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 // serve listens, then opens the store, and serves until the first
 // signal; then it drains.
-func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, stdout io.Writer) error {
+func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Writer, level slog.Leveler, stdout io.Writer) error {
 	entries, err := keyEntries(cfg) // a bad entry stops the start before anything else
 	if err != nil {
 		return err
@@ -230,20 +243,20 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, stdout io.Wri
 	m := newMetrics()
 	f := newFront(m)
 	srv := &http.Server{
-		Handler:           observed(f, accessLogger(logger, cfg.accessLog), m),
+		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
 		ReadHeaderTimeout: 5 * time.Second,
-		// The body must arrive within the request's budget; the store's
-		// calls end at the same deadline (guardStore). Writing has 5 s
-		// more, so that the 408 or 503 of a request at its deadline is
-		// sent before the connection closes.
+		// The body must arrive within the request's budget, and the
+		// request's context ends at the same deadline, which the store's
+		// calls honour. Writing has 5 s more, so that the 408 or 503 of
+		// a request at its deadline is sent before the connection closes.
 		ReadTimeout:    cfg.requestTimeout,
 		WriteTimeout:   cfg.requestTimeout + 5*time.Second,
-		IdleTimeout:    120 * time.Second,
+		IdleTimeout:    60 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(limitListener(ln, cfg.maxConns)) }()
 	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg))
 
 	// The first signal ends ctx; a second closes force.
@@ -292,27 +305,34 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, stdout io.Wri
 // openAPI opens the store and puts the API in front of it. The returned
 // func releases the store; it is nil after an error.
 func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics) (release func(), err error) {
-	watch := &storeWatch{log: logger, errors: func(code string) { m.storeErrors.WithLabelValues(code).Inc() }}
+	watch := newStoreWatch(logger, func(code string) { m.storeErrors.WithLabelValues(code).Inc() })
 	m.watchStore(watch)
-	st, err := openStore(ctx, cfg, logger, watch, m)
+	st, err := openStore(ctx, cfg, logger, m)
 	if err != nil {
 		return nil, err
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); watch.run(watchCtx, st.ping) }()
+	releaseAll := func() { stopWatch(); <-watched; st.release() }
 	defer func() {
 		if err != nil {
-			st.release()
+			releaseAll()
 		}
 	}()
 	if err := ensureProjects(ctx, st.store, cfg.projects, logger); err != nil {
 		return nil, err
 	}
+	shown := "$PROMPTS_API_KEY"
 	if len(entries) == 0 {
-		key, err := newKey()
-		if err != nil {
+		var key string
+		if entries, key, err = generatedKey(cfg.data, logger); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(stdout, "API key (shown once): %s\n", key)
-		entries = append(entries, keyEntry{where: "the generated key", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Secret: key}})
+		if key != "" {
+			fmt.Fprintf(stdout, "API key (shown once): %s\n", key)
+			shown = key
+		}
 	}
 	keys, err := buildKeys(ctx, st.store, entries)
 	if err != nil {
@@ -328,11 +348,22 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 	api := httpapi.New(st.store,
 		httpapi.WithAuthenticator(namedKeys{keys}),
 		httpapi.WithLogger(logger),
+		httpapi.WithErrorObserver(watch.storeError),
 	)
 	watch.opened()
-	f.open(api, st.ready)
+	// The readiness probe's ping tells the watch too: a replica without
+	// traffic learns that its store went away, or came back.
+	f.open(api, func(probe context.Context) (string, error) {
+		started := time.Now()
+		ctx, cancel := context.WithTimeout(probe, time.Second)
+		defer cancel()
+		err := st.ping(ctx)
+		watch.pinged(started, err)
+		return st.state(), err
+	})
 	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg))
-	return st.release, nil
+	fmt.Fprintf(stdout, "Try: curl -H 'X-API-Key: %s' http://%s/v1/integration/projects\n", shown, addr)
+	return releaseAll, nil
 }
 
 // drain stops the server: the requests in flight have grace to finish,

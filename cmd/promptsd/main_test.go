@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,12 +27,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
-
-	"github.com/promptkit/prompts/storetest"
-
-	"github.com/promptkit/prompts/memstore"
-
-	"github.com/promptkit/prompts"
 )
 
 // The tests run the server as a real process: the test binary re-executed
@@ -297,7 +293,7 @@ func TestServerFinishesRequestsInFlight(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("server did not exit")
 	}
-	is.True(strings.Contains(s.out.String(), "finishing the requests in flight"))
+	s.logLine(t, "finishing the requests in flight") // written out at the exit
 }
 
 // TestTwoServersShareOneDatabase runs two server processes on one
@@ -457,62 +453,23 @@ func TestServerProjectsWithClashingSlugs(t *testing.T) {
 	is.NoErr(s.stop(t))
 }
 
-// deadlineSeen is a store that records the deadline of each call.
-type deadlineSeen struct {
-	prompts.Store
-	seen map[string]time.Duration
-}
-
-func (d deadlineSeen) note(ctx context.Context, method string) {
-	if dl, ok := ctx.Deadline(); ok {
-		d.seen[method] = time.Until(dl)
-	}
-}
-
-func (d deadlineSeen) GetActive(ctx context.Context, id string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	d.note(ctx, "GetActive")
-	return d.Store.GetActive(ctx, id, env)
-}
-
-func (d deadlineSeen) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
-	d.note(ctx, "Activate")
-	return d.Store.Activate(ctx, in)
-}
-
-func (d deadlineSeen) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
-	d.note(ctx, "ListDeployments")
-	return d.Store.ListDeployments(ctx, f)
-}
-
-// Every call to the database gets a deadline: the request's, in a request,
-// else d from the call; the guardStore is a Store (the conformance suite
-// holds over it).
-func TestEveryStoreCallHasADeadline(t *testing.T) {
+// Every request's context ends at the request's deadline, which every
+// call to the store inherits: the request timeout after it started.
+func TestEveryRequestHasADeadline(t *testing.T) {
 	is := is.New(t)
-	ctx := context.Background()
-	rec := deadlineSeen{Store: memstore.New(), seen: map[string]time.Duration{}}
-	s := guardStore{next: rec, d: time.Minute}
-	_, _ = s.GetActive(ctx, "x", prompts.Production)
-	_, _ = s.Activate(ctx, prompts.Activation{PromptID: "x", Environment: prompts.Production, VersionNumber: prompts.Some(1)})
-	_, _, _ = s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: "x"})
-	is.Equal(len(rec.seen), 3)
-	for m, d := range rec.seen {
-		if d < 50*time.Second || d > time.Minute {
-			t.Errorf("%s: deadline in %v, want about a minute", m, d)
-		}
+	var left time.Duration
+	var hasInfo bool
+	h := observed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dl, ok := r.Context().Deadline()
+		is.True(ok) // the request has a deadline
+		left = time.Until(dl)
+		hasInfo = infoFrom(r.Context()) != nil
+	}), newAccessLog(io.Discard, slog.LevelInfo, true), newMetrics(), time.Minute)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/v1/integration/projects", nil))
+	if left < 50*time.Second || left > time.Minute {
+		t.Errorf("deadline in %v, want about a minute", left)
 	}
-	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
-		return guardStore{next: memstore.New(memstore.WithClock(clock)), d: time.Minute}
-	})
-
-	// In a request that started 50 s ago, the call has what is left of
-	// the request's minute.
-	clear(rec.seen)
-	inRequest := context.WithValue(ctx, requestInfoKey{}, &requestInfo{start: time.Now().Add(-50 * time.Second)})
-	_, _ = s.GetActive(inRequest, "x", prompts.Production)
-	if d := rec.seen["GetActive"]; d < 5*time.Second || d > 10*time.Second {
-		t.Errorf("in a request: deadline in %v, want about 10s", d)
-	}
+	is.True(hasInfo)
 }
 
 // testKey is the -api-key of the tests that do not care which.
@@ -603,6 +560,21 @@ func TestServerRefusesBadKeys(t *testing.T) {
 			is.True(!strings.Contains(string(out), secret)) // never the secret
 		})
 	}
+}
+
+// A keys file that others may read is refused, as ssh refuses such a
+// private key, with the command that mends it.
+func TestServerRefusesAReadableKeysFile(t *testing.T) {
+	is := is.New(t)
+	file := filepath.Join(t.TempDir(), "keys.txt")
+	is.NoErr(os.WriteFile(file, []byte("ci:read:a-secret-0123456789\n"), 0o644))
+	is.NoErr(os.Chmod(file, 0o644)) // whatever the umask
+	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-data=", "-keys", file)
+	cmd.Env = append(os.Environ(), serverVar+"=1")
+	out, err := cmd.CombinedOutput()
+	is.True(err != nil) // the start stops
+	is.True(strings.Contains(string(out), "chmod 600 "+file))
+	is.True(!strings.Contains(string(out), "a-secret")) // never the secret
 }
 
 // The usage printed on a bad flag shows no secret from the environment.

@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,8 +24,8 @@ import (
 )
 
 // requestInfo is what the layers of one request tell the access log, and
-// when the request started (the store's calls end at start plus the
-// request timeout). It travels in the request's context.
+// when the request started (the store's watch judges a failure by it). It
+// travels in the request's context.
 type requestInfo struct {
 	start time.Time
 	key   string // the API key's name, once authenticated
@@ -44,15 +50,6 @@ func (k namedKeys) Authenticate(ctx context.Context, key string) (httpapi.Access
 		}
 	}
 	return a, err
-}
-
-// accessLogger is the logger of the access log: logger, or one that
-// discards when the access log is off.
-func accessLogger(logger *slog.Logger, on bool) *slog.Logger {
-	if !on {
-		return slog.New(slog.DiscardHandler)
-	}
-	return logger
 }
 
 // recorder remembers a response's status and size.
@@ -81,10 +78,13 @@ func (r *recorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// observed returns next with an access log line and the request metrics
-// for every request, and a request id: the client's X-Request-Id when it
-// is a valid one, else a new ULID, sent back in X-Request-Id.
-func observed(next http.Handler, logger *slog.Logger, m *metrics) http.Handler {
+// observed returns next with, for every request, a deadline on its
+// context (timeout after it started: every call to the store ends by
+// then), a request id (the client's X-Request-Id when it is a valid one,
+// else a new ULID, sent back in X-Request-Id), the request metrics, and
+// an access log line.
+func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Duration) http.Handler {
+	var ids requestIDs
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// One allocation for both: what the layers tell, and the writer.
 		both := &struct {
@@ -94,38 +94,119 @@ func observed(next http.Handler, logger *slog.Logger, m *metrics) http.Handler {
 		info, rec := &both.requestInfo, &both.recorder
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID(id) {
-			id = ulid.Make().String()
+			id = ids.next(info.start)
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header()["X-Request-Id"] = []string{id}
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		ctx, cancel := context.WithDeadline(context.WithValue(r.Context(), requestInfoKey{}, info), info.start.Add(timeout))
+		defer cancel()
+		r = r.WithContext(ctx)
 		next.ServeHTTP(rec, r)
 
 		took := time.Since(info.start)
 		if rec.status == 0 {
 			rec.status = http.StatusOK // nothing written: net/http sends 200
 		}
-		route := routeOf(r.Pattern)
-		method := methodLabel(r.Method)
-		m.requests.WithLabelValues(route, method, m.statusLabel(rec.status)).Inc()
-		m.duration.WithLabelValues(route, method).Observe(took.Seconds())
-		if !logger.Enabled(r.Context(), slog.LevelInfo) {
-			return
-		}
-		attrs := []slog.Attr{
-			slog.String("method", method),
-			slog.String("route", route),
-			slog.Int("status", rec.status),
-			slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", took),
-			slog.String("request_id", id),
-		}
-		if info.key != "" {
-			attrs = append(attrs, slog.String("key", info.key)) // its name; never the secret
-		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		method := methodIndex(r.Method)
+		m.observe(r.Pattern, method, rec.status, took)
+		alog.write(info.start, methods[method], routeOf(r.Pattern), rec.status, rec.bytes, took, id, info.key)
 	})
+}
+
+// requestIDs makes the request ids of the requests that bring none: ULIDs
+// whose random part is a random number drawn once for the process
+// followed by a counter, so that making one takes no lock.
+type requestIDs struct {
+	once   sync.Once
+	prefix [4]byte
+	n      atomic.Uint64
+}
+
+func (g *requestIDs) next(now time.Time) string {
+	g.once.Do(func() { _, _ = rand.Read(g.prefix[:]) })
+	var id ulid.ULID
+	_ = id.SetTime(ulid.Timestamp(now))
+	copy(id[6:10], g.prefix[:])
+	n := g.n.Add(1)
+	for i := 15; i >= 10; i-- {
+		id[i] = byte(n)
+		n >>= 8
+	}
+	return id.String()
+}
+
+// accessLog writes one line a request, in the format of slog's
+// TextHandler (time, level, msg=request, then method, route, status,
+// bytes, duration, request_id and the key's name), formatted by hand into
+// a pooled buffer: the access log is on the path of every request.
+type accessLog struct {
+	out   io.Writer    // nil: off
+	level slog.Leveler // the log's least level: lines are written while it is at most Info
+	bufs  sync.Pool
+}
+
+func newAccessLog(out io.Writer, level slog.Leveler, on bool) *accessLog {
+	l := &accessLog{level: level}
+	if on {
+		l.out = out
+	}
+	l.bufs.New = func() any { b := make([]byte, 0, 256); return &b }
+	return l
+}
+
+func (l *accessLog) write(start time.Time, method, route string, status int, bytes int64, took time.Duration, id, key string) {
+	if l.out == nil || l.level.Level() > slog.LevelInfo {
+		return
+	}
+	bp := l.bufs.Get().(*[]byte)
+	b := append((*bp)[:0], "time="...)
+	b = start.Add(took).AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = append(b, " level=INFO msg=request method="...)
+	b = appendValue(b, method)
+	b = append(b, " route="...)
+	b = appendValue(b, route)
+	b = append(b, " status="...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, " bytes="...)
+	b = strconv.AppendInt(b, bytes, 10)
+	b = append(b, " duration="...)
+	b = appendValue(b, took.String())
+	b = append(b, " request_id="...)
+	b = appendValue(b, id)
+	if key != "" {
+		b = append(b, " key="...)
+		b = appendValue(b, key) // its name; never the secret
+	}
+	b = append(b, '\n')
+	_, _ = l.out.Write(b)
+	*bp = b
+	l.bufs.Put(bp)
+}
+
+// appendValue appends s as slog's TextHandler writes a value: as it is,
+// unless it is empty or holds a space, '"', '=', a control character or
+// anything unprintable, which are quoted.
+func appendValue(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, `""`...)
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c <= ' ' || c == 0x7f || c == '"' || c == '=' {
+				return strconv.AppendQuote(b, s)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return strconv.AppendQuote(b, s)
+		}
+		i += size
+	}
+	return append(b, s...)
 }
 
 // routeOf is the path of the route pattern that served a request, such as
@@ -142,16 +223,20 @@ func routeOf(pattern string) string {
 	return pattern
 }
 
-// methodLabel is the method, or "other" for a method HTTP does not
-// define: the client chooses it, and a label must not take any value a
-// client sends.
-func methodLabel(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return m
+// methods are the labels of the methods: those HTTP defines, and
+// "other" for any other (the client chooses the method, and a label must
+// not take any value a client sends).
+var methods = [...]string{"other", http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace}
+
+// methodIndex is the index of m's label in methods.
+func methodIndex(m string) int {
+	for i := 1; i < len(methods); i++ {
+		if methods[i] == m {
+			return i
+		}
 	}
-	return "other"
+	return 0
 }
 
 // validRequestID reports whether a client's X-Request-Id may be used as
@@ -181,15 +266,72 @@ type metrics struct {
 	duration    *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
 	inFlight    prometheus.Gauge
-	statuses    [600]string // the labels of the statuses, made once
+
+	// The handles of the request metrics, by route pattern, resolved
+	// once: a map that is replaced, never changed, when a route is new.
+	mu     sync.Mutex
+	routes atomic.Pointer[map[string]*routeMetrics]
 }
 
-// statusLabel is the label of an HTTP status.
-func (m *metrics) statusLabel(code int) string {
-	if code >= 0 && code < len(m.statuses) {
-		return m.statuses[code]
+// routeMetrics are the handles of one route's metrics, by method.
+type routeMetrics struct {
+	route   string
+	methods [len(methods)]atomic.Pointer[methodMetrics]
+}
+
+// methodMetrics are the handles of one route and method, its counters by
+// status made when first needed.
+type methodMetrics struct {
+	duration prometheus.Observer
+	requests [600]atomic.Pointer[prometheus.Counter]
+}
+
+// observe counts a request answered by the route of pattern.
+func (m *metrics) observe(pattern string, method, status int, took time.Duration) {
+	rm := (*m.routes.Load())[pattern]
+	if rm == nil {
+		rm = m.newRoute(pattern)
 	}
-	return strconv.Itoa(code)
+	mm := rm.methods[method].Load()
+	if mm == nil {
+		mm = &methodMetrics{duration: m.duration.WithLabelValues(rm.route, methods[method])}
+		if !rm.methods[method].CompareAndSwap(nil, mm) {
+			mm = rm.methods[method].Load()
+		}
+	}
+	mm.duration.Observe(took.Seconds())
+	if status < 0 || status >= len(mm.requests) {
+		m.requests.WithLabelValues(rm.route, methods[method], strconv.Itoa(status)).Inc()
+		return
+	}
+	c := mm.requests[status].Load()
+	if c == nil {
+		counter := m.requests.WithLabelValues(rm.route, methods[method], strconv.Itoa(status))
+		mm.requests[status].CompareAndSwap(nil, &counter)
+		c = mm.requests[status].Load()
+	}
+	(*c).Inc()
+}
+
+// newRoute adds the handles of the route of pattern.
+func (m *metrics) newRoute(pattern string) *routeMetrics {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.routes.Load()
+	if rm := old[pattern]; rm != nil {
+		return rm
+	}
+	rm := &routeMetrics{route: routeOf(pattern)}
+	if len(old) >= 1000 {
+		return rm // patterns are the server's own and few: never reached
+	}
+	routes := make(map[string]*routeMetrics, len(old)+1)
+	for k, v := range old {
+		routes[k] = v
+	}
+	routes[pattern] = rm
+	m.routes.Store(&routes)
+	return rm
 }
 
 func newMetrics() *metrics {
@@ -213,9 +355,7 @@ func newMetrics() *metrics {
 			Help: "HTTP requests being answered now.",
 		}),
 	}
-	for code := range m.statuses {
-		m.statuses[code] = strconv.Itoa(code)
-	}
+	m.routes.Store(&map[string]*routeMetrics{})
 	m.reg.MustRegister(m.requests, m.duration, m.storeErrors, m.inFlight,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

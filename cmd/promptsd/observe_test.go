@@ -1,17 +1,24 @@
 package main
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
-// BenchmarkObserved is what the access log (off, as in the load
-// harness), the request id and the metrics add to a request, against the
-// same mux alone (BenchmarkMux).
+// BenchmarkObserved is what the server adds to every request as it runs
+// by default (the deadline, the request id, the metrics, and the access
+// log through the buffered writer), against the same mux alone
+// (BenchmarkMux).
 func BenchmarkObserved(b *testing.B) {
-	benchmarkRoute(b, func(h http.Handler) http.Handler { return observed(h, slog.New(slog.DiscardHandler), newMetrics()) })
+	logs := newLogWriter(io.Discard, logFlushEvery)
+	defer logs.Close()
+	benchmarkRoute(b, func(h http.Handler) http.Handler {
+		return observed(h, newAccessLog(logs, slog.LevelInfo, true), newMetrics(), time.Minute)
+	})
 }
 
 func BenchmarkMux(b *testing.B) {

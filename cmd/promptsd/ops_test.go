@@ -26,7 +26,6 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/memstore"
 )
 
 // testDatabase returns the test database's URL and a fresh schema name,
@@ -429,60 +428,64 @@ func TestServerShutdownGrace(t *testing.T) {
 	s.logLine(t, "msg=exiting", "status=1", "did not finish within -shutdown-grace 200ms")
 }
 
-// stuckStore is a store whose GetPrompt ignores its context and waits
-// until released, as a call on a silent database does.
-type stuckStore struct {
-	prompts.Store
-	release chan struct{}
-}
-
-func (s stuckStore) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
-	<-s.release
-	return prompts.Prompt{ID: id}, nil
-}
-
-// A call the store holds past its deadline is answered unavailable at the
-// deadline; one whose caller left, with the caller's error.
-func TestGuardAnswersAtTheDeadline(t *testing.T) {
-	is := is.New(t)
-	stuck := stuckStore{Store: memstore.New(), release: make(chan struct{})}
-	defer close(stuck.release)
-	s := guardStore{next: stuck, d: 50 * time.Millisecond, watch: &storeWatch{log: slog.New(slog.DiscardHandler)}}
-	is.True(s.watch.isDown()) // not up until open
-	s.watch.opened()
-	is.True(!s.watch.isDown())
-	_, err := s.GetPrompt(context.Background(), "x")
-	is.Equal(prompts.ErrorCode(err), prompts.CodeUnavailable)
-	is.True(s.watch.isDown()) // and the store is taken as unavailable
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = s.GetPrompt(ctx, "x")
-	is.True(errors.Is(err, context.Canceled))
-}
-
 // The watch logs one line when the store goes down and one when it comes
-// back, judging each call by when it started: a call from before the
-// outage that succeeds during it, or one from before the recovery that
-// fails after it, changes nothing.
-func TestStoreWatchJudgesCallsByTheirStart(t *testing.T) {
+// back (a ping answers), judging each failure by when its request
+// started: one from before the recovery changes nothing; a failure whose
+// client left says nothing of the store.
+func TestStoreWatchJudgesFailuresByTheirStart(t *testing.T) {
 	is := is.New(t)
 	var logs syncBuffer
-	w := &storeWatch{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	w := newStoreWatch(slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	is.True(w.isDown()) // not up until open
 	w.opened()
+	is.True(!w.isDown())
 	ctx := context.Background()
 	down := prompts.Unavailable(errors.New("connection refused"))
 	before := time.Now()
-	w.observe(ctx, time.Now(), down)
-	is.True(w.isDown())
-	w.observe(ctx, before, nil) // started before the outage
-	is.True(w.isDown())
-	w.observe(ctx, time.Now(), down)
-	w.observe(ctx, time.Now(), nil) // started during it: recovered
+	w.failed(ctx, time.Now(), prompts.ErrNotFound) // the client's error: the store is up
 	is.True(!w.isDown())
-	w.observe(ctx, before, down) // started before the recovery
+	w.failed(ctx, time.Now(), down)
+	is.True(w.isDown())
+	w.pinged(before, nil) // a ping from before the outage
+	is.True(w.isDown())
+	w.failed(ctx, time.Now(), down)
+	w.pinged(time.Now(), nil) // started during it: recovered
+	is.True(!w.isDown())
+	w.failed(ctx, before, down) // started before the recovery
+	is.True(!w.isDown())
+	left, cancel := context.WithCancel(ctx)
+	cancel()
+	w.failed(left, time.Now(), down) // the client left
 	is.True(!w.isDown())
 	is.Equal(strings.Count(logs.String(), `msg="store unavailable`), 1)
 	is.Equal(strings.Count(logs.String(), `msg="store recovered"`), 1)
-	is.True(strings.Contains(logs.String(), "failed_calls=2"))
+	is.True(strings.Contains(logs.String(), "failed_requests=2"))
+}
+
+// While the store is down, the watch pings it every second, and logs its
+// recovery without a request or a probe.
+func TestStoreWatchPingsWhileDown(t *testing.T) {
+	is := is.New(t)
+	var logs syncBuffer
+	w := newStoreWatch(slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	w.opened()
+	var back atomic.Bool
+	pings := make(chan struct{}, 100)
+	ping := func(context.Context) error {
+		pings <- struct{}{}
+		if back.Load() {
+			return nil
+		}
+		return errors.New("connection refused")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(ctx, ping) }()
+	defer func() { cancel(); <-done }()
+	w.failed(context.Background(), time.Now(), prompts.Unavailable(errors.New("connection refused")))
+	<-pings // at once
+	is.True(w.isDown())
+	back.Store(true)
+	waitFor(t, "the watch sees the store back", func() bool { return !w.isDown() })
+	is.Equal(strings.Count(logs.String(), `msg="store recovered"`), 1)
 }

@@ -236,6 +236,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 	s.call(t, "GET", "/prompts/"+p.ID, "", &read)
 	is.Equal(read.ActiveVersion.VersionNumber, 1) // the change is read, fresh
 	is.Equal(probe(t, s, "/readyz"), 200)         // ready again
+	s.logLine(t, `msg="store recovered"`)
 	is.Equal(strings.Count(s.out.String(), `msg="store unavailable`), 1)
 	is.Equal(strings.Count(s.out.String(), `msg="store recovered"`), 1)
 	_, scrape = s.get(t, "/metrics")
@@ -438,8 +439,13 @@ func TestServerUnderLoadThroughOutages(t *testing.T) {
 		return s.call(t, "POST", "/prompts/"+ids[0]+"/versions", `{"content":"after"}`, nil).StatusCode == 200
 	})
 	// Three outages, at most three pairs of lines: not one per request,
-	// nor a flap for each call that straddled a change.
-	down, back := strings.Count(s.out.String(), `msg="store unavailable`), strings.Count(s.out.String(), `msg="store recovered"`)
+	// nor a flap for each call that straddled a change. The recovery is
+	// logged once a ping of the store answers, within a second.
+	count := func(what string) int { return strings.Count(s.out.String(), what) }
+	waitFor(t, "the recovery is logged", func() bool {
+		return count(`msg="store recovered"`) == count(`msg="store unavailable`)
+	})
+	down, back := count(`msg="store unavailable`), count(`msg="store recovered"`)
 	t.Logf("logged %d outages, %d recoveries", down, back)
 	is.True(down >= 1 && down <= 3)
 	is.Equal(back, down)

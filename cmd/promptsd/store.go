@@ -22,25 +22,22 @@ import (
 // opened is the store the server answers from.
 type opened struct {
 	store   prompts.Store
-	ready   readiness // whether the store answers now
+	ping    func(ctx context.Context) error // whether the store answers now
+	state   func() string                   // a word on its state, for /readyz
 	release func()
 }
-
-// readiness says whether the store answers now, within a second, with a
-// word on its state.
-type readiness func(ctx context.Context) (string, error)
 
 // openStore returns the store cfg names: the embedded store, on the file
 // cfg.data (in memory only when that is empty), when cfg.dsn is empty;
 // else PostgreSQL, waited for up to cfg.waitDB, migrated, behind a read
 // cache (unless cfg.cache is off) that a LISTEN/NOTIFY feed keeps fresh,
-// run on a goroutine until ctx ends or release is called. Every call to
-// the store goes through a guardStore that watch follows.
-func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *storeWatch, m *metrics) (opened, error) {
+// run on a goroutine until ctx ends or release is called.
+func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics) (opened, error) {
 	if cfg.dsn == "" && cfg.data == "" {
 		return opened{
-			store:   guardStore{next: memstore.New(), watch: watch},
-			ready:   func(context.Context) (string, error) { return "memory", nil },
+			store:   memstore.New(),
+			ping:    func(context.Context) error { return nil },
+			state:   func() string { return "memory" },
 			release: func() {},
 		}, nil
 	}
@@ -55,8 +52,9 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 		}
 		logger.Info("data file", "path", path)
 		return opened{
-			store: guardStore{next: s, watch: watch},
-			ready: func(context.Context) (string, error) { return "file " + path, s.Err() },
+			store: s,
+			ping:  func(context.Context) error { return s.Err() },
+			state: func() string { return "file" },
 			release: func() {
 				if err := s.Close(); err != nil {
 					logger.Error("closing the data file", "path", path, "err", err)
@@ -66,9 +64,8 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 	}
 	// The Store's connections fail a read or a write that has no answer
 	// within twice the request timeout: a database gone silent (stopped
-	// processes, a dead network path) cannot hold them, nor the requests
-	// after them, forever. Migrations run on a connection of their own,
-	// without that limit.
+	// processes, a dead network path) cannot hold them forever. Migrations
+	// run on a connection of their own, without that limit.
 	connector, err := pq.NewConnector(cfg.dsn)
 	if err != nil {
 		return opened{}, errors.New("-dsn: not a connection string lib/pq can read") // its error would quote a password
@@ -95,32 +92,17 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 		pg.Close()
 		db.Close()
 	}
-	// The readiness probe's ping tells the watch too: a replica without
-	// traffic learns that its database went away, or came back.
-	ping := func(probe context.Context) error {
-		started := time.Now()
-		ctx, cancel := context.WithTimeout(probe, time.Second)
-		defer cancel()
-		_, err := within(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.PingContext(ctx) })
-		if err != nil && prompts.ErrorCode(err) != prompts.CodeUnavailable {
-			err = prompts.Unavailable(err)
-		}
-		watch.observe(probe, started, err)
-		return err
-	}
-	// A database call can wait (on a lock, on a slow database); a read
-	// the cache answers never does.
-	guarded := guardStore{next: pg, d: cfg.requestTimeout, watch: watch}
 	if !cfg.cache {
 		return opened{
-			store:   guarded,
-			ready:   func(ctx context.Context) (string, error) { return "database", ping(ctx) },
+			store:   pg,
+			ping:    func(ctx context.Context) error { return pingWithin(ctx, db) }, // TEMP
+			state:   func() string { return "database" },
 			release: closeAll,
 		}, nil
 	}
-	c := cache.New(guarded, cache.WithSize(cfg.cacheMiB<<20))
+	c := cache.New(pg, cache.WithSize(cfg.cacheMiB<<20))
 	m.watchCache(c)
-	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.FeedSchema(cfg.schema), sqlstore.FeedLogger(logger))
+	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.FeedSchema(cfg.schema), sqlstore.FeedLogger(logger)) // TEMP
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() {
@@ -129,18 +111,15 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 			logger.Error("the cache's feed stopped; reads go to the database", "err", err)
 		}
 	}()
-	ready := func(ctx context.Context) (string, error) {
-		if err := ping(ctx); err != nil {
-			return "database", err
-		}
+	state := func() string {
 		if c.Stats().Lost {
 			// The replica answers right (its reads go to the database);
 			// it only says so.
-			return "database; cache feed lost, reads go to the database", nil
+			return "database; cache feed lost, reads go to the database"
 		}
-		return "database; cache fed", nil
+		return "database; cache fed"
 	}
-	return opened{store: c, ready: ready, release: func() { stopFeed(); <-fed; closeAll() }}, nil
+	return opened{store: c, ping: func(ctx context.Context) error { return pingWithin(ctx, db) }, state: state, release: func() { stopFeed(); <-fed; closeAll() }}, nil
 }
 
 // migrate brings the schema up to date, on a connection of its own.
@@ -173,7 +152,7 @@ func waitForDatabase(ctx context.Context, db *sqlx.DB, limit time.Duration, logg
 	delay := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		pingCtx, cancel := context.WithTimeout(ctx, max(min(3*time.Second, limit-time.Since(start)), 100*time.Millisecond))
-		_, err := within(pingCtx, func(ctx context.Context) (struct{}, error) { return struct{}{}, db.PingContext(ctx) })
+		err := pingWithin(pingCtx, db)
 		cancel()
 		if err == nil {
 			if attempt > 1 {
@@ -217,4 +196,17 @@ func refused(err error) bool {
 		return false
 	}
 	return !strings.HasPrefix(string(pe.Code), "08")
+}
+
+// pingWithin pings db, and returns by ctx's end even when the database
+// is silent (lib/pq's connection setup can outlast a context).
+func pingWithin(ctx context.Context, db *sqlx.DB) error {
+	done := make(chan error, 1)
+	go func() { done <- db.PingContext(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

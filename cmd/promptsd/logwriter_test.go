@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+	"github.com/oklog/ulid/v2"
+)
+
+// Lines wait in the buffer until the flush interval, a WARN or ERROR line
+// (written at once, after what came before), or Close; none is lost.
+func TestLogWriterBuffersAndFlushes(t *testing.T) {
+	is := is.New(t)
+	var out syncBuffer
+	w := newLogWriter(&out, time.Hour) // only the other causes flush
+	log := slog.New(slog.NewTextHandler(w, nil))
+	log.Info("one")
+	is.Equal(out.String(), "") // held
+	log.Warn("two")
+	is.Equal(strings.Count(out.String(), "\n"), 2) // both, in order
+	is.True(strings.Index(out.String(), "msg=one") < strings.Index(out.String(), "msg=two"))
+	log.Info("three")
+	w.Close()
+	is.True(strings.Contains(out.String(), "msg=three")) // Close writes it out
+	log.Info("four")
+	is.True(strings.Contains(out.String(), "msg=four")) // after Close, at once
+
+	out = syncBuffer{}
+	w = newLogWriter(&out, 5*time.Millisecond)
+	defer w.Close()
+	w.Write([]byte("time=x level=INFO msg=five\n"))
+	waitFor(t, "the timer writes the line out", func() bool { return strings.Contains(out.String(), "msg=five") })
+
+	// A buffer past its size is written out at once.
+	out = syncBuffer{}
+	w2 := newLogWriter(&out, time.Hour)
+	line := []byte("time=x level=INFO msg=" + strings.Repeat("x", 1000) + "\n")
+	for range logBufferSize/len(line) + 1 {
+		w2.Write(line)
+	}
+	is.True(out.String() != "")
+	w2.Close()
+}
+
+// The access log's hand-made lines read as slog's TextHandler writes
+// them, values quoted where it quotes them.
+func TestAccessLogLineIsSlogs(t *testing.T) {
+	is := is.New(t)
+	for _, v := range []string{"GET", "/v1/integration/prompts/{prompt_id}", "782.1µs", "", "a b", `a"b`, "a=b", "a\\b", "\x01", "é", "\u00a0", "\xff"} {
+		var want bytes.Buffer
+		slog.New(slog.NewTextHandler(&want, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == "time" || a.Key == "level" || a.Key == "msg" {
+				return slog.Attr{}
+			}
+			return a
+		}})).Info("", "v", v)
+		got := "v=" + string(appendValue(nil, v)) + "\n"
+		is.Equal(got, want.String()) // the same as slog
+	}
+
+	var out bytes.Buffer
+	l := newAccessLog(&out, slog.LevelInfo, true)
+	start := time.Date(2026, 11, 23, 21, 0, 0, 0, time.UTC)
+	l.write(start, "GET", "/v1/integration/projects", 200, 1150, 1500*time.Microsecond, "01KAB", "default")
+	is.Equal(out.String(), "time=2026-11-23T21:00:00.001Z level=INFO msg=request method=GET route=/v1/integration/projects status=200 bytes=1150 duration=1.5ms request_id=01KAB key=default\n")
+	out.Reset()
+	l.write(start, "GET", "/livez", 200, 3, time.Millisecond, "01KAB", "")
+	is.True(!strings.Contains(out.String(), "key=")) // no key, no key field
+
+	// Off, or a level above info: nothing.
+	out.Reset()
+	newAccessLog(&out, slog.LevelInfo, false).write(start, "GET", "/", 200, 0, 0, "x", "")
+	newAccessLog(&out, slog.LevelWarn, true).write(start, "GET", "/", 200, 0, 0, "x", "")
+	is.Equal(out.String(), "")
+}
+
+// Request ids are ULIDs of the request's time, all different.
+func TestRequestIDs(t *testing.T) {
+	is := is.New(t)
+	var g requestIDs
+	now := time.Now()
+	seen := map[string]bool{}
+	for range 1000 {
+		id := g.next(now)
+		u, err := ulid.ParseStrict(id)
+		is.NoErr(err)
+		is.Equal(u.Time(), ulid.Timestamp(now))
+		is.True(!seen[id])
+		is.True(validRequestID(id))
+		seen[id] = true
+	}
+}
+
+// Past its limit, the listener accepts no connection until one closes.
+func TestLimitListener(t *testing.T) {
+	is := is.New(t)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	ln := limitListener(inner, 2)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	var clients []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", inner.Addr().String()) // the kernel's backlog takes it
+		is.NoErr(err)
+		defer c.Close()
+		clients = append(clients, c)
+	}
+	first, second := <-accepted, <-accepted
+	select {
+	case <-accepted:
+		t.Fatal("a third connection was accepted past the limit of 2")
+	case <-time.After(100 * time.Millisecond):
+	}
+	is.NoErr(first.Close())
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third connection was not accepted after one closed")
+	}
+	second.Close()
+}
