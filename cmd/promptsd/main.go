@@ -149,7 +149,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.addr, "addr", env("PROMPTS_ADDR", "127.0.0.1:8080"), "address to listen on (PROMPTS_ADDR)")
 	// -dsn and -api-key take their variables only after parsing: a flag's
 	// default is printed with the usage, and these may hold secrets.
-	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL URL; empty means the in-memory store (PROMPTS_DSN)")
+	fs.StringVar(&c.dsn, "dsn", "", "a PostgreSQL `URL` (postgres://user@host/db?sslmode=disable) or key=value connection string; empty: the embedded store, on -data (PROMPTS_DSN)")
 	fs.StringVar(&c.data, "data", env("PROMPTS_DATA", defaultData), "without -dsn, the `FILE` that keeps the data (every write fsync'd before its answer); -data= keeps everything in memory only (PROMPTS_DATA)")
 	fs.StringVar(&c.schema, "schema", env("PROMPTS_SCHEMA", "prompts"), "PostgreSQL schema of the tables, with -dsn (PROMPTS_SCHEMA)")
 	fs.StringVar(&c.apiKey, "api-key", "", "an admin key named default, for every project, at least 16 characters; one is generated and printed when no key is given (PROMPTS_API_KEY)")
