@@ -9,7 +9,10 @@
 //   - memstore: in memory, the embedded default and the one for unit tests.
 //   - sqlstore: PostgreSQL, for services with many replicas.
 //   - storetest: the conformance suite every Store passes.
+//   - cache: a Store over any Store that answers reads from memory, kept
+//     fresh across processes by a Feed (sqlstore.NewFeed over PostgreSQL).
 //   - httpapi: the /v1/integration HTTP interface over any Store.
+//   - cmd/promptsd: the standalone server, for services not written in Go.
 //
 // An application reads a prompt the way it refers to it, by project and key,
 // in the environment it runs in:
