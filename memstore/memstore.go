@@ -80,10 +80,26 @@ func New(opts ...Option) *Store {
 	return s
 }
 
-func done(ctx context.Context) error {
+// begin is the preamble of every method: the input's validation (invalid
+// is the error of its Validate, nil for an input without one), then the
+// context's.
+func begin(ctx context.Context, invalid error) error {
+	if invalid != nil {
+		return invalid
+	}
 	if err := ctx.Err(); err != nil {
 		return prompts.ContextDone(err)
 	}
+	return nil
+}
+
+// rlock is the preamble of every read: begin, then the read lock, which
+// the caller releases (defer s.mu.RUnlock()) once rlock succeeded.
+func (s *Store) rlock(ctx context.Context, invalid error) error {
+	if err := begin(ctx, invalid); err != nil {
+		return err
+	}
+	s.mu.RLock()
 	return nil
 }
 
