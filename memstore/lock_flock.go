@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -18,7 +19,7 @@ func lockData(f *os.File, path string) (io.Closer, error) {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, errInUse(path)
 		}
-		return nil, err
+		return nil, fmt.Errorf("memstore: locking %s: %w", path, err)
 	}
 	return nopCloser{}, nil
 }
