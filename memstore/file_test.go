@@ -20,13 +20,18 @@ import (
 	"github.com/promptkit/prompts/storetest"
 )
 
-// openVar names the file that a child process of a test opens: this test
-// binary, run again by openInChild.
-const openVar = "MEMSTORE_TEST_OPEN"
+// childVar tells this test binary, run again as a child process of a
+// test (inChild), what to do and on which file: "NAME PATH", NAME one of
+// children.
+const childVar = "MEMSTORE_TEST_CHILD"
+
+// children are what a child process may do, by name.
+var children = map[string]func(path string) int{"open": openChild}
 
 func TestMain(m *testing.M) {
-	if path := os.Getenv(openVar); path != "" {
-		os.Exit(openChild(path))
+	if v := os.Getenv(childVar); v != "" {
+		name, path, _ := strings.Cut(v, " ")
+		os.Exit(children[name](path))
 	}
 	os.Exit(m.Run())
 }
@@ -48,12 +53,12 @@ func openChild(path string) int {
 	return 0
 }
 
-// openInChild runs openChild in another process, and returns what it
-// printed.
-func openInChild(t *testing.T, path string) string {
+// inChild runs children[name] on path in another process, and returns
+// what it printed.
+func inChild(t *testing.T, name, path string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), openVar+"="+path)
+	cmd.Env = append(os.Environ(), childVar+"="+name+" "+path)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child process: %v\n%s", err, out)

@@ -61,13 +61,13 @@ func TestFileStoreLockSurvivesARemovedLockFile(t *testing.T) {
 	_, err = memstore.Open(path)
 	is.True(err != nil)                              // refused in this process
 	is.True(strings.Contains(err.Error(), "in use")) // saying why
-	out := openInChild(t, path)
+	out := inChild(t, "open", path)
 	is.True(strings.Contains(out, "in use")) // and in another
 	_, err = s.CreateProject(ctx, prompts.NewProject{Name: "Q"})
 	is.NoErr(err) // the first writes on
 
 	is.NoErr(s.Close())
-	is.Equal(openInChild(t, path), "wrote") // free once closed
+	is.Equal(inChild(t, "open", path), "wrote") // free once closed
 	s, err = memstore.Open(path)
 	is.NoErr(err)
 	ps, _, err := s.ListProjects(ctx, prompts.ProjectFilter{})
@@ -88,7 +88,7 @@ func TestFileStoreRemovedFileStopsWrites(t *testing.T) {
 	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
 	is.NoErr(err)
 	is.NoErr(os.Remove(path))
-	is.Equal(openInChild(t, path), "wrote") // another process owns the path now
+	is.Equal(inChild(t, "open", path), "wrote") // another process owns the path now
 	_, err = s.CreateProject(ctx, prompts.NewProject{Name: "Q"})
 	is.Equal(prompts.ErrorCode(err), prompts.CodeInternal)                  // not acknowledged
 	is.True(s.Err() != nil && strings.Contains(s.Err().Error(), "removed")) // Err says why
