@@ -22,13 +22,9 @@ func envIndex(e prompts.Environment) int {
 
 // GetActive implements prompts.Store.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := env.Validate(); err != nil {
+	if err := s.rlock(ctx, env.Validate()); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	if err := done(ctx); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rec, ok := s.prompts[promptID]
 	if !ok {
@@ -39,13 +35,9 @@ func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Envi
 
 // GetActiveByKey implements prompts.Store.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := env.Validate(); err != nil {
+	if err := s.rlock(ctx, env.Validate()); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	if err := done(ctx); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	id, ok := s.byKey[projectKey{projectID, key}]
 	if !ok {
@@ -69,10 +61,7 @@ func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 
 // Activate implements prompts.Store.
 func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	return write(s, "", prompts.Idempotency{}, func() (prompts.ActivePrompt, error) {
@@ -100,10 +89,7 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 
 // Deactivate implements prompts.Store.
 func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	return write(s, "", prompts.Idempotency{}, func() (prompts.ActivePrompt, error) {
@@ -121,10 +107,7 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 
 // Rollback implements prompts.Store.
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	return write(s, opRollback, in.Idempotency, func() (prompts.ActivePrompt, error) {
@@ -254,13 +237,9 @@ func nonEmpty(s string) *string {
 
 // ListDeployments implements prompts.Store.
 func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
-	if err := f.Validate(); err != nil {
+	if err := s.rlock(ctx, f.Validate()); err != nil {
 		return nil, false, err
 	}
-	if err := done(ctx); err != nil {
-		return nil, false, err
-	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rec, ok := s.prompts[f.PromptID]
 	if !ok {

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/internal/wire"
@@ -27,9 +29,9 @@ import (
 // which was never acknowledged) is dropped with a log line. When the
 // journal grows past twice the size of the data it holds plus 1 MiB, it
 // is rewritten as one record per project, prompt and idempotency record
-// (compaction: into a new file, fsync'd, renamed over the old one), so
-// that it stays proportional to the data. A second process that opens the
-// same file is refused (a lock on FILE.lock).
+// (compaction: into FILE.compact, created exclusively and locked, fsync'd,
+// renamed over the old file), so that it stays proportional to the data.
+// The package doc lists the rules of the file; they are kept here.
 //
 // Why a journal beside the in-memory store, not an embedded database such
 // as bbolt: the in-memory Store already holds the data in the shape the
@@ -67,19 +69,25 @@ type idemJSON struct {
 }
 
 // WithLogger sets the logger of a Store opened on a file: it logs a
-// dropped torn record and compactions. By default nothing is logged.
+// dropped torn record, a failed compaction and compactions. By default
+// nothing is logged.
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 
 // Open returns a Store whose data lives in the file at path (created when
 // it does not exist) as well as in memory: every write is on disk before
 // it returns, and a Store opened on the file again, after Close or a
-// crash, holds every write that returned. Close it when done. A second
-// Open of the same file, in this process or another, fails until the
-// first is closed.
+// crash, holds every write that returned. Close it when done.
 //
-// A write that cannot be written to the file fails with an internal
-// error, and so does every later write (reads go on): the data in memory
-// may hold the failed write, which the file may not.
+// Open resolves path once, through symbolic links: the data stays in the
+// file a link points at. It refuses a directory that any user may write
+// (without the sticky bit), and a file that another Open holds, in this
+// process or another; see the package doc.
+//
+// A write that cannot be written to the file, or whose file was removed
+// or replaced at the path, fails with an internal error, and so does
+// every later write (reads go on): the data in memory may hold the failed
+// write, which the file may not. A failed compaction stops nothing: it is
+// logged and retried later.
 //
 // A write is visible to reads as soon as it is made, before it is on disk
 // (it returns only once it is): a crash in between loses it, though a
@@ -92,25 +100,97 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	lock, err := lockFile(path + ".lock")
+	real, err := resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.load(path)
+	for _, dir := range []string{filepath.Dir(real), filepath.Dir(path)} {
+		if err := checkDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	f, info, lock, err := openData(real)
 	if err != nil {
+		return nil, err
+	}
+	j, err := s.load(f, real)
+	if err != nil {
+		f.Close()
 		lock.Close()
 		return nil, err
 	}
-	j.lock = lock
+	j.info, j.lock = info, lock
 	s.journal = j
 	s.mu.Lock()
-	err = s.compact()
+	err = s.tidy()
 	s.mu.Unlock()
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// resolve returns the absolute path of the file that path names, through
+// symbolic links: those of the file when it exists, else those of its
+// directory.
+func resolve(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("memstore: %w", err)
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		real, err := filepath.EvalSymlinks(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("memstore: %s is a symbolic link to a file that does not exist: create that file (empty will do), or give its path", path)
+		}
+		if err != nil {
+			return "", fmt.Errorf("memstore: resolving %s: %w", path, err)
+		}
+		return real, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("memstore: %w", err)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", fmt.Errorf("memstore: the directory of %s: %w", path, err)
+	}
+	return filepath.Join(dir, filepath.Base(abs)), nil
+}
+
+// openData opens the data file at its resolved path (created when
+// missing, never through a link) and locks it. The lock is on the file
+// the path names once it is held: a file that the owner of the lock
+// renamed over the old one in between is opened again.
+func openData(path string) (*os.File, os.FileInfo, io.Closer, error) {
+	for range 3 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("memstore: %w", err)
+		}
+		info, err := f.Stat()
+		if err == nil && !info.Mode().IsRegular() {
+			err = fmt.Errorf("memstore: %s is not a regular file", path)
+		}
+		var lock io.Closer
+		if err == nil {
+			lock, err = lockData(f, path)
+		}
+		if err != nil {
+			f.Close()
+			return nil, nil, nil, err
+		}
+		if now, err := os.Lstat(path); err == nil && os.SameFile(now, info) {
+			return f, info, lock, nil
+		}
+		f.Close()
+		lock.Close()
+	}
+	return nil, nil, nil, errInUse(path)
+}
+
+func errInUse(path string) error {
+	return fmt.Errorf("memstore: %s is in use by another process (or another Open of it in this one)", path)
 }
 
 // Err returns the failure that stopped the writes of a Store opened on a
@@ -138,15 +218,10 @@ func (s *Store) Close() error {
 	return err
 }
 
-// load reads the journal at path into s, dropping a torn tail.
-func (s *Store) load(path string) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("memstore: %w", err)
-	}
+// load reads the journal in f, at path, into s, dropping a torn tail.
+func (s *Store) load(f *os.File, path string) (*journal, error) {
 	data, err := io.ReadAll(f)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("memstore: reading %s: %w", path, err)
 	}
 	good := 0
@@ -169,34 +244,28 @@ func (s *Store) load(path string) (*journal, error) {
 	case len(data) < len(journalHeader) && bytes.HasPrefix([]byte(journalHeader), data):
 		good = 0 // a header torn at the file's creation
 	default:
-		f.Close()
 		return nil, fmt.Errorf("memstore: %s is not a prompts journal", path)
 	}
 	if good < len(data) && readableAfter(data, good) {
-		f.Close()
 		return nil, fmt.Errorf("memstore: %s is damaged at byte %d, with whole records after it: not the torn end a crash leaves, so it is left as it is; restore it from a copy", path, good)
 	}
 	if good < len(data) {
 		s.log.Warn("memstore: dropped a torn record at the end of the journal (a write cut by a crash, never acknowledged)",
 			"file", path, "offset", good, "bytes", len(data)-good)
 		if err := f.Truncate(int64(good)); err != nil {
-			f.Close()
 			return nil, fmt.Errorf("memstore: %w", err)
 		}
 	}
 	if good == 0 {
 		if _, err := f.WriteAt([]byte(journalHeader), 0); err != nil {
-			f.Close()
 			return nil, fmt.Errorf("memstore: %w", err)
 		}
 		good = len(journalHeader)
 	}
 	if _, err := f.Seek(int64(good), io.SeekStart); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
 	j := &journal{f: f, path: path, size: int64(good)}
@@ -298,7 +367,7 @@ func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
 	}
 	pos := s.journal.append(b)
 	if s.journal.grown() {
-		if err := s.compact(); err != nil {
+		if err := s.tidy(); err != nil {
 			return 0, err
 		}
 		pos = s.journal.appended()
@@ -319,8 +388,40 @@ func (s *Store) promptEntry(id string) *promptEntry {
 	return pe
 }
 
+// tidy compacts the journal, unless the retry of a failed compaction is
+// not due yet; s.mu is held. A failed compaction is housekeeping left
+// undone, not a failed write: it is logged (once, until one succeeds) and
+// retried after a delay that doubles up to a minute, and the writes go
+// on. tidy fails only when the journal does (a failed write or fsync).
+func (s *Store) tidy() error {
+	j := s.journal
+	if !j.retryAt.IsZero() && s.clock.Now().Before(j.retryAt) {
+		return nil
+	}
+	err := s.compact()
+	if ferr := j.failed(); ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		j.failures++
+		j.backoff = min(max(2*j.backoff, time.Second), time.Minute)
+		j.retryAt = s.clock.Now().Add(j.backoff)
+		if j.failures == 1 {
+			s.log.Error("memstore: compaction failed; writes go on, and it is retried later", "file", j.path, "err", err)
+		}
+		return nil
+	}
+	if j.failures > 0 {
+		s.log.Info("memstore: compaction succeeded after failed attempts", "file", j.path, "failed", j.failures)
+	}
+	j.failures, j.backoff, j.retryAt = 0, 0, time.Time{}
+	return nil
+}
+
 // compact rewrites the journal as the records of the data it holds; s.mu
-// is held.
+// is held. A failure before the new file takes the old one's place
+// changes nothing; one after it (the directory's fsync) fails the
+// journal.
 func (s *Store) compact() error {
 	j := s.journal
 	if err := j.wait(j.appended()); err != nil {
@@ -355,9 +456,7 @@ func (s *Store) compact() error {
 		err = j.replace(buf.Bytes())
 	}
 	if err != nil {
-		err = prompts.Internal(fmt.Errorf("memstore: compacting %s: %w", j.path, err))
-		j.setErr(err)
-		return err
+		return fmt.Errorf("memstore: compacting %s: %w", j.path, err)
 	}
 	s.log.Debug("memstore: journal compacted", "file", j.path, "bytes", buf.Len())
 	return nil
@@ -383,8 +482,13 @@ func (s *Store) journalEnd() int64 {
 // bytes appended since Open, across compactions, so that a position taken
 // before a compaction is still one after it.
 type journal struct {
-	path string
-	lock io.Closer
+	path string    // resolved at Open
+	lock io.Closer // where flock is missing, the lock file
+
+	// The retries of a failed compaction; s.mu guards them.
+	retryAt  time.Time
+	backoff  time.Duration
+	failures int // since the last compaction that succeeded
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -397,6 +501,8 @@ type journal struct {
 	syncing bool   // a writer is writing and syncing
 	err     error  // the first failure; every later write fails with it
 	closed  bool
+
+	info os.FileInfo // f's, to tell whether the path still names f
 }
 
 // append appends the record of payload, to be written by the next wait;
@@ -438,16 +544,21 @@ func (j *journal) wait(pos int64) error {
 			continue
 		}
 		j.syncing = true
-		buf, target := j.buf, j.end
+		buf, target, f, info := j.buf, j.end, j.f, j.info
 		j.buf = nil
 		j.mu.Unlock()
-		_, err := j.f.Write(buf)
+		err := j.check(info)
 		if err == nil {
-			err = j.f.Sync()
+			_, err = f.Write(buf)
+		}
+		if err == nil {
+			err = f.Sync()
 		}
 		j.mu.Lock()
 		j.syncing = false
-		if err != nil {
+		if errors.Is(err, errReplaced) {
+			j.err = prompts.Internal(fmt.Errorf("memstore: %s was removed or replaced while open; writes stop, and what they wrote since is in memory only: stop the process, and restore the file", j.path))
+		} else if err != nil {
 			j.err = prompts.Internal(fmt.Errorf("memstore: writing %s: %w", j.path, err))
 		} else {
 			j.synced = target
@@ -460,23 +571,48 @@ func (j *journal) wait(pos int64) error {
 	return j.err
 }
 
-// replace makes data the whole journal: written to a new file, synced,
-// and renamed over the old one. Nothing is pending (s.mu is held and the
-// journal was waited for).
+var errReplaced = errors.New("the file at the path is another")
+
+// check returns errReplaced unless the path still names the file of
+// info: a write to a file removed or replaced by hand would be lost, and
+// another Open may hold the file at the path now.
+func (j *journal) check(info os.FileInfo) error {
+	now, err := os.Lstat(j.path)
+	if err != nil || !os.SameFile(now, info) {
+		return errReplaced
+	}
+	return nil
+}
+
+// replace makes data the whole journal: written to a new file, created
+// exclusively beside the old one and locked, synced, and renamed over the
+// old one. Nothing is pending (s.mu is held and the journal was waited
+// for). A failure before the rename leaves everything as it was; the
+// directory's fsync after it failing fails the journal, since what the
+// directory holds is unknown then.
 func (j *journal) replace(data []byte) error {
-	tmp := j.path + ".compact"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	dir, err := os.Open(filepath.Dir(j.path)) // first: with no descriptor left, nothing changes
 	if err != nil {
 		return err
 	}
-	if _, err = f.Write(data); err == nil {
+	defer dir.Close()
+	tmp := j.path + ".compact"
+	f, err := createExclusive(tmp)
+	if err != nil {
+		return err
+	}
+	info, err := f.Stat()
+	if err == nil {
+		err = lockNew(f)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if err == nil {
 		err = os.Rename(tmp, j.path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(j.path))
 	}
 	if err != nil {
 		f.Close()
@@ -484,12 +620,29 @@ func (j *journal) replace(data []byte) error {
 		return err
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.f.Close()
-	j.f = f
+	old := j.f
+	j.f, j.info = f, info
 	j.synced = j.end // the new file holds every record appended
 	j.size, j.base = int64(len(data)), int64(len(data))
+	j.mu.Unlock()
+	old.Close()
+	if err := dir.Sync(); err != nil {
+		err = prompts.Internal(fmt.Errorf("memstore: syncing the directory of %s after a compaction: %w", j.path, err))
+		j.setErr(err)
+		return err
+	}
 	return nil
+}
+
+// createExclusive creates the file at path, never following a symbolic
+// link nor opening a file that exists: a stale one (left by a crash) is
+// removed first, by its name, which removes a link, not what it points
+// at. When something at path cannot be removed, it fails.
+func createExclusive(path string) (*os.File, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 }
 
 func (j *journal) setErr(err error) {
@@ -504,14 +657,4 @@ func (j *journal) failed() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.err
-}
-
-// syncDir syncs a directory, so that a rename in it is on disk.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -17,6 +19,52 @@ import (
 	"github.com/promptkit/prompts/memstore"
 	"github.com/promptkit/prompts/storetest"
 )
+
+// childVar tells this test binary, run again as a child process of a
+// test (inChild), what to do and on which file: "NAME PATH", NAME one of
+// children.
+const childVar = "MEMSTORE_TEST_CHILD"
+
+// children are what a child process may do, by name.
+var children = map[string]func(path string) int{"open": openChild}
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(childVar); v != "" {
+		name, path, _ := strings.Cut(v, " ")
+		os.Exit(children[name](path))
+	}
+	os.Exit(m.Run())
+}
+
+// openChild opens the file at path and writes to it, and prints "wrote",
+// or the error.
+func openChild(path string) int {
+	s, err := memstore.Open(path)
+	if err != nil {
+		fmt.Println(err)
+		return 0
+	}
+	defer s.Close()
+	if _, err := s.CreateProject(context.Background(), prompts.NewProject{Name: "Child"}); err != nil {
+		fmt.Println(err)
+		return 0
+	}
+	fmt.Println("wrote")
+	return 0
+}
+
+// inChild runs children[name] on path in another process, and returns
+// what it printed.
+func inChild(t *testing.T, name, path string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childVar+"="+name+" "+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child process: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // The conformance suite holds over a Store opened on a file.
 func TestFileStore(t *testing.T) {
@@ -341,4 +389,70 @@ func TestFileStoreRefusesADamagedFile(t *testing.T) {
 	after, err := os.ReadFile(path)
 	is.NoErr(err)
 	is.Equal(after, data) // left as it is
+}
+
+// grow writes versions of big content to the prompt until the journal is
+// past its slack, so that a compaction is due.
+func grow(t *testing.T, s *memstore.Store, promptID string, n int, tick func()) {
+	t.Helper()
+	big := strings.Repeat("x", 100<<10)
+	for range n {
+		tick()
+		if _, err := s.CreateVersion(context.Background(), prompts.NewVersion{PromptID: promptID, Content: big}); err != nil {
+			t.Fatalf("a write while compactions fail: %v", err)
+		}
+	}
+}
+
+// A failed compaction (here: something at the name of its new file that
+// cannot be removed) is housekeeping left undone: the write that set it
+// off, durable already, succeeds, and so do the later ones; the failure
+// is logged once, and the compaction is retried later, when it succeeds.
+// A compaction that fails at Open does not fail Open.
+func TestFileStoreCompactionFailureIsRetried(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	tick := func() { now = now.Add(2 * time.Second) }
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	s, err := memstore.Open(path, memstore.WithClock(clock), memstore.WithLogger(logger))
+	is.NoErr(err)
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	blocker := filepath.Join(path+".compact", "in the way")
+	is.NoErr(os.MkdirAll(blocker, 0o700)) // every compaction fails from now on
+	before, err := os.Stat(path)
+	is.NoErr(err)
+	logs.Reset()
+
+	grow(t, s, p.ID, 30, tick)                                     // 3 MiB: a compaction is due, and tried, many times
+	is.NoErr(s.Err())                                              // the writes go on
+	is.Equal(strings.Count(logs.String(), "compaction failed"), 1) // logged once
+	is.True(strings.Contains(logs.String(), path+".compact"))      // naming what failed
+	st, err := os.Stat(path)
+	is.NoErr(err)
+	is.True(os.SameFile(st, before)) // not compacted
+
+	is.NoErr(os.RemoveAll(path + ".compact"))
+	now = now.Add(2 * time.Minute) // past the retry's delay
+	grow(t, s, p.ID, 1, tick)
+	st, err = os.Stat(path)
+	is.NoErr(err)
+	is.True(!os.SameFile(st, before)) // compacted: a new file took the old one's place
+	is.True(strings.Contains(logs.String(), "compaction succeeded after failed attempts"))
+	is.NoErr(s.Close())
+
+	is.NoErr(os.MkdirAll(blocker, 0o700))
+	s, err = memstore.Open(path, memstore.WithClock(clock))
+	is.NoErr(err) // a compaction that fails at Open does not fail it
+	defer s.Close()
+	vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{Limit: 100})
+	is.NoErr(err)
+	is.Equal(len(vs), 31) // every write that succeeded is there
+	grow(t, s, p.ID, 1, tick)
 }

@@ -9,6 +9,52 @@
 // the data lives as long as the Store. A Store made by Open keeps a journal
 // of its writes in a file and returns from a write once it is on disk; see
 // Open, and file.go for the format and for why a journal.
+//
+// # The data file
+//
+// A Store made by Open keeps its file by these rules, so that neither
+// another user of the machine nor an unlucky operator can make it lose or
+// misplace an acknowledged write:
+//
+//   - The path is resolved once, at Open, into an absolute path through
+//     symbolic links (those of the file when it exists, else those of its
+//     directory): the data stays in the file a link points at, on the
+//     volume behind it, and compactions replace that file, never the
+//     link. A link changed later changes nothing until the next Open. A
+//     link to a file that does not exist is refused, not followed.
+//   - A directory that any user may write (mode o+w) without the sticky
+//     bit (which /tmp has) is refused, by a message naming it: another
+//     user could put a file or a link of theirs in the data file's place.
+//     This holds for the directory of the file and for that of a link to
+//     it; a directory writable by its group is accepted. (On Unix: the
+//     modes of other systems do not say who may write.)
+//   - The data file is created when missing, never through a link, and
+//     must be a regular file. A file beside it (FILE.compact, the new file
+//     of a compaction) is created exclusively: never through a symbolic
+//     link, never reusing a file that exists. A stale one, left by a
+//     crash, is removed by its name first (which removes a link, not what
+//     it points at); when that cannot be done, the compaction fails.
+//   - One Store at a time writes a file, even when a lock file is removed
+//     by hand: Open takes an exclusive flock on the data file itself (and
+//     on a compaction's new file before it takes the old one's place). A
+//     second Open is refused while the first is open, in another process
+//     or in this one (a flock belongs to an open file, not to a process).
+//     No FILE.lock is taken: one left by an earlier version may be
+//     removed, and such a version must be stopped before this one opens
+//     its file. Where flock is missing (Windows, Solaris, AIX and a few
+//     more), Open creates FILE.lock exclusively instead, and Close
+//     removes it.
+//   - The data file removed or replaced at its path while open stops the
+//     writes, with an error that Err reports: a write to it would be lost,
+//     and another Open may hold the file at the path by then.
+//   - A failed compaction (no file descriptor left, a full disk) changes
+//     nothing and stops nothing: the write that set it off is on disk, and
+//     succeeds; the failure is logged once, and the compaction is retried
+//     at later writes, after a delay that doubles from a second to a
+//     minute (on the Store's clock). A failed write or fsync of the
+//     journal, or of its directory once a compaction's file took the old
+//     one's place, stops the writes: after a failed fsync, what is on disk
+//     is unknown.
 package memstore
 
 import (
@@ -25,8 +71,8 @@ var _ prompts.Store = (*Store)(nil)
 // Option configures a Store.
 type Option func(*Store)
 
-// WithClock sets the clock that stamps ids and timestamps (default
-// time.Now).
+// WithClock sets the clock that stamps ids and timestamps, and times the
+// retries of a failed compaction (default time.Now).
 func WithClock(c prompts.Clock) Option { return func(s *Store) { s.clock = c } }
 
 // Store is the in-memory prompts.Store. Create it with New.
@@ -80,10 +126,26 @@ func New(opts ...Option) *Store {
 	return s
 }
 
-func done(ctx context.Context) error {
+// begin is the preamble of every method: the input's validation (invalid
+// is the error of its Validate, nil for an input without one), then the
+// context's.
+func begin(ctx context.Context, invalid error) error {
+	if invalid != nil {
+		return invalid
+	}
 	if err := ctx.Err(); err != nil {
 		return prompts.ContextDone(err)
 	}
+	return nil
+}
+
+// rlock is the preamble of every read: begin, then the read lock, which
+// the caller releases (defer s.mu.RUnlock()) once rlock succeeded.
+func (s *Store) rlock(ctx context.Context, invalid error) error {
+	if err := begin(ctx, invalid); err != nil {
+		return err
+	}
+	s.mu.RLock()
 	return nil
 }
 

@@ -8,10 +8,7 @@ import (
 
 // CreateProject implements prompts.Store.
 func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.Project{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.Project{}, err
 	}
 	return write(s, "", prompts.Idempotency{}, func() (prompts.Project, error) {
@@ -37,10 +34,9 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 
 // GetProject implements prompts.Store.
 func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, error) {
-	if err := done(ctx); err != nil {
+	if err := s.rlock(ctx, nil); err != nil {
 		return prompts.Project{}, err
 	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	p, ok := s.projects[id]
 	if !ok {
@@ -51,13 +47,9 @@ func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, err
 
 // ListProjects implements prompts.Store.
 func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
-	if err := f.Validate(); err != nil {
+	if err := s.rlock(ctx, f.Validate()); err != nil {
 		return nil, false, err
 	}
-	if err := done(ctx); err != nil {
-		return nil, false, err
-	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ids := s.projectOrder
 	if f.IDs != nil {

@@ -9,10 +9,7 @@ import (
 
 // CreatePrompt implements prompts.Store.
 func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.Prompt{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.Prompt{}, err
 	}
 	return write(s, opCreatePrompt, in.Idempotency, func() (prompts.Prompt, error) {
@@ -44,10 +41,9 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 
 // GetPrompt implements prompts.Store.
 func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
-	if err := done(ctx); err != nil {
+	if err := s.rlock(ctx, nil); err != nil {
 		return prompts.Prompt{}, err
 	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rec, ok := s.prompts[id]
 	if !ok {
@@ -58,10 +54,7 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error
 
 // UpdatePrompt implements prompts.Store.
 func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.Prompt{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.Prompt{}, err
 	}
 	return write(s, "", prompts.Idempotency{}, func() (prompts.Prompt, error) {
@@ -89,13 +82,9 @@ func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUp
 
 // ListPrompts implements prompts.Store.
 func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
-	if err := f.Validate(); err != nil {
+	if err := s.rlock(ctx, f.Validate()); err != nil {
 		return nil, false, err
 	}
-	if err := done(ctx); err != nil {
-		return nil, false, err
-	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var ids []string
 	switch {

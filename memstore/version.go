@@ -9,10 +9,7 @@ import (
 
 // CreateVersion implements prompts.Store.
 func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
-	if err := in.Validate(); err != nil {
-		return prompts.PromptVersion{}, err
-	}
-	if err := done(ctx); err != nil {
+	if err := begin(ctx, in.Validate()); err != nil {
 		return prompts.PromptVersion{}, err
 	}
 	md := in.Metadata.Normalize()
@@ -50,10 +47,9 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 
 // GetVersion implements prompts.Store.
 func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
-	if err := done(ctx); err != nil {
+	if err := s.rlock(ctx, nil); err != nil {
 		return prompts.PromptVersion{}, err
 	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rec, ok := s.prompts[promptID]
 	if !ok {
@@ -67,13 +63,9 @@ func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (pr
 
 // ListVersions implements prompts.Store.
 func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
-	if err := p.Validate(); err != nil {
+	if err := s.rlock(ctx, p.Validate()); err != nil {
 		return nil, false, err
 	}
-	if err := done(ctx); err != nil {
-		return nil, false, err
-	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
 	rec, ok := s.prompts[promptID]
 	if !ok {
