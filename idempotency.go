@@ -83,9 +83,9 @@ func ValidIdempotencyKey(key string) bool {
 
 // IdempotencyRecord is what a Store keeps of a write made with an
 // Idempotency, under the Idempotency's RecordKey: for Store
-// implementations. It names the write's result instead of holding it, so
-// that it costs a bounded size (its strings are at most 26, 64 and 14
-// bytes) whatever the size of the result: a replay reads the result again
+// implementations. It names the write's result instead of holding it (by
+// ids of 26 bytes, beside a digest of 64), so that it costs about 200
+// bytes whatever the size of the result: a replay reads the result again
 // (see Replay). Make it with NewIdempotencyRecord.
 type IdempotencyRecord struct {
 	// Op is the kind of write: "create_prompt", "create_version" or
@@ -107,8 +107,8 @@ type IdempotencyRecord struct {
 
 // RecordKey returns what a Store keeps the record of a write made with in
 // under: the SHA-256 of its Scope and Key, 32 bytes whatever their
-// length. Two Idempotencies have the same RecordKey when, and only when,
-// they have the same Scope and Key.
+// length. Two Idempotencies have the same RecordKey when, and (short of
+// a SHA-256 collision) only when, they have the same Scope and Key.
 func (in Idempotency) RecordKey() [sha256.Size]byte {
 	h := sha256.New()
 	h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(in.Scope))))
