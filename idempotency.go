@@ -1,7 +1,9 @@
 package prompts
 
 import (
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"time"
 )
@@ -24,8 +26,12 @@ const MaxIdempotencyKey = 255
 // The Store keeps the record of the write in the same atomic step as the
 // write: a crash never keeps one without the other, and a write that
 // failed keeps no record (it may be repeated with the same key). Of
-// concurrent repeats, one does the work and the others wait for it and
-// answer its result. A repeat's result has Replayed set.
+// concurrent repeats, one does the work and the others wait for it. A
+// repeat answers the resource the first write made or changed, read again
+// by its id, with Replayed set (see Replay for what that is when the
+// resource changed since): the record names the resource instead of
+// holding it, so it costs a few hundred bytes whatever the resource's
+// size.
 //
 // NewPrompt, NewVersion and Rollback take one; the zero Idempotency (no
 // Key) makes an ordinary write.
@@ -76,14 +82,67 @@ func ValidIdempotencyKey(key string) bool {
 }
 
 // IdempotencyRecord is what a Store keeps of a write made with an
-// Idempotency: for Store implementations. Op names the kind of write
-// ("create_prompt", "create_version", "rollback"), Result its result as
-// JSON.
+// Idempotency, under the Idempotency's RecordKey: for Store
+// implementations. It names the write's result instead of holding it (by
+// ids of 26 bytes, beside a digest of 64), so that it costs about 200
+// bytes whatever the size of the result: a replay reads the result again
+// (see Replay). Make it with NewIdempotencyRecord.
 type IdempotencyRecord struct {
-	Op      string
-	Request string
-	Result  []byte
-	At      time.Time // when the write was made
+	// Op is the kind of write: "create_prompt", "create_version" or
+	// "rollback".
+	Op string `json:"op"`
+	// Request is the SHA-256 of the Idempotency's Request, in hex (see
+	// Idempotency.RequestDigest).
+	Request string    `json:"request"`
+	At      time.Time `json:"at"` // when the write was made
+	// PromptID is the prompt the write made or changed.
+	PromptID string `json:"prompt_id"`
+	// VersionID and VersionNumber are the version a create_version made,
+	// or the one a rollback made active.
+	VersionID     string `json:"version_id,omitempty"`
+	VersionNumber int    `json:"version_number,omitempty"`
+	// Environment is the environment a rollback changed.
+	Environment Environment `json:"environment,omitempty"`
+}
+
+// RecordKey returns what a Store keeps the record of a write made with in
+// under: the SHA-256 of its Scope and Key, 32 bytes whatever their
+// length. Two Idempotencies have the same RecordKey when, and (short of
+// a SHA-256 collision) only when, they have the same Scope and Key.
+func (in Idempotency) RecordKey() [sha256.Size]byte {
+	h := sha256.New()
+	h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(in.Scope))))
+	h.Write([]byte(in.Scope))
+	h.Write([]byte(in.Key))
+	return [sha256.Size]byte(h.Sum(nil))
+}
+
+// RequestDigest returns what a record keeps of in.Request: its SHA-256,
+// in hex (64 bytes).
+func (in Idempotency) RequestDigest() string {
+	sum := sha256.Sum256([]byte(in.Request))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewIdempotencyRecord returns the record of a write of op made with in
+// at the time at, whose result is v: the ids that name v. For Store
+// implementations. (A Project, which no write with an Idempotency
+// returns, is accepted so that a Store can handle all its writes' results
+// alike; a record names none.)
+func NewIdempotencyRecord[T Project | Prompt | PromptVersion | ActivePrompt](op string, in Idempotency, at time.Time, v T) IdempotencyRecord {
+	r := IdempotencyRecord{Op: op, Request: in.RequestDigest(), At: at}
+	switch v := any(v).(type) {
+	case Prompt:
+		r.PromptID = v.ID
+	case PromptVersion:
+		r.PromptID, r.VersionID, r.VersionNumber = v.PromptID, v.ID, v.VersionNumber
+	case ActivePrompt:
+		r.PromptID, r.Environment = v.ID, v.Environment
+		if v.ActiveVersion != nil {
+			r.VersionID, r.VersionNumber = v.ActiveVersion.ID, v.ActiveVersion.VersionNumber
+		}
+	}
+	return r
 }
 
 // Expired reports whether the record is past IdempotencyRetention at now.
@@ -91,18 +150,34 @@ func (r IdempotencyRecord) Expired(now time.Time) bool {
 	return now.Sub(r.At) >= IdempotencyRetention
 }
 
-// Replay returns the result of the write r records, marked Replayed, if
-// r is the record of the same op and request; else
-// ErrIdempotencyKeyReused. For Store implementations. (A Project, which no
-// write with an Idempotency returns, is accepted so that a Store can
-// handle all its writes' results alike; it has no Replayed to set.)
-func Replay[T Project | Prompt | PromptVersion | ActivePrompt](r IdempotencyRecord, op string, in Idempotency) (T, error) {
+// Replay answers a repeat of the write r records: if r is the record of
+// the same op and request, the result read again by read (the Store's
+// read of what r names, see below), marked Replayed; else
+// ErrIdempotencyKeyReused. For Store implementations.
+//
+// A replay answers the resource the first write made or changed, with
+// the same id, as it is now:
+//
+//   - create_prompt: the prompt (GetPrompt of PromptID), with the name,
+//     key and revision it has now if it changed since;
+//   - create_version: the version (GetVersion of PromptID and
+//     VersionNumber), which never changes: the first answer again;
+//   - rollback: the prompt and environment as GetActive answers them
+//     (GetActive of PromptID and Environment): if the environment was
+//     changed again since the rollback, the version active now, with the
+//     revision it goes with, so that the answer is one state of the
+//     prompt, as a read of it would be. ListDeployments keeps the
+//     rollback's record.
+//
+// A read that fails (the resource is gone) answers its error.
+func Replay[T Project | Prompt | PromptVersion | ActivePrompt](r IdempotencyRecord, op string, in Idempotency, read func(IdempotencyRecord) (T, error)) (T, error) {
 	var v T
-	if r.Op != op || r.Request != in.Request {
+	if r.Op != op || r.Request != in.RequestDigest() {
 		return v, IdempotencyKeyReused()
 	}
-	if err := json.Unmarshal(r.Result, &v); err != nil {
-		return v, Internal(fmt.Errorf("the record of idempotency key %q: %w", in.Key, err))
+	v, err := read(r)
+	if err != nil {
+		return v, err
 	}
 	switch p := any(&v).(type) {
 	case *Prompt:

@@ -30,6 +30,16 @@
 // prompt, to its versions and to what its environments point at: what
 // entity tags, caches and compare-and-swap key on.
 //
+// A write given an Idempotency (NewPrompt, NewVersion, Rollback) is done
+// once however often it is repeated: a repeat answers the resource the
+// first write made or changed, read again by its id, as it is now. A
+// version never changes, so a repeated create of one answers it as the
+// first did; a repeated create of a prompt answers the prompt with the
+// name, key and revision it has now; a repeated rollback answers the
+// environment as GetActive does now, which, if it was changed again
+// since, is the version active now. The Store keeps only the ids, so a
+// key costs a few hundred bytes, whatever the size of what it replays.
+//
 // Every change of what an environment points at writes a Deployment (who,
 // why, from which version to which), can be undone with Rollback, and can
 // expect a revision (Change.IfRevision, compare-and-swap). A version's
@@ -87,8 +97,9 @@ type Prompt struct {
 	Revision int64 `json:"revision"`
 
 	// Replayed is true on the result of a write repeated with the
-	// Idempotency of an earlier one: the earlier write's result, and
-	// nothing was written. It is never stored.
+	// Idempotency of an earlier one: nothing was written, and the result
+	// is what the earlier write made or changed, read again (see
+	// Replay). It is never stored.
 	Replayed bool `json:"-"`
 }
 

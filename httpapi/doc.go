@@ -45,9 +45,12 @@
 // Every POST that writes (a create of a prompt or a version, a rollback)
 // takes an Idempotency-Key header (1 to 255 printable ASCII characters;
 // "abc" quoted is abc): a repeat with the same key and the same request
-// (method, path with its query, body bytes) writes nothing and answers the
-// first success again, with Idempotent-Replayed: true; the same key with
-// another request is 422. Keys are scoped to the API key's name (Access.Name)
+// (method, path with its query, body bytes) writes nothing and answers as
+// the first success did (status, Location), with Idempotent-Replayed:
+// true and the resource the first made or changed read again as it is
+// now: a version as it was made, a prompt renamed since under its new
+// name, a rollback's environment as a read of it answers now (ETag
+// included); the same key with another request is 422. Keys are scoped to the API key's name (Access.Name)
 // and kept by the Store, in the same atomic step as the write, for
 // prompts.IdempotencyRetention. Clients should send one on every write they
 // may retry: a 503 (or a timeout, or a lost connection) on a write does not

@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,10 +63,85 @@ type promptEntry struct {
 	Deployments []prompts.Deployment    `json:"deployments,omitempty"`
 }
 
+// idemJSON is an idempotency record: its key, the hex of the
+// prompts.Idempotency's RecordKey, and the record, which names the write's
+// result instead of holding it (a few hundred bytes, whatever the
+// result's size). Journals written by earlier releases kept the scope and
+// key in the clear and the whole result (in rec); Open still reads them,
+// and its compaction rewrites them in this form.
 type idemJSON struct {
-	Scope string                    `json:"scope"`
-	Key   string                    `json:"key"`
-	Rec   prompts.IdempotencyRecord `json:"rec"`
+	ID     string                     `json:"id,omitempty"`
+	Record *prompts.IdempotencyRecord `json:"record,omitempty"`
+
+	Scope  string      `json:"scope,omitempty"` // earlier releases'
+	Key    string      `json:"key,omitempty"`
+	Legacy *legacyIdem `json:"rec,omitempty"`
+}
+
+// legacyIdem is an idempotency record as earlier releases wrote it.
+type legacyIdem struct {
+	Op      string
+	Request string // the request itself, not its digest
+	Result  []byte // the write's result, as JSON
+	At      time.Time
+}
+
+// idemJSONOf returns the journal's form of e.
+func idemJSONOf(e *idemEntry) *idemJSON {
+	rec := e.rec
+	return &idemJSON{ID: hex.EncodeToString(e.k[:]), Record: &rec}
+}
+
+// entry returns the record ie holds, in either form, or false when it
+// names nothing.
+func (ie *idemJSON) entry() (idemEntry, bool) {
+	var e idemEntry
+	switch {
+	case ie.Record != nil:
+		k, err := hex.DecodeString(ie.ID)
+		if err != nil || len(k) != len(e.k) || ie.Record.PromptID == "" {
+			return e, false
+		}
+		e.k, e.rec = idemKey(k), *ie.Record
+		return e, true
+	case ie.Legacy != nil:
+		e.k = idemKey(prompts.Idempotency{Scope: ie.Scope, Key: ie.Key}.RecordKey())
+		rec, ok := ie.Legacy.record()
+		e.rec = rec
+		return e, ok
+	}
+	return e, false
+}
+
+// record returns the ids of the result l holds, as a record of this
+// release names it.
+func (l *legacyIdem) record() (prompts.IdempotencyRecord, bool) {
+	var res struct {
+		ID            string              `json:"id"`
+		PromptID      string              `json:"prompt_id"`
+		VersionNumber int                 `json:"version_number"`
+		Environment   prompts.Environment `json:"environment"`
+		ActiveVersion *struct {
+			ID            string `json:"id"`
+			VersionNumber int    `json:"version_number"`
+		} `json:"active_version"`
+	}
+	if err := json.Unmarshal(l.Result, &res); err != nil {
+		return prompts.IdempotencyRecord{}, false
+	}
+	r := prompts.IdempotencyRecord{Op: l.Op, Request: prompts.Idempotency{Request: l.Request}.RequestDigest(), At: l.At}
+	switch l.Op {
+	case opCreatePrompt:
+		r.PromptID = res.ID
+	case opCreateVersion:
+		r.PromptID, r.VersionID, r.VersionNumber = res.PromptID, res.ID, res.VersionNumber
+	case opRollback:
+		r.PromptID, r.Environment = res.ID, res.Environment
+		if av := res.ActiveVersion; av != nil {
+			r.VersionID, r.VersionNumber = av.ID, av.VersionNumber
+		}
+	}
+	return r, r.PromptID != ""
 }
 
 // WithLogger sets the logger of a Store opened on a file: it logs a
@@ -335,9 +411,12 @@ func (s *Store) apply(e entry) {
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
 	if ie := e.Idem; ie != nil {
-		k := idemKey{ie.Scope, ie.Key}
-		s.idem[k] = ie.Rec
-		s.idemOrder = append(s.idemOrder, idemEntry{k, ie.Rec})
+		if r, ok := ie.entry(); ok {
+			s.idem[r.k] = r.rec
+			s.idemOrder = append(s.idemOrder, r)
+		} else {
+			s.log.Warn("memstore: dropped an idempotency record that names no result")
+		}
 	}
 }
 
@@ -357,7 +436,7 @@ func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
 		e.Prompt = s.promptEntry(v.ID)
 	}
 	if idem != nil {
-		e.Idem = &idemJSON{Scope: idem.k.scope, Key: idem.k.key, Rec: idem.rec}
+		e.Idem = idemJSONOf(idem)
 	}
 	b, err := wire.JSON(e)
 	if err != nil {
@@ -449,7 +528,7 @@ func (s *Store) compact() error {
 	now := s.clock.Now()
 	for _, e := range s.idemOrder { // oldest first, as they expire
 		if r, ok := s.idem[e.k]; ok && r.At.Equal(e.rec.At) && !r.Expired(now) {
-			err = errors.Join(err, add(entry{Idem: &idemJSON{Scope: e.k.scope, Key: e.k.key, Rec: r}}))
+			err = errors.Join(err, add(entry{Idem: idemJSONOf(&idemEntry{e.k, r})}))
 		}
 	}
 	if err == nil {

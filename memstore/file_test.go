@@ -66,16 +66,33 @@ func inChild(t *testing.T, name, path string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// The conformance suite holds over a Store opened on a file.
+// The conformance suite holds over a Store opened on a file, and the
+// file grows by at most storetest.MaxRecordSize per idempotency record.
 func TestFileStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
-		s, err := memstore.Open(filepath.Join(t.TempDir(), "prompts.data"), memstore.WithClock(clock))
+		path := filepath.Join(t.TempDir(), "prompts.data")
+		s, err := memstore.Open(path, memstore.WithClock(clock))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s
+		return sizedFile{s, path}
 	})
+}
+
+// sizedFile is a Store opened on a file that reports the file's size
+// (storetest.StoredSizer).
+type sizedFile struct {
+	*memstore.Store
+	path string
+}
+
+func (f sizedFile) StoredSize(context.Context) (int64, error) {
+	st, err := os.Stat(f.path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
 }
 
 // The conformance suite holds over a Store opened on a file that is

@@ -1,10 +1,11 @@
 package memstore
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // The ops of the writes that take a prompts.Idempotency.
@@ -14,8 +15,9 @@ const (
 	opRollback      = "rollback"
 )
 
-// idemKey is whose key an idempotency record is under.
-type idemKey struct{ scope, key string }
+// idemKey is whose key an idempotency record is under: the key's
+// prompts.Idempotency.RecordKey.
+type idemKey [sha256.Size]byte
 
 // idemEntry is a record's place in the order of expiry.
 type idemEntry struct {
@@ -24,11 +26,11 @@ type idemEntry struct {
 }
 
 // write runs body, one write, under the write lock. With an Idempotency
-// key, a live record of the key answers instead (its result, or
-// ErrIdempotencyKeyReused), and a success is recorded in the same step;
-// records past prompts.IdempotencyRetention are removed then. A Store
-// with a file (Open) appends what the write changed to its journal in
-// the same step, and returns once that is on disk.
+// key, a live record of the key answers instead (what it names, read
+// again, or ErrIdempotencyKeyReused), and a success is recorded in the
+// same step; records past prompts.IdempotencyRetention are removed then.
+// A Store with a file (Open) appends what the write changed to its
+// journal in the same step, and returns once that is on disk.
 func write[T prompts.Project | prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](s *Store, op string, idem prompts.Idempotency, body func() (T, error)) (T, error) {
 	v, pos, err := writeLocked(s, op, idem, body)
 	if err != nil || s.journal == nil {
@@ -55,24 +57,21 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 	)
 	if !idem.IsZero() {
 		now = s.clock.Now()
-		k := idemKey{idem.Scope, idem.Key}
+		k := idemKey(idem.RecordKey())
 		if r, ok := s.idem[k]; ok && !r.Expired(now) {
 			// A replay waits for what it repeats to be on disk.
-			v, err := prompts.Replay[T](r, op, idem)
+			v, err := prompts.Replay(r, op, idem, func(r prompts.IdempotencyRecord) (T, error) { return reread[T](s, r) })
 			return v, s.journalEnd(), err
 		}
 		v, err = body()
 		if err != nil {
 			return v, 0, err // a failure keeps nothing: the key may be used again
 		}
-		b, jerr := wire.JSON(v)
-		if jerr == nil { // it cannot fail: the domain's values encode
-			// Kept before the journal's record is made: a compaction
-			// that this write sets off writes the data as it is then.
-			rec = &idemEntry{k, prompts.IdempotencyRecord{Op: op, Request: idem.Request, Result: b, At: now}}
-			s.idem[k] = rec.rec
-			s.idemOrder = append(s.idemOrder, *rec)
-		}
+		// Kept before the journal's record is made: a compaction that
+		// this write sets off writes the data as it is then.
+		rec = &idemEntry{k, prompts.NewIdempotencyRecord(op, idem, now, v)}
+		s.idem[k] = rec.rec
+		s.idemOrder = append(s.idemOrder, *rec)
 	} else if v, err = body(); err != nil {
 		return v, 0, err
 	}
@@ -87,6 +86,32 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 	}
 	pos, err = s.journalChange(any(v), rec)
 	return v, pos, err
+}
+
+// reread returns what the record r names, as it is now: the prompt, the
+// version, or the prompt with the version active in the environment (see
+// prompts.Replay). s.mu is held.
+func reread[T prompts.Project | prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](s *Store, r prompts.IdempotencyRecord) (T, error) {
+	var v T
+	rec, ok := s.prompts[r.PromptID]
+	if !ok {
+		return v, prompts.NotFound("prompt")
+	}
+	switch p := any(&v).(type) {
+	case *prompts.Prompt:
+		*p = rec.p.Copy()
+	case *prompts.PromptVersion:
+		n := r.VersionNumber
+		if n < 1 || n > len(rec.versions) || rec.versions[n-1].ID != r.VersionID {
+			return v, prompts.NotFound("version")
+		}
+		*p = rec.versions[n-1].Copy()
+	case *prompts.ActivePrompt:
+		*p = rec.activeCopy(r.Environment)
+	default:
+		return v, prompts.Internal(fmt.Errorf("memstore: an idempotency record of %s names no %T", r.Op, v))
+	}
+	return v, nil
 }
 
 // expireIdem removes the records past their retention at now, oldest

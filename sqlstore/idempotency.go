@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // The ops of the writes that take a prompts.Idempotency.
@@ -20,25 +19,27 @@ const (
 // idempotent runs write, a write made with the key idem, in one
 // transaction with its record: it first claims the key (waiting for a
 // concurrent write of the same key to end), answers a live record's
-// result instead of writing (or ErrIdempotencyKeyReused), and else writes
-// and keeps the result in the same transaction, removing a few records
-// past their retention on the way. uses are the statements write runs.
+// result, read again, instead of writing (or ErrIdempotencyKeyReused),
+// and else writes and records what the write made in the same
+// transaction, removing a few records past their retention on the way.
+// uses are the statements write runs.
 func idempotent[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](ctx context.Context, s *Store, op string, idem prompts.Idempotency,
 	write func(ctx context.Context, tx *tx) (T, error), uses ...query) (T, error) {
 	var zero T
-	tx, err := s.begin(ctx, append(uses, qClaimIdempotency, qGetIdempotency, qSaveIdempotency, qExpireIdempotency)...)
+	tx, err := s.begin(ctx, append(uses, qClaimIdempotency, qGetIdempotency, qSaveIdempotency, qExpireIdempotency, qGetPrompt, qGetVersion, qGetActive)...)
 	if err != nil {
 		return zero, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	now := s.clock.Now()
 	cutoff := now.Add(-prompts.IdempotencyRetention)
+	key := idem.RecordKey()
 	claim, err := tx.stmt(ctx, qClaimIdempotency)
 	if err != nil {
 		return zero, s.fail(ctx, err)
 	}
 	var claimed bool
-	err = claim.QueryRowContext(ctx, idem.Scope, idem.Key, op, idem.Request, now, cutoff).Scan(&claimed)
+	err = claim.QueryRowContext(ctx, key[:], op, idem.RequestDigest(), now, cutoff).Scan(&claimed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return replayRecord[T](ctx, s, tx, op, idem)
 	}
@@ -49,15 +50,12 @@ func idempotent[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt]
 	if err != nil {
 		return zero, s.fail(ctx, err) // rolled back: no record
 	}
-	b, err := wire.JSON(v)
-	if err != nil {
-		return zero, prompts.Internal(err)
-	}
+	rec := prompts.NewIdempotencyRecord(op, idem, now, v)
 	for _, step := range []struct {
 		q    query
 		args []any
 	}{
-		{qSaveIdempotency, []any{idem.Scope, idem.Key, b}},
+		{qSaveIdempotency, []any{key[:], rec.PromptID, nullIfZero(rec.VersionID), nullIfZero(rec.VersionNumber), nullIfZero(string(rec.Environment))}},
 		{qExpireIdempotency, []any{cutoff}},
 	} {
 		st, err := tx.stmt(ctx, step.q)
@@ -74,6 +72,15 @@ func idempotent[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt]
 	return v, nil
 }
 
+// nullIfZero is v, or NULL for its zero value.
+func nullIfZero[T comparable](v T) any {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return v
+}
+
 // replayRecord answers a write whose key a live record holds.
 func replayRecord[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](ctx context.Context, s *Store, tx *tx, op string, idem prompts.Idempotency) (T, error) {
 	var zero T
@@ -81,8 +88,13 @@ func replayRecord[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePromp
 	if err != nil {
 		return zero, s.fail(ctx, err)
 	}
-	var rec prompts.IdempotencyRecord
-	err = st.QueryRowContext(ctx, idem.Scope, idem.Key).Scan(&rec.Op, &rec.Request, &rec.Result, &rec.At)
+	key := idem.RecordKey()
+	var (
+		rec                          prompts.IdempotencyRecord
+		promptID, versionID, envName sql.NullString
+		versionNumber                sql.NullInt64
+	)
+	err = st.QueryRowContext(ctx, key[:]).Scan(&rec.Op, &rec.Request, &promptID, &versionID, &versionNumber, &envName, &rec.At)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Removed since the claim: it expired in between, by the clock of
 		// another process. A repeat now writes anew.
@@ -91,8 +103,60 @@ func replayRecord[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePromp
 	if err != nil {
 		return zero, s.fail(ctx, err)
 	}
-	if rec.Result == nil && rec.Op == op && rec.Request == idem.Request {
-		return zero, prompts.Internal(fmt.Errorf("sqlstore: the record of idempotency key %q has no result", idem.Key))
+	rec.PromptID, rec.VersionID, rec.VersionNumber = promptID.String, versionID.String, int(versionNumber.Int64)
+	rec.Environment = prompts.Environment(envName.String)
+	if rec.PromptID == "" && rec.Op == op && rec.Request == idem.RequestDigest() {
+		return zero, prompts.Internal(fmt.Errorf("sqlstore: the record of idempotency key %q names no result", idem.Key))
 	}
-	return prompts.Replay[T](rec, op, idem)
+	v, err := prompts.Replay(rec, op, idem, func(r prompts.IdempotencyRecord) (T, error) { return reread[T](ctx, tx, r) })
+	if err != nil {
+		return zero, s.fail(ctx, err)
+	}
+	return v, nil
+}
+
+// reread returns what the record r names, as it is now, read in tx: the
+// prompt, the version, or the prompt with the version active in the
+// environment (see prompts.Replay).
+func reread[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](ctx context.Context, tx *tx, r prompts.IdempotencyRecord) (T, error) {
+	var v T
+	switch p := any(&v).(type) {
+	case *prompts.Prompt:
+		st, err := tx.stmt(ctx, qGetPrompt)
+		if err != nil {
+			return v, err
+		}
+		*p, err = scanPrompt(st.QueryRowContext(ctx, r.PromptID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return v, prompts.NotFound("prompt")
+		}
+		return v, err
+	case *prompts.PromptVersion:
+		st, err := tx.stmt(ctx, qGetVersion)
+		if err != nil {
+			return v, err
+		}
+		var row versionRow
+		err = st.QueryRowContext(ctx, r.PromptID, versionNumber(r.VersionNumber)).Scan(row.dest()...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return v, prompts.NotFound("prompt")
+		}
+		if err != nil {
+			return v, err
+		}
+		ver, ok := row.version(r.PromptID)
+		if !ok || ver.ID != r.VersionID {
+			return v, prompts.NotFound("version")
+		}
+		*p = ver
+		return v, nil
+	case *prompts.ActivePrompt:
+		st, err := tx.stmt(ctx, qGetActive)
+		if err != nil {
+			return v, err
+		}
+		*p, err = scanActive(st.QueryRowContext(ctx, r.PromptID, string(r.Environment)), r.Environment)
+		return v, err
+	}
+	return v, nil
 }

@@ -2,6 +2,9 @@ package sqlstore_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -126,4 +129,125 @@ func TestExpiredIdempotencyRecordsAreRemoved(t *testing.T) {
 	_, err := s.CreatePrompt(ctx, in("d"))
 	is.NoErr(err)
 	is.Equal(records(), 1) // only d's
+}
+
+// TestMigrateConvertsIdempotencyRecords: migration 6 converts the records
+// the previous release kept (scope and key in the clear, the whole result
+// as JSON) into ids; they still replay, and a record without a result is
+// dropped.
+func TestMigrateConvertsIdempotencyRecords(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer s.Close()
+	is.NoErr(sqlstore.MigrateTo(ctx, s, 5))
+
+	// Data and records as the previous release wrote them, an hour ago.
+	const (
+		projectID = "01JAAAAAAAAAAAAAAAAAAAAAAA"
+		promptID  = "01JBBBBBBBBBBBBBBBBBBBBBBB"
+		v1ID      = "01JDDDDDDDDDDDDDDDDDDDDDD1"
+		v2ID      = "01JDDDDDDDDDDDDDDDDDDDDDD2"
+	)
+	created := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
+	p := prompts.Prompt{ID: promptID, ProjectID: projectID, Key: "greeting", Name: "Greeting", LatestVersionID: v2ID, CreatedAt: created, Revision: 3}
+	v1 := prompts.PromptVersion{ID: v1ID, PromptID: promptID, VersionNumber: 1, Content: "one", CreatedAt: created, Variables: []string{}}
+	v2 := prompts.PromptVersion{ID: v2ID, PromptID: promptID, VersionNumber: 2, Content: strings.Repeat("two ", 1000), CreatedAt: created, Variables: []string{}}
+	tx := db.MustBegin()
+	tx.MustExec(`SET LOCAL search_path TO ` + pq.QuoteIdentifier(schema))
+	tx.MustExec(`INSERT INTO projects VALUES ($1, 'Old', 'old', '', false, $2)`, projectID, created)
+	tx.MustExec(`INSERT INTO prompts (id, project_id, key, name, latest_version_id, version_count, created_at, revision)
+		VALUES ($1, $2, $3, $4, $5, 2, $6, $7)`, promptID, projectID, p.Key, p.Name, v2ID, created, p.Revision)
+	for _, v := range []prompts.PromptVersion{v1, v2} {
+		tx.MustExec(`INSERT INTO versions (prompt_id, version_number, id, content, created_at, variables) VALUES ($1, $2, $3, $4, $5, '{}')`,
+			promptID, v.VersionNumber, v.ID, v.Content, created)
+	}
+	tx.MustExec(`INSERT INTO environments VALUES ($1, 'production', 1, $2)`, promptID, created)
+	record := func(scope, key, op, request string, result any) {
+		var b []byte
+		if result != nil {
+			var err error
+			b, err = json.Marshal(result)
+			is.NoErr(err)
+		}
+		tx.MustExec(`INSERT INTO idempotency (scope, key, op, request, result, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, scope, key, op, request, b, created)
+	}
+	record("ci", "create-prompt", "create_prompt", "request of the prompt", p)
+	record("équipe", `"v" \ 2`, "create_version", "request of the version", v2) // a scope of more bytes than characters
+	record("ci", "rollback", "rollback", "request of the rollback", prompts.ActivePrompt{Prompt: p, Environment: prompts.Production, ActiveVersion: &v1})
+	record("ci", "unsaved", "create_prompt", "r", nil) // no result: names nothing
+	is.NoErr(tx.Commit())
+
+	is.NoErr(s.Migrate(ctx)) // migration 6 converts them
+	var rows int
+	is.NoErr(db.Get(&rows, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.idempotency`))
+	is.Equal(rows, 3) // the one without a result dropped
+	var results int
+	is.NoErr(db.Get(&results, `SELECT count(*) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'idempotency' AND column_name IN ('result', 'scope', 'key')`, schema))
+	is.Equal(results, 0) // no result kept, no key in the clear
+
+	idem := func(scope, key, request string) prompts.Idempotency {
+		return prompts.Idempotency{Key: key, Scope: scope, Request: request}
+	}
+	gotP, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: projectID, Key: "greeting", Name: "Greeting", Idempotency: idem("ci", "create-prompt", "request of the prompt")})
+	is.NoErr(err)
+	is.True(gotP.Replayed) // replays
+	is.Equal(gotP.ID, promptID)
+	gotV, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: v2.Content, Idempotency: idem("équipe", `"v" \ 2`, "request of the version")})
+	is.NoErr(err)
+	is.True(gotV.Replayed)
+	is.Equal(gotV.ID, v2ID)
+	is.Equal(gotV.Content, v2.Content)
+	gotA, err := s.Rollback(ctx, prompts.Rollback{PromptID: promptID, Environment: prompts.Production, Idempotency: idem("ci", "rollback", "request of the rollback")})
+	is.NoErr(err)
+	is.True(gotA.Replayed)
+	is.Equal(gotA.ActiveVersion.ID, v1ID)
+	_, err = s.Rollback(ctx, prompts.Rollback{PromptID: promptID, Environment: prompts.Production, Idempotency: idem("ci", "rollback", "another request")})
+	is.True(errors.Is(err, prompts.ErrIdempotencyKeyReused)) // still tells requests apart
+	vs, _, err := s.ListVersions(ctx, promptID, prompts.Page{})
+	is.NoErr(err)
+	is.Equal(len(vs), 2) // nothing written
+	fresh, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: projectID, Key: "new", Name: "New", Idempotency: idem("ci", "unsaved", "r")})
+	is.NoErr(err)
+	is.True(!fresh.Replayed) // the dropped record's key names a new write
+}
+
+// TestKeyedRollbacksKeepTheTableSmall: 200 keyed rollbacks of a 1 MiB
+// version grow the table idempotency (rows, indexes and TOAST) by a few
+// hundred bytes each, not by the version.
+func TestKeyedRollbacksKeepTheTableSmall(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s := newSQLStore(t)
+	_, p := fixture(t, s)
+	for _, c := range []string{"a", "b"} {
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: randomText(1 << 20), Environments: []prompts.Environment{prompts.Production}, ChangeSummary: &c})
+		is.NoErr(err)
+	}
+	size := func() (n int64) {
+		is.NoErr(database(t).GetContext(ctx, &n, `SELECT pg_total_relation_size($1::regclass)`, pq.QuoteIdentifier(s.Schema())+".idempotency"))
+		return n
+	}
+	before := size()
+	for i := range 200 {
+		_, err := s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production,
+			Idempotency: prompts.Idempotency{Key: fmt.Sprint("undo-", i), Scope: "ci", Request: "req"}})
+		is.NoErr(err)
+	}
+	after := size()
+	t.Logf("200 keyed rollbacks: the table grew from %d to %d bytes", before, after)
+	is.True(after-before <= 200<<10) // at most 1 KiB a record, pages and indexes included
+}
+
+// randomText returns n letters that do not compress.
+func randomText(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = 'a' + b[i]%26
+	}
+	return string(b)
 }

@@ -51,8 +51,9 @@ FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
 WHERE id <= '02' || lpad('1000', 24, '0')`)
 	exec(`INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
 SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_series(1, 1000) i`)
-	exec(`INSERT INTO {s}.idempotency (scope, key, op, request, result, created_at)
-SELECT 'ci', 'key-' || i, 'create_version', 'req', '\x7b7d', now() - i * interval '1 second' FROM generate_series(1, 100000) i`)
+	exec(`INSERT INTO {s}.idempotency (id, op, request, prompt_id, version_id, version_number, created_at)
+SELECT sha256(('key-' || i)::bytea), 'create_version', 'req', '02' || lpad(i::text, 24, '0'), '03' || lpad(i::text, 24, '0'), 1, now() - i * interval '1 second'
+FROM generate_series(1, 100000) i`)
 	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments, {s}.idempotency`)
 
 	project := func(i int) string { return fmt.Sprintf("'01%024d'", i) }
@@ -84,9 +85,9 @@ SELECT 'ci', 'key-' || i, 'create_version', 'req', '\x7b7d', now() - i * interva
 		"Rollback (target)":                    prompt(7) + ", 'staging'",
 		"ListDeployments":                      prompt(7) + ", '~', 101",
 		"ListDeployments (one environment)":    prompt(7) + ", '~', 101, 'production'",
-		"Idempotency (claim)":                  "'ci', 'key-7', 'create_version', 'req', " + now + ", " + now,
-		"Idempotency (replay)":                 "'ci', 'key-7'",
-		"Idempotency (save)":                   "'ci', 'key-7', '\\x7b7d'::bytea",
+		"Idempotency (claim)":                  "sha256('key-7'), 'create_version', 'req', " + now + ", " + now,
+		"Idempotency (replay)":                 "sha256('key-7')",
+		"Idempotency (save)":                   "sha256('key-7'), " + prompt(7) + ", " + version(7, 3) + ", 3, NULL",
 		"Idempotency (expire)":                 now,
 	}
 

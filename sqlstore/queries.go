@@ -241,19 +241,21 @@ SELECT EXISTS (SELECT 1 FROM clear)`,
 
 		// Under that lock: the version environment $2 pointed at before its
 		// latest change. No row when it has no record.
-		// qClaimIdempotency takes the key ($1 scope, $2 key) for this
-		// transaction: a new record, or one past its retention (created
-		// before $6) taken over; no row when a live record holds it. A
-		// record another transaction has written and not yet committed
-		// makes it wait for that transaction's end.
-		qClaimIdempotency: `INSERT INTO {s}.idempotency AS i (scope, key, op, request, created_at) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (scope, key) DO UPDATE SET op = EXCLUDED.op, request = EXCLUDED.request, result = NULL, created_at = EXCLUDED.created_at
-			WHERE i.created_at < $6
+		// qClaimIdempotency takes the key $1 (the RecordKey of the
+		// Idempotency) for this transaction: a new record, or one past its
+		// retention (created before $5) taken over; no row when a live
+		// record holds it. A record another transaction has written and not
+		// yet committed makes it wait for that transaction's end.
+		qClaimIdempotency: `INSERT INTO {s}.idempotency AS i (id, op, request, created_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (id) DO UPDATE SET op = EXCLUDED.op, request = EXCLUDED.request, created_at = EXCLUDED.created_at,
+				prompt_id = NULL, version_id = NULL, version_number = NULL, environment = NULL
+			WHERE i.created_at < $5
 			RETURNING true`,
 
-		qGetIdempotency: `SELECT op, request, result, created_at FROM {s}.idempotency WHERE scope = $1 AND key = $2`,
+		qGetIdempotency: `SELECT op, request, prompt_id, version_id, version_number, environment, created_at FROM {s}.idempotency WHERE id = $1`,
 
-		qSaveIdempotency: `UPDATE {s}.idempotency SET result = $3 WHERE scope = $1 AND key = $2`,
+		// qSaveIdempotency records what the write made or changed.
+		qSaveIdempotency: `UPDATE {s}.idempotency SET prompt_id = $2, version_id = $3, version_number = $4, environment = $5 WHERE id = $1`,
 
 		// qExpireIdempotency removes up to 16 records created before $1.
 		qExpireIdempotency: `DELETE FROM {s}.idempotency WHERE ctid = ANY (ARRAY(

@@ -59,13 +59,16 @@
 // # Idempotency
 //
 // CreatePrompt, CreateVersion and Rollback with a prompts.Idempotency run
-// in one transaction with the key's record (table idempotency, migration
-// 5): the key is claimed first, so that a concurrent repeat, in this
+// in one transaction with the key's record (table idempotency, migrations
+// 5 and 6): the key is claimed first, so that a concurrent repeat, in this
 // process or another, waits for the first transaction and then answers its
 // result; a failure rolls the record back with the write. Such a write
-// takes the locked path (a transaction of four more round trips). Records
-// older than prompts.IdempotencyRetention are taken over by a new write of
-// their key, and removed 16 at a time by later idempotent writes.
+// takes the locked path (a transaction of four more round trips). A
+// record keeps the ids of what the write made (a row of about 200
+// bytes, whatever the size of the version), and a repeat reads that
+// again in its transaction (see prompts.Replay). Records older than
+// prompts.IdempotencyRetention are taken over by a new write of their
+// key, and removed 16 at a time by later idempotent writes.
 //
 // # Upgrading
 //
@@ -77,6 +80,10 @@
 // (0002_environments_revision.sql) renames the table deployments to
 // environments and gives every prompt a revision: an older replica left
 // running would fail its reads and write without moving revisions on.
+// Migration 6 (0006_idempotency_ids.sql) makes the idempotency records
+// keep ids instead of whole results, and converts the records already
+// there, which still replay; an older replica left running would fail
+// every write given an idempotency key.
 //
 // # Speed
 //

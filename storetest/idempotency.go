@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"context"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
@@ -10,6 +12,47 @@ import (
 	"github.com/matryer/is"
 	"github.com/promptkit/prompts"
 )
+
+// StoredSizer is an optional interface of the Store that Run's newStore
+// returns: StoredSize reports how many bytes the Store keeps, all its data
+// or only its idempotency records (a file's size, the bytes of a table's
+// rows). With it, Run checks that an idempotency record costs at most
+// MaxRecordSize, whatever the size of the result it replays, by comparing
+// what writes with a key add with what the same writes without one add.
+// Without it, those subtests are skipped.
+type StoredSizer interface {
+	StoredSize(ctx context.Context) (int64, error)
+}
+
+// MaxRecordSize is the most an idempotency record may cost a Store, in
+// bytes.
+const MaxRecordSize = 1 << 10
+
+// size returns what the Store keeps, or skips the test when it does not
+// say (StoredSizer).
+func (s *fixture) size() int64 {
+	s.t.Helper()
+	sz, ok := s.Store.(StoredSizer)
+	if !ok {
+		s.t.Skip("the Store does not report its size (storetest.StoredSizer)")
+	}
+	n, err := sz.StoredSize(s.t.Context())
+	if err != nil {
+		s.t.Fatalf("stored size: %v", err)
+	}
+	return n
+}
+
+// bigContent returns 1 MiB of letters that do not compress, different for
+// each seed: a Store that compresses what it keeps still keeps it.
+func bigContent(seed uint64) string {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	b := make([]byte, 1<<20)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	return string(b)
+}
 
 // idem is an Idempotency in the scope "ci".
 func idem(key, request string) prompts.Idempotency {
@@ -190,6 +233,111 @@ var idempotencyTests = []test{
 		v, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Idempotency: idem("newer", "req")})
 		is.NoErr(err)
 		is.True(v.Replayed) // within its retention: replayed
+	}},
+	{"a replay answers the resource the first write made, read again by its id, after it changed", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		pin := prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K", Idempotency: idem("create", "req")}
+		first, err := s.CreatePrompt(ctx, pin)
+		is.NoErr(err)
+		renamed, err := s.UpdatePrompt(ctx, first.ID, prompts.PromptUpdate{Key: prompts.Some("renamed"), Name: prompts.Some("Renamed")})
+		is.NoErr(err) // the prompt changes after its create
+		again, err := s.CreatePrompt(ctx, pin)
+		is.NoErr(err)
+		is.True(again.Replayed)                          // a replay
+		again.Replayed = false                           //
+		is.Equal(promptText(again), promptText(renamed)) // of the same prompt, as it is now
+		is.Equal(s.countPrompts(proj.ID), 1)             // and no second prompt under the old key
+
+		vin := prompts.NewVersion{PromptID: first.ID, Content: "one", Environments: []prompts.Environment{prompts.Production}, Idempotency: idem("version", "req")}
+		v1, err := s.CreateVersion(ctx, vin)
+		is.NoErr(err)
+		v2 := s.version(first.ID, "two", prompts.Production) // the latest moves on
+		v, err := s.CreateVersion(ctx, vin)
+		is.NoErr(err)
+		is.True(v.Replayed)
+		is.Equal(v.ID, v1.ID)                     // the same version
+		is.Equal(versionText(v), versionText(v1)) // which never changes
+		is.Equal(s.countVersions(first.ID), 2)    // none written
+		is.Equal(s.active(first.ID, prompts.Production), v2.ID)
+
+		rin := prompts.Rollback{PromptID: first.ID, Environment: prompts.Production, Idempotency: idem("undo", "req")}
+		rolled, err := s.Rollback(ctx, rin)
+		is.NoErr(err)
+		is.Equal(rolled.ActiveVersion.ID, v1.ID) // back to one
+		_, err = s.Activate(ctx, prompts.Activation{PromptID: first.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2)})
+		is.NoErr(err) // and on to two again
+		records := len(s.deployments(first.ID, prompts.Production))
+		a, err := s.Rollback(ctx, rin)
+		is.NoErr(err)
+		is.True(a.Replayed)                                        // a replay: not rolled back again
+		is.Equal(a.ID, first.ID)                                   // of the same prompt and environment
+		is.Equal(a.Environment, prompts.Production)                //
+		now, err := s.GetActive(ctx, first.ID, prompts.Production) //
+		is.NoErr(err)                                              //
+		a.Replayed = false                                         //
+		is.Equal(activeText(a), activeText(now))                   // as a read of it answers now: one state of the prompt
+		is.Equal(s.active(first.ID, prompts.Production), v2.ID)    // which the replay left as it was
+		is.Equal(len(s.deployments(first.ID, prompts.Production)), records)
+	}},
+	{"an idempotency record costs at most 1 KiB, whatever the size of the version it replays", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		// Large versions first, so that a Store that compacts what it keeps
+		// when it reaches a multiple of its data (as memstore's file does)
+		// does not compact between the measures.
+		for i := range 3 {
+			s.version(p.ID, bigContent(uint64(i)))
+		}
+		before := s.size()
+		s.version(p.ID, bigContent(3))
+		plain := s.size() - before // what a version costs without a key
+		in := prompts.NewVersion{PromptID: p.ID, Content: bigContent(4), Idempotency: idem("big", "req")}
+		v, err := s.CreateVersion(ctx, in)
+		is.NoErr(err)
+		keyed := s.size() - before - plain // what the same with a key costs
+		t.Logf("a version of 1 MiB costs %d bytes without a key, %d with one", plain, keyed)
+		if keyed-plain > MaxRecordSize {
+			t.Errorf("a version of 1 MiB costs %d bytes more with an idempotency key than without (%d): want at most %d", keyed-plain, plain, MaxRecordSize)
+		}
+		again, err := s.CreateVersion(ctx, in)
+		is.NoErr(err)
+		is.True(again.Replayed)
+		is.Equal(again.ID, v.ID)
+		is.Equal(again.Content, in.Content) // the whole version, read again
+	}},
+	{"keyed rollbacks of a large version cost at most 1 KiB each more than rollbacks without a key", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		s.version(p.ID, bigContent(1), prompts.Production)
+		s.version(p.ID, bigContent(2), prompts.Production)
+		rollback := func(in prompts.Rollback) {
+			t.Helper()
+			_, err := s.Rollback(ctx, in)
+			is.NoErr(err) // rollback
+		}
+		const plainN, keyedN = 20, 200
+		before := s.size()
+		for range plainN {
+			rollback(prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
+		}
+		plain := s.size() - before
+		before = s.size()
+		for i := range keyedN {
+			rollback(prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Idempotency: idem("undo-"+strconv.Itoa(i), "req")})
+		}
+		keyed := s.size() - before
+		t.Logf("%d rollbacks without a key cost %d bytes, %d with keys %d", plainN, plain, keyedN, keyed)
+		if extra := keyed - plain*keyedN/plainN; extra > keyedN*MaxRecordSize {
+			t.Errorf("%d keyed rollbacks of a 1 MiB version cost %d bytes, %d more than without keys: want at most %d", keyedN, keyed, extra, keyedN*MaxRecordSize)
+		}
+		a, err := s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Idempotency: idem("undo-0", "req")})
+		is.NoErr(err)
+		is.True(a.Replayed)                           // the first key still replays
+		is.Equal(len(a.ActiveVersion.Content), 1<<20) // with the whole version, read again
 	}},
 	{"many keys", func(t *testing.T, s *fixture) {
 		is := is.New(t)

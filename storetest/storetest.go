@@ -20,6 +20,14 @@
 // order and white space may change. (PostgreSQL's jsonb re-encodes
 // numbers; its json type, or text, keeps them.)
 //
+// A write repeated with its prompts.Idempotency must answer the resource
+// the first write made or changed, read again by its id, as it is now: a
+// version as it was made (versions never change), a prompt renamed since
+// under its new name, a rolled-back environment as GetActive answers it
+// now. And a Store must keep only what names that resource, so that a
+// record costs at most MaxRecordSize bytes however large the resource;
+// the suite measures that through StoredSizer, when the Store has it.
+//
 // Subtests are named after the behaviour they check, so a failure reads as
 // the rule that broke; errors are checked by code (errors.Is with the
 // prompts sentinels, errors.As for the invalid fields), never by message.
