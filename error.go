@@ -29,6 +29,10 @@ const (
 	// CodeIdempotencyKeyReused: an idempotency key that named one write
 	// was given with another (see Idempotency).
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	// CodeEventsExpired: a reader of the event log asked for what follows
+	// an event older than the oldest kept; events it has not seen are gone,
+	// and it must read everything again.
+	CodeEventsExpired Code = "events_expired"
 )
 
 // Sentinel errors, one per code, for errors.Is:
@@ -43,6 +47,7 @@ var (
 	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed, Message: "precondition failed"}
 	ErrVariablesChanged     = &Error{Code: CodeVariablesChanged, Message: "variables changed"}
 	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused, Message: "idempotency key reused"}
+	ErrEventsExpired        = &Error{Code: CodeEventsExpired, Message: "the events after this id are no longer kept; read everything again"}
 )
 
 // FieldError names one invalid field of an input and what is wrong with it.
