@@ -10,6 +10,9 @@
 //   - sqlstore: PostgreSQL, for services with many replicas.
 //   - storetest: the conformance suite every Store passes.
 //   - httpapi: the /v1/integration HTTP interface over any Store.
+//   - cache: a Store that answers reads from memory, kept fresh by a Feed
+//     (sqlstore.Feed), which reports what other processes change to a
+//     Sink.
 //
 // An application reads a prompt the way it refers to it, by project and key,
 // in the environment it runs in:

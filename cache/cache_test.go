@@ -134,7 +134,7 @@ func TestInvalidationAndReadYourWrites(t *testing.T) {
 	is.NoErr(err) // another process
 	a, _ := c.GetActive(ctx, p.ID, prompts.Production)
 	is.Equal(a.ActiveVersion.Content, "one") // not known yet
-	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	a, _ = c.GetActive(ctx, p.ID, prompts.Production)
 	is.Equal(a.ActiveVersion.Content, "two") // the feed told it
 	byKey, _ := c.GetActiveByKey(ctx, p.ProjectID, "k", prompts.Production)
@@ -179,7 +179,7 @@ func TestAReadThatRacedAnInvalidationKeepsNothing(t *testing.T) {
 	<-inRead // the read is in the store
 	_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err)
-	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	h.set(func(h *hooked) { h.older, h.before = nil, nil })
 	close(release)
 	is.Equal((<-done).ActiveVersion.Content, "one") // it answers what it read
@@ -333,7 +333,7 @@ func TestJoiningReadsInFlight(t *testing.T) {
 	<-inRead
 	_, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err)
-	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	h.set(func(h *hooked) { h.older, h.before = nil, nil })
 	after, err := c.GetActive(ctx, p.ID, prompts.Production) // does not wait for the held read
 	is.NoErr(err)

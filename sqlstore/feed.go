@@ -10,11 +10,11 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts"
 )
 
-// Feed tells a cache (package cache) what every process writing to one
-// schema changes, over PostgreSQL's LISTEN/NOTIFY: each write that changes
+// Feed is a prompts.Feed: it tells a cache (package cache) what every
+// process writing to one schema changes, over PostgreSQL's LISTEN/NOTIFY: each write that changes
 // a prompt notifies on the schema's Channel in its own transaction, so the
 // notification is delivered when, and only if, the write commits.
 //
@@ -73,13 +73,13 @@ func NewFeed(dsn string, opts ...FeedOption) *Feed {
 	return f
 }
 
-var _ cache.Feed = (*Feed)(nil)
+var _ prompts.Feed = (*Feed)(nil)
 
 // Run listens and reports to sink until ctx ends; it returns ctx's error,
 // or the error that made listening impossible (a bad dsn). It starts its
 // own goroutines (the listener's, and one that pings) and stops them
 // before it returns.
-func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
+func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
 	var (
 		mu   sync.Mutex
 		lost = true // until the first connection
@@ -188,7 +188,7 @@ func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
 				continue
 			}
 			promptID, projectID, _ := strings.Cut(n.Extra, " ")
-			sink.Invalidate(cache.Event{PromptID: promptID, ProjectID: projectID})
+			sink.Invalidate(prompts.Invalidation{PromptID: promptID, ProjectID: projectID})
 		}
 	}
 }
