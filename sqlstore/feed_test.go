@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
@@ -65,7 +66,7 @@ func TestFeed(t *testing.T) {
 
 	c := cache.New(here)
 	dsn, appName := feedDSN(t)
-	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema(here.Schema()), sqlstore.FeedPing(200*time.Millisecond))
+	feed := sqlstore.NewFeed(dsn, sqlstore.WithSchema(here.Schema()), sqlstore.WithPing(200*time.Millisecond))
 	done := make(chan error, 1)
 	go func() { done <- feed.Run(ctx, c) }()
 	eventually(t, "the feed listens", func() bool { return !c.Stats().Lost })
@@ -140,7 +141,7 @@ func BenchmarkFeedPropagation(b *testing.B) {
 	}
 	c := cache.New(here)
 	dsn := os.Getenv(databaseURLVar)
-	go func() { _ = sqlstore.NewFeed(dsn, sqlstore.FeedSchema(here.Schema())).Run(ctx, c) }()
+	go func() { _ = sqlstore.NewFeed(dsn, sqlstore.WithSchema(here.Schema())).Run(ctx, c) }()
 	for c.Stats().Lost {
 		time.Sleep(time.Millisecond)
 	}
@@ -167,4 +168,19 @@ func BenchmarkFeedPropagation(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// A Feed takes the Store's WithSchema, and refuses what New refuses, at
+// once and naming it, before any I/O.
+func TestFeedRefusesABadSchema(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := sqlstore.New(sqlx.NewDb(nil, "postgres"), sqlstore.WithSchema("pg_catalog"))
+	is.True(err != nil) // New refuses the schema
+	feed := sqlstore.NewFeed("postgres://nowhere.invalid/x", sqlstore.WithSchema("pg_catalog"), sqlstore.WithPing(time.Second))
+	err = feed.Run(ctx, cache.New(nil))
+	is.True(err != nil)                                    // Run refuses it too
+	is.True(strings.Contains(err.Error(), `"pg_catalog"`)) // naming it
+	is.True(ctx.Err() == nil)                              // at once
 }

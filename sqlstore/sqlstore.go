@@ -124,24 +124,45 @@ const DefaultSchema = "prompts"
 // errClosed is the cause of the internal error a Store returns once closed.
 var errClosed = errors.New("sqlstore: store is closed")
 
-// Option configures a Store.
-type Option func(*Store)
+// An Option configures a Store (New).
+type Option interface{ applyStore(*Store) }
+
+// A SharedOption configures a Store (New) or a Feed (NewFeed) alike.
+type SharedOption interface {
+	Option
+	FeedOption
+}
+
+type storeOption func(*Store)
+
+func (o storeOption) applyStore(s *Store) { o(s) }
+
+type schemaOption string
+
+func (o schemaOption) applyStore(s *Store) { s.schema = string(o) }
+func (o schemaOption) applyFeed(f *Feed)   { f.schema = string(o) }
+
+type loggerOption struct{ l *slog.Logger }
+
+func (o loggerOption) applyStore(s *Store) { s.log = o.l }
+func (o loggerOption) applyFeed(f *Feed)   { f.log = o.l }
 
 // WithSchema sets the PostgreSQL schema that holds the store's tables
-// (default "prompts"). It must be a plain identifier: a letter or underscore,
-// then letters, digits and underscores, at most 63 bytes, not starting with
-// "pg_". Migrate creates it.
-func WithSchema(name string) Option { return func(s *Store) { s.schema = name } }
+// (default "prompts"), or whose writes a Feed follows. It must be a plain
+// identifier: a letter or underscore, then letters, digits and
+// underscores, at most 63 bytes, not starting with "pg_". Migrate creates
+// it.
+func WithSchema(name string) SharedOption { return schemaOption(name) }
 
 // WithClock sets the clock that stamps ids and timestamps (default
 // time.Now). Time comes from this clock in the application, never from the
 // database's now().
-func WithClock(c prompts.Clock) Option { return func(s *Store) { s.clock = c } }
+func WithClock(c prompts.Clock) Option { return storeOption(func(s *Store) { s.clock = c }) }
 
-// WithLogger sets the logger for what the Store does on its own: migrations
-// applied, a version write retried under a lock. The default discards.
-// Errors are returned, not logged.
-func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+// WithLogger sets the logger for what a Store or a Feed does on its own:
+// migrations applied, a version write retried under a lock, a feed lost
+// and back. The default discards. Errors are returned, not logged.
+func WithLogger(l *slog.Logger) SharedOption { return loggerOption{l} }
 
 // Store is the PostgreSQL prompts.Store. Create it with New; it is safe for
 // concurrent use.
@@ -169,10 +190,12 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	}
 	s := &Store{db: db, schema: DefaultSchema}
 	for _, o := range opts {
-		o(s)
+		if o != nil {
+			o.applyStore(s)
+		}
 	}
-	if !validSchema(s.schema) {
-		return nil, fmt.Errorf("sqlstore: schema %q is not a plain identifier (a letter or _, then letters, digits or _, at most 63 bytes, not pg_...)", s.schema)
+	if err := checkSchema(s.schema); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -195,6 +218,15 @@ func Channel(schema string) string {
 	h := fnv.New64a()
 	h.Write([]byte(schema))
 	return fmt.Sprintf("prompts_%016x", h.Sum64())
+}
+
+// checkSchema returns an error naming the problem when name is not a
+// valid schema (validSchema).
+func checkSchema(name string) error {
+	if !validSchema(name) {
+		return fmt.Errorf("sqlstore: schema %q is not a plain identifier (a letter or _, then letters, digits or _, at most 63 bytes, not pg_...)", name)
+	}
+	return nil
 }
 
 // validSchema reports whether name is an identifier that needs no quoting

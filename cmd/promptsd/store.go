@@ -120,7 +120,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, watch *stor
 	}
 	c := cache.New(guarded, cache.WithSize(cfg.cacheMiB<<20))
 	m.watchCache(c)
-	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.FeedSchema(cfg.schema), sqlstore.FeedLogger(logger))
+	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() {
