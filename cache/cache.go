@@ -134,6 +134,14 @@ type Stats struct {
 	Bytes     int64 // their estimated size
 	Stale     int64 // reads answered with a stale value while the store was unavailable
 	Lost      bool  // the feed is lost (or not yet connected): reads go to the store
+
+	// What the feed reported: Losses counts the Lost that came while the
+	// cache was fed (a repeated Lost, or one before the first Recovered,
+	// changes nothing); Recoveries counts every Recovered, the first
+	// included. A loss and a recovery that came and went between two
+	// Stats still show in them.
+	Losses     int64
+	Recoveries int64
 }
 
 // Stats returns the cache's counters.
@@ -188,6 +196,9 @@ func (s *Store) invalidateAllByKey() {
 func (s *Store) Lost() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.dark {
+		s.stats.Losses++
+	}
 	s.dark = true
 	s.epoch++
 }
@@ -201,6 +212,7 @@ func (s *Store) Recovered() {
 	}
 	s.dark = false
 	s.epoch++
+	s.stats.Recoveries++
 }
 
 func (s *Store) stripe(id string) int {

@@ -121,6 +121,38 @@ func TestDarkUntilTheFeedRecovers(t *testing.T) {
 	is.Equal(h.calls.Load(), int64(4)) // then one read, and hits
 }
 
+// Stats count what the feed reported: a loss of a fed cache once however
+// often it is repeated, every recovery.
+func TestStatsCountLossesAndRecoveries(t *testing.T) {
+	is := is.New(t)
+	_, h, _ := fixture(t)
+	c := cache.New(h)
+	c.Lost()
+	st := c.Stats()
+	is.Equal(st.Losses, int64(0)) // not fed yet: nothing lost
+	is.Equal(st.Recoveries, int64(0))
+	c.Recovered()
+	st = c.Stats()
+	is.Equal(st.Recoveries, int64(1)) // the feed listens
+	is.True(!st.Lost)
+	c.Lost()
+	c.Lost()
+	st = c.Stats()
+	is.Equal(st.Losses, int64(1)) // one loss, reported twice
+	is.True(st.Lost)
+	c.Recovered()
+	c.Lost()
+	c.Recovered()
+	st = c.Stats()
+	is.Equal(st.Losses, int64(2)) // a loss that came and went still shows
+	is.Equal(st.Recoveries, int64(3))
+	is.True(!st.Lost)
+
+	c = cache.New(h, cache.Standalone())
+	c.Lost()
+	is.Equal(c.Stats().Losses, int64(1)) // a standalone cache is fed from the start
+}
+
 // A write made elsewhere (under the cache) is seen after its
 // invalidation; a write through the cache at once.
 func TestInvalidationAndReadYourWrites(t *testing.T) {
