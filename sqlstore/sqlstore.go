@@ -47,10 +47,17 @@
 // else from the database is internal, with the driver's error as its cause
 // (for logs, never for users). The Store needs nothing to recover from a
 // restart of the database or killed connections: database/sql drops the
-// broken connections and prepares the statements again on new ones. A
-// database that falls silent without closing its connections is another
-// matter: lib/pq waits for it past any context; dial through Dialer to
-// bound that wait.
+// broken connections and prepares the statements again on new ones.
+//
+// Every method returns by the end of its context: at its deadline or
+// cancellation, with prompts.ErrUnavailable wrapping ctx.Err(), even when
+// the database has fallen silent without closing its connections (its
+// processes stopped, a network path gone quiet), for which lib/pq waits
+// past any context. So a call whose context can end runs on a goroutine
+// of its own, which the caller leaves at that end. The call left behind
+// holds its connection until the database answers or the connection
+// fails, then closes it: it is never reused. Dial through Dialer so that
+// it ends at the Dialer's Timeout however long the silence lasts.
 //
 // ErrUnavailable on a write does not prove that nothing was written: the
 // commit may succeed as the connection dies. A write given a
