@@ -17,7 +17,7 @@ import (
 
 // A database that falls silent (the proxy forwards nothing, connections
 // stay open) does not hold a call past its context: reads, writes, a
-// transaction and a list return at their deadline as unavailable, or at a
+// transaction, a list and Ping return at their deadline as unavailable, or at a
 // cancellation with the context's error, though lib/pq still waits. The
 // calls left behind end at the Dialer's deadline, their connections are
 // closed, not reused, and once the database answers again the Store works
@@ -59,6 +59,7 @@ func TestCallsReturnAtTheirDeadlineAgainstASilentDatabase(t *testing.T) {
 			_, _, err := s.ListPrompts(ctx, prompts.PromptFilter{})
 			return err
 		},
+		"Ping": s.Ping,
 	}
 	for name, call := range calls {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)

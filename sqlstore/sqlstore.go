@@ -13,6 +13,8 @@
 //	if err := store.Migrate(ctx); err != nil { ... }
 //
 // New does no I/O. Migrate is safe to run from every replica at once.
+// Ping tells a readiness probe whether the Store can serve: the database
+// reachable, the schema there and migrated.
 //
 // # Guarantees
 //
@@ -109,6 +111,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -257,6 +260,36 @@ func validSchema(name string) bool {
 
 // Schema returns the name of the schema that holds the Store's tables.
 func (s *Store) Schema() string { return s.schema }
+
+// Ping reports whether the Store can serve, for a readiness probe: it
+// reads the schema's table schema_migrations, one round trip. A database
+// that cannot be reached, or does not answer before ctx ends, is
+// prompts.ErrUnavailable; a schema that is missing (dropped, say) or not
+// migrated as far as this release needs is internal: Migrate mends it,
+// waiting does not.
+func (s *Store) Ping(ctx context.Context) error {
+	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.ping(ctx) })
+	return err
+}
+
+func (s *Store) ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return prompts.Internal(errClosed)
+	}
+	var version sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM `+s.quoted()+`.schema_migrations`).Scan(&version)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	all, err := migrations()
+	if err != nil {
+		return prompts.Internal(err)
+	}
+	if need := all[len(all)-1].version; version.Int64 < int64(need) {
+		return prompts.Internal(fmt.Errorf("sqlstore: schema %q is at migration %d, this release needs %d (run Store.Migrate)", s.schema, version.Int64, need))
+	}
+	return nil
+}
 
 // Close releases the statements the Store prepared. It does not close the
 // pool, which belongs to the caller. Call it when no other call is in
