@@ -87,8 +87,9 @@ func TestCallsReturnAtTheirDeadlineAgainstASilentDatabase(t *testing.T) {
 	is.Equal(db.Stats().OpenConnections, 0) // none kept for reuse
 
 	proxy.freeze(false)
-	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err = s.GetActive(ctx, p.ID, prompts.Production)
-	is.NoErr(err) // on a new connection
+	// On a new connection (and on a busy host, where a read may take
+	// longer than the Dialer's Timeout, after a few attempts).
+	eventually(t, "the Store works once the database answers", func() bool {
+		return calls["GetActive"](context.Background()) == nil
+	})
 }
