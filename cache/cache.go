@@ -7,13 +7,14 @@
 // # Freshness
 //
 // Other processes writing to the same database change what the cache
-// holds. A Feed tells the cache what they changed: an implementation
-// watches the store's change stream (such as PostgreSQL's LISTEN/NOTIFY)
-// and calls the cache's Invalidate, Lost and Recovered. The caller runs
-// the feed, on a goroutine of its own: the cache starts none. Until the feed first reports Recovered,
-// and from a Lost until the next Recovered, the cache cannot know what
-// changed: every read goes to the store, and Recovered then drops
-// everything cached before. A cache over a store no other process writes
+// holds. A prompts.Feed tells the cache what they changed: an
+// implementation (sqlstore.Feed) watches the store's change stream (such
+// as PostgreSQL's LISTEN/NOTIFY) and calls the cache's Invalidate, Lost
+// and Recovered: the cache is a prompts.Sink. The caller runs the feed,
+// on a goroutine of its own: the cache starts none. Until the feed first
+// reports Recovered, and from a Lost until the next Recovered, the cache
+// cannot know what changed: every read goes to the store, and Recovered
+// then drops everything cached before. A cache over a store no other process writes
 // (memstore in one process) needs no feed: New it with Standalone.
 //
 // A cache never answers a read with an older prompt than one it answered
@@ -133,6 +134,14 @@ type Stats struct {
 	Bytes     int64 // their estimated size
 	Stale     int64 // reads answered with a stale value while the store was unavailable
 	Lost      bool  // the feed is lost (or not yet connected): reads go to the store
+
+	// What the feed reported: Losses counts the Lost that came while the
+	// cache was fed (a repeated Lost, or one before the first Recovered,
+	// changes nothing); Recoveries counts every Recovered, the first
+	// included. A loss and a recovery that came and went between two
+	// Stats still show in them.
+	Losses     int64
+	Recoveries int64
 }
 
 // Stats returns the cache's counters.
@@ -146,40 +155,19 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
-// An Event is one invalidation: a change to a prompt (its fields, its
-// versions, what its environments point at) of a project.
-type Event struct {
-	PromptID  string
-	ProjectID string
-}
+var _ prompts.Sink = (*Store)(nil)
 
-// A Feed tells a cache what other processes change. Run delivers, until
-// ctx ends or the feed is closed, every change as a call of
-// sink.Invalidate; it calls sink.Lost when it can no longer see changes
-// (its connection broke) and sink.Recovered when it can again, and first
-// once it is listening.
-type Feed interface {
-	Run(ctx context.Context, sink Sink) error
-}
-
-// Sink is what a Feed reports to; *Store is one.
-type Sink interface {
-	Invalidate(Event)
-	Lost()
-	Recovered()
-}
-
-// Invalidate drops what the cache holds of the event's prompt, and of
-// prompts read by key in its project, and makes the reads in flight for
+// Invalidate drops what the cache holds of the invalidation's prompt, and
+// of prompts read by key in its project, and makes the reads in flight for
 // them store nothing.
-func (s *Store) Invalidate(ev Event) {
+func (s *Store) Invalidate(ev prompts.Invalidation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.invalidate(ev)
 }
 
 // invalidate is Invalidate. The caller holds mu.
-func (s *Store) invalidate(ev Event) {
+func (s *Store) invalidate(ev prompts.Invalidation) {
 	s.gens[s.stripe(ev.PromptID)]++
 	s.gens[s.stripe(ev.ProjectID)]++
 	for e := range s.byPrompt[ev.PromptID] {
@@ -208,6 +196,9 @@ func (s *Store) invalidateAllByKey() {
 func (s *Store) Lost() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.dark {
+		s.stats.Losses++
+	}
 	s.dark = true
 	s.epoch++
 }
@@ -221,6 +212,7 @@ func (s *Store) Recovered() {
 	}
 	s.dark = false
 	s.epoch++
+	s.stats.Recoveries++
 }
 
 func (s *Store) stripe(id string) int {

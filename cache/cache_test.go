@@ -121,6 +121,38 @@ func TestDarkUntilTheFeedRecovers(t *testing.T) {
 	is.Equal(h.calls.Load(), int64(4)) // then one read, and hits
 }
 
+// Stats count what the feed reported: a loss of a fed cache once however
+// often it is repeated, every recovery.
+func TestStatsCountLossesAndRecoveries(t *testing.T) {
+	is := is.New(t)
+	_, h, _ := fixture(t)
+	c := cache.New(h)
+	c.Lost()
+	st := c.Stats()
+	is.Equal(st.Losses, int64(0)) // not fed yet: nothing lost
+	is.Equal(st.Recoveries, int64(0))
+	c.Recovered()
+	st = c.Stats()
+	is.Equal(st.Recoveries, int64(1)) // the feed listens
+	is.True(!st.Lost)
+	c.Lost()
+	c.Lost()
+	st = c.Stats()
+	is.Equal(st.Losses, int64(1)) // one loss, reported twice
+	is.True(st.Lost)
+	c.Recovered()
+	c.Lost()
+	c.Recovered()
+	st = c.Stats()
+	is.Equal(st.Losses, int64(2)) // a loss that came and went still shows
+	is.Equal(st.Recoveries, int64(3))
+	is.True(!st.Lost)
+
+	c = cache.New(h, cache.Standalone())
+	c.Lost()
+	is.Equal(c.Stats().Losses, int64(1)) // a standalone cache is fed from the start
+}
+
 // A write made elsewhere (under the cache) is seen after its
 // invalidation; a write through the cache at once.
 func TestInvalidationAndReadYourWrites(t *testing.T) {
@@ -134,7 +166,7 @@ func TestInvalidationAndReadYourWrites(t *testing.T) {
 	is.NoErr(err) // another process
 	a, _ := c.GetActive(ctx, p.ID, prompts.Production)
 	is.Equal(a.ActiveVersion.Content, "one") // not known yet
-	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	a, _ = c.GetActive(ctx, p.ID, prompts.Production)
 	is.Equal(a.ActiveVersion.Content, "two") // the feed told it
 	byKey, _ := c.GetActiveByKey(ctx, p.ProjectID, "k", prompts.Production)
@@ -179,7 +211,7 @@ func TestAReadThatRacedAnInvalidationKeepsNothing(t *testing.T) {
 	<-inRead // the read is in the store
 	_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err)
-	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	h.set(func(h *hooked) { h.older, h.before = nil, nil })
 	close(release)
 	is.Equal((<-done).ActiveVersion.Content, "one") // it answers what it read
@@ -333,7 +365,7 @@ func TestJoiningReadsInFlight(t *testing.T) {
 	<-inRead
 	_, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err)
-	c.Invalidate(cache.Event{PromptID: p.ID, ProjectID: p.ProjectID})
+	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	h.set(func(h *hooked) { h.older, h.before = nil, nil })
 	after, err := c.GetActive(ctx, p.ID, prompts.Production) // does not wait for the held read
 	is.NoErr(err)

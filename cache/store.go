@@ -146,7 +146,7 @@ func (s *Store) write(ctx context.Context, promptID string) (done func()) {
 	// A project unknown still (the store did not answer) is any project:
 	// every read by key goes to the store, and every one cached goes.
 	invalidate := func() {
-		s.invalidate(Event{PromptID: promptID, ProjectID: project})
+		s.invalidate(prompts.Invalidation{PromptID: promptID, ProjectID: project})
 		if !known {
 			s.invalidateAllByKey()
 		}
@@ -191,7 +191,7 @@ func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]pr
 func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
 	p, err := s.next.CreatePrompt(ctx, in)
 	if err == nil {
-		s.Invalidate(Event{PromptID: p.ID, ProjectID: p.ProjectID})
+		s.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
 	}
 	return p, err
 }

@@ -48,6 +48,20 @@ func BenchmarkGetActive(b *testing.B) {
 	}
 }
 
+// BenchmarkGetActiveWithDeadline is BenchmarkGetActive under a context
+// with a deadline, as a server's request has.
+func BenchmarkGetActiveWithDeadline(b *testing.B) {
+	s, _, p := seedActive(b)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetActive(ctx, p.ID, prompts.Production); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkGetActiveByKey is how an application reads: by project and key.
 func BenchmarkGetActiveByKey(b *testing.B) {
 	s, proj, p := seedActive(b)

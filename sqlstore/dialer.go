@@ -12,9 +12,11 @@ import (
 // connections (its processes stopped, its host or a network path gone
 // quiet); lib/pq then waits for an answer that never comes, whatever the
 // query's context says: it sends a cancel request and goes on waiting.
-// Dialer gives every read and write on the connection a deadline of
-// Timeout: a query that has no answer by then fails, and database/sql
-// discards the connection. It also arms TCP keepalive and, on Linux,
+// The Store's methods return at their context's end all the same, but the
+// query they leave behind holds its connection, and a goroutine, while
+// the silence lasts. Dialer gives every read and write on the connection
+// a deadline of Timeout: a query that has no answer by then fails, and
+// database/sql discards the connection. It also arms TCP keepalive and, on Linux,
 // TCP_USER_TIMEOUT, so that the kernel too gives up on a peer that stopped
 // acknowledging.
 //

@@ -57,6 +57,10 @@ func (r *activeRow) active(env prompts.Environment) (prompts.ActivePrompt, bool)
 // GetActive implements prompts.Store. One round trip: one statement joins
 // the prompt, the environment's pointer and the version.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.getActive(ctx, promptID, env) })
+}
+
+func (s *Store) getActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	if err := env.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
@@ -91,6 +95,10 @@ func scanActive(row *sql.Row, env prompts.Environment) (prompts.ActivePrompt, er
 // GetActiveByKey implements prompts.Store. One round trip, which also tells
 // an unknown project from an unknown key.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.getActiveByKey(ctx, projectID, key, env) })
+}
+
+func (s *Store) getActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	if err := env.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
@@ -127,6 +135,10 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env p
 // change unless it points there already (one), and read the prompt as
 // GetActive does (one); with BEGIN and COMMIT, five.
 func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.activate(ctx, in) })
+}
+
+func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
@@ -157,6 +169,10 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 // pointed at one (one), and read the prompt as GetActive does (one); with
 // BEGIN and COMMIT, five.
 func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.deactivate(ctx, in) })
+}
+
+func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
@@ -182,6 +198,10 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 // change (one), point the environment at it and record the change (one),
 // and read the prompt as GetActive does (one); with BEGIN and COMMIT, six.
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.rollback(ctx, in) })
+}
+
+func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
@@ -338,6 +358,10 @@ func nonEmpty(s string) *string {
 // key (prompt_id, id), or the index (prompt_id, environment, id) for one
 // environment, read backwards from the page's position.
 func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	return boundedPage(ctx, func() ([]prompts.Deployment, bool, error) { return s.listDeployments(ctx, f) })
+}
+
+func (s *Store) listDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
 	if err := f.Validate(); err != nil {
 		return nil, false, err
 	}

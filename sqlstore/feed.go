@@ -10,11 +10,11 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts"
 )
 
-// Feed tells a cache (package cache) what every process writing to one
-// schema changes, over PostgreSQL's LISTEN/NOTIFY: each write that changes
+// Feed is a prompts.Feed: it tells a cache (package cache) what every
+// process writing to one schema changes, over PostgreSQL's LISTEN/NOTIFY: each write that changes
 // a prompt notifies on the schema's Channel in its own transaction, so the
 // notification is delivered when, and only if, the write commits.
 //
@@ -22,7 +22,7 @@ import (
 // listening connection is silent by nature and must not be timed out).
 // Run it on a goroutine of yours; it reports to its sink until ctx ends:
 //
-//	feed := sqlstore.NewFeed(dsn, sqlstore.FeedSchema("prompts"), sqlstore.FeedLogger(logger))
+//	feed := sqlstore.NewFeed(dsn, sqlstore.WithSchema("prompts"), sqlstore.WithLogger(logger))
 //	c := cache.New(store)
 //	go feed.Run(ctx, c) // c caches once the feed listens
 //
@@ -40,32 +40,35 @@ type Feed struct {
 	maxWait time.Duration
 }
 
-// FeedOption configures a Feed.
-type FeedOption func(*Feed)
+// A FeedOption configures a Feed (NewFeed): WithSchema, WithLogger and
+// WithPing.
+type FeedOption interface{ applyFeed(*Feed) }
 
-// FeedSchema sets the schema whose writes the feed follows (the Store's
-// WithSchema); DefaultSchema otherwise.
-func FeedSchema(schema string) FeedOption { return func(f *Feed) { f.schema = schema } }
+type feedOption func(*Feed)
 
-// FeedLogger sets where the feed logs its losses and recoveries.
-func FeedLogger(l *slog.Logger) FeedOption { return func(f *Feed) { f.log = l } }
+func (o feedOption) applyFeed(f *Feed) { o(f) }
 
-// FeedPing sets how often the feed checks its connection (default 5 s);
-// a check that gets no answer within the same time reports the feed lost.
-func FeedPing(d time.Duration) FeedOption {
-	return func(f *Feed) {
+// WithPing sets how often a Feed checks its connection (default 5 s); a
+// check that gets no answer within the same time reports the feed lost.
+// Values below 1 keep the default.
+func WithPing(d time.Duration) FeedOption {
+	return feedOption(func(f *Feed) {
 		if d > 0 {
 			f.ping = d
 		}
-	}
+	})
 }
 
 // NewFeed returns a feed over the database at dsn (a URL or key=value
-// connection string, as lib/pq takes). It does no I/O until Run.
+// connection string, as lib/pq takes), following the writes of the Store
+// in the schema WithSchema names (DefaultSchema otherwise). It does no
+// I/O until Run, which reports a bad dsn or schema.
 func NewFeed(dsn string, opts ...FeedOption) *Feed {
 	f := &Feed{dsn: dsn, schema: DefaultSchema, ping: 5 * time.Second, minWait: 50 * time.Millisecond, maxWait: time.Second}
 	for _, o := range opts {
-		o(f)
+		if o != nil {
+			o.applyFeed(f)
+		}
 	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
@@ -73,13 +76,16 @@ func NewFeed(dsn string, opts ...FeedOption) *Feed {
 	return f
 }
 
-var _ cache.Feed = (*Feed)(nil)
+var _ prompts.Feed = (*Feed)(nil)
 
 // Run listens and reports to sink until ctx ends; it returns ctx's error,
-// or the error that made listening impossible (a bad dsn). It starts its
-// own goroutines (the listener's, and one that pings) and stops them
-// before it returns.
-func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
+// or the error that made listening impossible (a bad dsn or schema). It
+// starts its own goroutines (the listener's, and one that pings) and
+// stops them before it returns.
+func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
+	if err := checkSchema(f.schema); err != nil {
+		return err
+	}
 	var (
 		mu   sync.Mutex
 		lost = true // until the first connection
@@ -188,7 +194,7 @@ func (f *Feed) Run(ctx context.Context, sink cache.Sink) error {
 				continue
 			}
 			promptID, projectID, _ := strings.Cut(n.Extra, " ")
-			sink.Invalidate(cache.Event{PromptID: promptID, ProjectID: projectID})
+			sink.Invalidate(prompts.Invalidation{PromptID: promptID, ProjectID: projectID})
 		}
 	}
 }

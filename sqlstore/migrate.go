@@ -71,6 +71,11 @@ func migrations() ([]migration, error) {
 //
 // New never runs it: run it at start, or from a deploy step.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.migrateAll(ctx) })
+	return err
+}
+
+func (s *Store) migrateAll(ctx context.Context) error {
 	all, err := migrations()
 	if err != nil {
 		return prompts.Internal(err)

@@ -13,6 +13,10 @@ import (
 
 // CreateProject implements prompts.Store. One round trip.
 func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
+	return bounded(ctx, func() (prompts.Project, error) { return s.createProject(ctx, in) })
+}
+
+func (s *Store) createProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.Project{}, err
 	}
@@ -34,7 +38,7 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 		// database/sql runs a statement again on a fresh connection when
 		// the first one broke without an answer; the first run may have
 		// stored the project. If so, this call succeeded.
-		got, gerr := s.GetProject(ctx, p.ID)
+		got, gerr := s.getProject(ctx, p.ID)
 		switch {
 		case gerr == nil:
 			return got, nil
@@ -52,6 +56,10 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 
 // GetProject implements prompts.Store. One round trip.
 func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, error) {
+	return bounded(ctx, func() (prompts.Project, error) { return s.getProject(ctx, id) })
+}
+
+func (s *Store) getProject(ctx context.Context, id string) (prompts.Project, error) {
 	if !prompts.ValidID(id) {
 		return prompts.Project{}, prompts.NotFound("project")
 	}
@@ -71,6 +79,10 @@ func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, err
 
 // ListProjects implements prompts.Store. One round trip, on the primary key.
 func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
+	return boundedPage(ctx, func() ([]prompts.Project, bool, error) { return s.listProjects(ctx, f) })
+}
+
+func (s *Store) listProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
 	if err := f.Validate(); err != nil {
 		return nil, false, err
 	}

@@ -13,6 +13,10 @@ import (
 // CreatePrompt implements prompts.Store. One round trip: the insert reads
 // the project in the same statement.
 func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
+	return bounded(ctx, func() (prompts.Prompt, error) { return s.createPrompt(ctx, in) })
+}
+
+func (s *Store) createPrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.Prompt{}, err
 	}
@@ -56,7 +60,7 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 	if isUniqueViolation(err, constraintPromptKey) {
 		// As in CreateProject: a run that database/sql repeated after a
 		// broken connection may find its own first run's row.
-		got, gerr := s.GetPrompt(ctx, p.ID)
+		got, gerr := s.getPrompt(ctx, p.ID)
 		switch {
 		case gerr == nil:
 			return got, nil
@@ -79,6 +83,10 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 
 // GetPrompt implements prompts.Store. One round trip.
 func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
+	return bounded(ctx, func() (prompts.Prompt, error) { return s.getPrompt(ctx, id) })
+}
+
+func (s *Store) getPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
 	if !prompts.ValidID(id) {
 		return prompts.Prompt{}, prompts.NotFound("prompt")
 	}
@@ -100,11 +108,15 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error
 // only reads. An update to the values the prompt has writes them again but
 // keeps the revision.
 func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
+	return bounded(ctx, func() (prompts.Prompt, error) { return s.updatePrompt(ctx, id, in) })
+}
+
+func (s *Store) updatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.Prompt{}, err
 	}
 	if !in.Key.Set && !in.Name.Set && !in.Description.Set {
-		return s.GetPrompt(ctx, id)
+		return s.getPrompt(ctx, id)
 	}
 	if !prompts.ValidID(id) {
 		return prompts.Prompt{}, prompts.NotFound("prompt")
@@ -136,6 +148,10 @@ func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUp
 // project and, merged, for several, (key, id) for a key, and the unique
 // (project_id, key) for a key in some projects.
 func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
+	return boundedPage(ctx, func() ([]prompts.Prompt, bool, error) { return s.listPrompts(ctx, f) })
+}
+
+func (s *Store) listPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
 	if err := f.Validate(); err != nil {
 		return nil, false, err
 	}

@@ -13,6 +13,8 @@
 //	if err := store.Migrate(ctx); err != nil { ... }
 //
 // New does no I/O. Migrate is safe to run from every replica at once.
+// Ping tells a readiness probe whether the Store can serve: the database
+// reachable, the schema there and migrated.
 //
 // # Guarantees
 //
@@ -47,10 +49,17 @@
 // else from the database is internal, with the driver's error as its cause
 // (for logs, never for users). The Store needs nothing to recover from a
 // restart of the database or killed connections: database/sql drops the
-// broken connections and prepares the statements again on new ones. A
-// database that falls silent without closing its connections is another
-// matter: lib/pq waits for it past any context; dial through Dialer to
-// bound that wait.
+// broken connections and prepares the statements again on new ones.
+//
+// Every method returns by the end of its context: at its deadline or
+// cancellation, with prompts.ErrUnavailable wrapping ctx.Err(), even when
+// the database has fallen silent without closing its connections (its
+// processes stopped, a network path gone quiet), for which lib/pq waits
+// past any context. So a call whose context can end runs on a goroutine
+// of its own, which the caller leaves at that end. The call left behind
+// holds its connection until the database answers or the connection
+// fails, then closes it: it is never reused. Dial through Dialer so that
+// it ends at the Dialer's Timeout however long the silence lasts.
 //
 // ErrUnavailable on a write does not prove that nothing was written: the
 // commit may succeed as the connection dies. A write given a
@@ -109,6 +118,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -131,24 +141,45 @@ const DefaultSchema = "prompts"
 // errClosed is the cause of the internal error a Store returns once closed.
 var errClosed = errors.New("sqlstore: store is closed")
 
-// Option configures a Store.
-type Option func(*Store)
+// An Option configures a Store (New).
+type Option interface{ applyStore(*Store) }
+
+// A SharedOption configures a Store (New) or a Feed (NewFeed) alike.
+type SharedOption interface {
+	Option
+	FeedOption
+}
+
+type storeOption func(*Store)
+
+func (o storeOption) applyStore(s *Store) { o(s) }
+
+type schemaOption string
+
+func (o schemaOption) applyStore(s *Store) { s.schema = string(o) }
+func (o schemaOption) applyFeed(f *Feed)   { f.schema = string(o) }
+
+type loggerOption struct{ l *slog.Logger }
+
+func (o loggerOption) applyStore(s *Store) { s.log = o.l }
+func (o loggerOption) applyFeed(f *Feed)   { f.log = o.l }
 
 // WithSchema sets the PostgreSQL schema that holds the store's tables
-// (default "prompts"). It must be a plain identifier: a letter or underscore,
-// then letters, digits and underscores, at most 63 bytes, not starting with
-// "pg_". Migrate creates it.
-func WithSchema(name string) Option { return func(s *Store) { s.schema = name } }
+// (default "prompts"), or whose writes a Feed follows. It must be a plain
+// identifier: a letter or underscore, then letters, digits and
+// underscores, at most 63 bytes, not starting with "pg_". Migrate creates
+// it.
+func WithSchema(name string) SharedOption { return schemaOption(name) }
 
 // WithClock sets the clock that stamps ids and timestamps (default
 // time.Now). Time comes from this clock in the application, never from the
 // database's now().
-func WithClock(c prompts.Clock) Option { return func(s *Store) { s.clock = c } }
+func WithClock(c prompts.Clock) Option { return storeOption(func(s *Store) { s.clock = c }) }
 
-// WithLogger sets the logger for what the Store does on its own: migrations
-// applied, a version write retried under a lock. The default discards.
-// Errors are returned, not logged.
-func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+// WithLogger sets the logger for what a Store or a Feed does on its own:
+// migrations applied, a version write retried under a lock, a feed lost
+// and back. The default discards. Errors are returned, not logged.
+func WithLogger(l *slog.Logger) SharedOption { return loggerOption{l} }
 
 // Store is the PostgreSQL prompts.Store. Create it with New; it is safe for
 // concurrent use.
@@ -176,10 +207,12 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	}
 	s := &Store{db: db, schema: DefaultSchema}
 	for _, o := range opts {
-		o(s)
+		if o != nil {
+			o.applyStore(s)
+		}
 	}
-	if !validSchema(s.schema) {
-		return nil, fmt.Errorf("sqlstore: schema %q is not a plain identifier (a letter or _, then letters, digits or _, at most 63 bytes, not pg_...)", s.schema)
+	if err := checkSchema(s.schema); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -204,6 +237,15 @@ func Channel(schema string) string {
 	return fmt.Sprintf("prompts_%016x", h.Sum64())
 }
 
+// checkSchema returns an error naming the problem when name is not a
+// valid schema (validSchema).
+func checkSchema(name string) error {
+	if !validSchema(name) {
+		return fmt.Errorf("sqlstore: schema %q is not a plain identifier (a letter or _, then letters, digits or _, at most 63 bytes, not pg_...)", name)
+	}
+	return nil
+}
+
 // validSchema reports whether name is an identifier that needs no quoting
 // rules beyond the plain ones (letters may be upper case: quoting keeps
 // them).
@@ -225,6 +267,36 @@ func validSchema(name string) bool {
 
 // Schema returns the name of the schema that holds the Store's tables.
 func (s *Store) Schema() string { return s.schema }
+
+// Ping reports whether the Store can serve, for a readiness probe: it
+// reads the schema's table schema_migrations, one round trip. A database
+// that cannot be reached, or does not answer before ctx ends, is
+// prompts.ErrUnavailable; a schema that is missing (dropped, say) or not
+// migrated as far as this release needs is internal: Migrate mends it,
+// waiting does not.
+func (s *Store) Ping(ctx context.Context) error {
+	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.ping(ctx) })
+	return err
+}
+
+func (s *Store) ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return prompts.Internal(errClosed)
+	}
+	var version sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM `+s.quoted()+`.schema_migrations`).Scan(&version)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	all, err := migrations()
+	if err != nil {
+		return prompts.Internal(err)
+	}
+	if need := all[len(all)-1].version; version.Int64 < int64(need) {
+		return prompts.Internal(fmt.Errorf("sqlstore: schema %q is at migration %d, this release needs %d (run Store.Migrate)", s.schema, version.Int64, need))
+	}
+	return nil
+}
 
 // Close releases the statements the Store prepared. It does not close the
 // pool, which belongs to the caller. Call it when no other call is in

@@ -46,6 +46,10 @@ import (
 // third of what it is with the turns (BenchmarkCreateVersionParallel).
 // A writer waiting for its turn gives up when ctx ends.
 func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	return bounded(ctx, func() (prompts.PromptVersion, error) { return s.createVersion(ctx, in) })
+}
+
+func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.PromptVersion{}, err
 	}
@@ -182,6 +186,10 @@ func environments(envs []prompts.Environment) []prompts.Environment {
 
 // GetVersion implements prompts.Store. One round trip.
 func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
+	return bounded(ctx, func() (prompts.PromptVersion, error) { return s.getVersion(ctx, promptID, number) })
+}
+
+func (s *Store) getVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
 	if !prompts.ValidID(promptID) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
@@ -220,6 +228,10 @@ const afterAll = "~"
 // ListVersions implements prompts.Store. One round trip, on the index
 // (prompt_id, id) read backwards from the page's position.
 func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	return boundedPage(ctx, func() ([]prompts.PromptVersion, bool, error) { return s.listVersions(ctx, promptID, p) })
+}
+
+func (s *Store) listVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
 	if err := p.Validate(); err != nil {
 		return nil, false, err
 	}

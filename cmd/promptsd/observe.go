@@ -392,13 +392,15 @@ var (
 	cacheStale     = prometheus.NewDesc("prompts_cache_stale_total", "Reads answered with a stale value while the store was unavailable.", nil, nil)
 	cacheEntries   = prometheus.NewDesc("prompts_cache_entries", "Entries the cache holds.", nil, nil)
 	cacheBytes     = prometheus.NewDesc("prompts_cache_bytes", "The estimated size of the cache's entries, in bytes.", nil, nil)
+	cacheLosses    = prometheus.NewDesc("prompts_cache_feed_losses_total", "Times the invalidation feed was lost (reads then go to the database until it is back).", nil, nil)
+	cacheRecovered = prometheus.NewDesc("prompts_cache_feed_recoveries_total", "Times the invalidation feed came back (the cache then drops what it held).", nil, nil)
 	cacheFeed      = prometheus.NewDesc("prompts_cache_feed_connected", "1 while the invalidation feed is connected and the cache answers reads, 0 while reads go to the database.", nil, nil)
 )
 
 type cacheCollector struct{ c *cache.Store }
 
 func (cc cacheCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cacheHits, cacheMisses, cacheEvictions, cacheStale, cacheEntries, cacheBytes, cacheFeed} {
+	for _, d := range []*prometheus.Desc{cacheHits, cacheMisses, cacheEvictions, cacheStale, cacheEntries, cacheBytes, cacheLosses, cacheRecovered, cacheFeed} {
 		ch <- d
 	}
 }
@@ -415,5 +417,7 @@ func (cc cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(cacheStale, prometheus.CounterValue, float64(s.Stale))
 	ch <- prometheus.MustNewConstMetric(cacheEntries, prometheus.GaugeValue, float64(s.Entries))
 	ch <- prometheus.MustNewConstMetric(cacheBytes, prometheus.GaugeValue, float64(s.Bytes))
+	ch <- prometheus.MustNewConstMetric(cacheLosses, prometheus.CounterValue, float64(s.Losses))
+	ch <- prometheus.MustNewConstMetric(cacheRecovered, prometheus.CounterValue, float64(s.Recoveries))
 	ch <- prometheus.MustNewConstMetric(cacheFeed, prometheus.GaugeValue, connected)
 }

@@ -216,6 +216,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 	}
 	_, scrape = s.get(t, "/metrics")
 	is.Equal(metric(t, scrape, "prompts_cache_feed_connected"), "0")
+	is.True(metricValue(t, scrape, "prompts_cache_feed_losses_total") >= 1) // the loss is counted
 	is.Equal(metric(t, scrape, "prompts_store_up"), "0")
 	is.True(metricValue(t, scrape, `prompts_store_errors_total{code="unavailable"}`) >= 22)
 	is.True(metricValue(t, scrape, `prompts_http_requests_total{method="GET",route="/v1/integration/prompts/{prompt_id}",status="503"}`) >= 21)

@@ -95,14 +95,14 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics)
 	if !cfg.cache {
 		return opened{
 			store:   pg,
-			ping:    func(ctx context.Context) error { return pingWithin(ctx, db) }, // TEMP
+			ping:    pg.Ping,
 			state:   func() string { return "database" },
 			release: closeAll,
 		}, nil
 	}
 	c := cache.New(pg, cache.WithSize(cfg.cacheMiB<<20))
 	m.watchCache(c)
-	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.FeedSchema(cfg.schema), sqlstore.FeedLogger(logger)) // TEMP
+	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() {
@@ -119,7 +119,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics)
 		}
 		return "database; cache fed"
 	}
-	return opened{store: c, ping: func(ctx context.Context) error { return pingWithin(ctx, db) }, state: state, release: func() { stopFeed(); <-fed; closeAll() }}, nil
+	return opened{store: c, ping: pg.Ping, state: state, release: func() { stopFeed(); <-fed; closeAll() }}, nil
 }
 
 // migrate brings the schema up to date, on a connection of its own.

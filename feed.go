@@ -1,0 +1,35 @@
+package prompts
+
+import "context"
+
+// An Invalidation names what a change touched: a prompt (its fields, its
+// versions, what its environments point at) of a project.
+type Invalidation struct {
+	PromptID  string
+	ProjectID string
+}
+
+// A Feed tells a Sink what other processes change in a Store's data
+// (sqlstore.Feed follows PostgreSQL's LISTEN/NOTIFY). Run reports to sink
+// until ctx ends, and returns ctx's error or the error that made it stop:
+//
+//   - Recovered once it can see changes, first when it starts to, and
+//     again whenever it can again after a loss. Changes made while it
+//     could not see them are never reported: Recovered means that
+//     anything known before may be stale.
+//   - Invalidate with every change it sees, while it sees them.
+//   - Lost when it can no longer see changes (its connection broke, or
+//     went silent), until the next Recovered.
+//
+// Until the first Recovered the sink must assume that it sees nothing.
+type Feed interface {
+	Run(ctx context.Context, sink Sink) error
+}
+
+// A Sink is what a Feed reports to (a cache.Store is one). A Feed may call
+// its methods from several goroutines; they must return quickly.
+type Sink interface {
+	Invalidate(Invalidation)
+	Lost()
+	Recovered()
+}
