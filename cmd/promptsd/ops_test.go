@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -488,4 +489,31 @@ func TestStoreWatchPingsWhileDown(t *testing.T) {
 	back.Store(true)
 	waitFor(t, "the watch sees the store back", func() bool { return !w.isDown() })
 	is.Equal(strings.Count(logs.String(), `msg="store recovered"`), 1)
+}
+
+// /readyz on PostgreSQL queries the schema's own tables: a dropped schema
+// is not ready. Its body names no path nor address, on any store.
+func TestServerReadinessMeansIt(t *testing.T) {
+	is := is.New(t)
+	dsn, schema := testDatabase(t)
+	s := start(t, []string{"PROMPTS_DSN=" + dsn.String(), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey})
+	resp, body := s.get(t, "/readyz")
+	is.Equal(resp.StatusCode, 200)
+	is.True(!strings.Contains(body, dsn.Host)) // no address
+	db, err := sqlx.Open("postgres", dsn.String())
+	is.NoErr(err)
+	defer db.Close()
+	_, err = db.Exec(`DROP SCHEMA "` + schema + `" CASCADE`)
+	is.NoErr(err)
+	resp, body = s.get(t, "/readyz")
+	is.Equal(resp.StatusCode, 503) // the schema is gone: not ready
+	is.True(!strings.Contains(body, dsn.Host) && !strings.Contains(body, schema))
+	is.NoErr(s.stop(t))
+
+	data := filepath.Join(t.TempDir(), "prompts.data")
+	s = start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-data", data)
+	resp, body = s.get(t, "/readyz")
+	is.Equal(resp.StatusCode, 200)
+	is.True(!strings.Contains(body, filepath.Dir(data))) // no path
+	is.NoErr(s.stop(t))
 }
