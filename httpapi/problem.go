@@ -125,6 +125,10 @@ func invalidDetail(fields []prompts.FieldError) string {
 	return b.String()
 }
 
+func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
+	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
+}
+
 // storeError answers an error of the store (or of the authenticator) by
 // its code. Not found and conflict show the error's message, which the
 // Store contract keeps free of internals; 503 and 500 show a fixed text and

@@ -216,21 +216,6 @@ func (h *Handler) listPrompts() handlerFunc {
 	}
 }
 
-// listProjects is GET /projects?limit=&after=, the projects the key
-// may see.
-func (h *Handler) listProjects() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, a Access) {
-		var q queryFields
-		f := prompts.ProjectFilter{Page: q.page(r.URL.RawQuery), IDs: a.visible()}
-		if len(q) > 0 {
-			h.invalid(w, q)
-			return
-		}
-		list, more, err := h.store.ListProjects(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendProject, func(x prompts.Project) string { return x.ID })
-	}
-}
-
 // canSeePrompt checks that the prompt exists and that the key may see its
 // project, answering 404 itself when not. A key for every project needs no
 // look-up: the store's own call answers an unknown prompt.
@@ -248,8 +233,4 @@ func (h *Handler) canSeePrompt(w http.ResponseWriter, r *http.Request, a Access,
 		return false
 	}
 	return true
-}
-
-func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
-	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
 }
