@@ -123,6 +123,9 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, 
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrUnknownKey):
+			if h.observe != nil {
+				h.observe(r, err)
+			}
 			h.unauthenticated(w)
 		case prompts.ErrorCode(err) == prompts.CodeUnavailable:
 			h.storeError(w, r, err)
@@ -149,7 +152,7 @@ func (h *Handler) permitted(need Role, next handlerFunc) handlerFunc {
 			// The key's name is the actor of its changes, and the client
 			// cannot change it: a bad one is the Authenticator's fault.
 			if err := (prompts.Change{Actor: a.Name}).Validate(); err != nil {
-				h.storeError(w, r, prompts.Internal(fmt.Errorf("httpapi: the Authenticator gave the key a name that cannot be an actor: %w", err)))
+				h.answer(w, r, prompts.Internal(fmt.Errorf("httpapi: the Authenticator gave the key a name that cannot be an actor: %w", err)))
 				return
 			}
 		}

@@ -12,7 +12,7 @@ func (h *Handler) readEnvironment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		env := prompts.Environment(r.PathValue("environment"))
 		if err := env.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		ap, stale, err := h.getActive(r.Context(), r.PathValue("prompt_id"), env)
@@ -49,7 +49,7 @@ func (h *Handler) activate() handlerFunc {
 			Change:        h.change(r, a, reason.Value, allow),
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		if !h.canSeePrompt(w, r, a, in.PromptID) {
@@ -81,7 +81,7 @@ func (h *Handler) deactivate() handlerFunc {
 			Change:      h.change(r, a, reason, false),
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		if !h.canSeePrompt(w, r, a, in.PromptID) {
@@ -126,7 +126,7 @@ func (h *Handler) rollback() handlerFunc {
 			Idempotency: idem,
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		if !h.canSeePrompt(w, r, a, in.PromptID) {

@@ -16,13 +16,14 @@ const DefaultBodyLimit = 1 << 20
 // Handler serves the /v1/integration interface over a prompts.Store. It is
 // an http.Handler, safe for concurrent use; make one with New.
 type Handler struct {
-	store prompts.Store
-	stale staleReader // store, when it can report stale answers (a cache.Store)
-	auth  Authenticator
-	log   *slog.Logger
-	limit int64
-	mux   *http.ServeMux
-	bufs  sync.Pool // *[]byte response buffers
+	store   prompts.Store
+	stale   staleReader // store, when it can report stale answers (a cache.Store)
+	auth    Authenticator
+	log     *slog.Logger
+	observe func(*http.Request, error) // nil: none
+	limit   int64
+	mux     *http.ServeMux
+	bufs    sync.Pool // *[]byte response buffers
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -48,15 +49,42 @@ func WithBodyLimit(n int64) Option {
 // the cause of every 500, at Error, and of every 503, at Debug. In an
 // outage every request fails alike, so a line each would bury the log: an
 // application that wants to know when its store goes away and comes back
-// watches the store's errors itself, as the standalone server does (one
-// line when the store becomes unavailable, one when it recovers). By
-// default nothing is logged.
+// watches the store's errors with WithErrorObserver, as the standalone
+// server does (one line when the store becomes unavailable, one when it
+// recovers). By default nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(h *Handler) {
 		if l != nil {
 			h.log = l
 		}
 	}
+}
+
+// WithErrorObserver sets f, which the handler calls with every error that
+// the Store or the Authenticator returned to it and that it answers,
+// whatever its code (not found, conflict, invalid, unavailable,
+// internal, …): once per such error, on the request's goroutine, before
+// the answer is written, with the request, whose context carries the
+// application's values. So an application counts the store's errors by
+// code, or notices the store going away, without wrapping the Store:
+//
+//	httpapi.WithErrorObserver(func(r *http.Request, err error) {
+//		if errors.Is(err, httpapi.ErrUnknownKey) {
+//			return // a client's wrong key, answered 401
+//		}
+//		storeErrors.Add(string(prompts.ErrorCode(err)), 1)
+//	})
+//
+// err is the error as returned, except an Authenticator's failure other
+// than ErrUnknownKey and prompts.CodeUnavailable, which is answered 500
+// and reported wrapped by prompts.Internal (so that prompts.ErrorCode
+// tells the code answered). What the handler refuses by itself is not
+// reported: a missing key, a role that does not allow the request, a
+// malformed body, a broken field rule (an input's Validate), a render
+// that misses a variable, a resource of a project the key may not see.
+// f must be safe for concurrent use and should return quickly.
+func WithErrorObserver(f func(r *http.Request, err error)) Option {
+	return func(h *Handler) { h.observe = f }
 }
 
 // WithAuthenticator sets what checks the X-API-Key of every request.

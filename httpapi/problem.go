@@ -129,11 +129,26 @@ func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
 	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
 }
 
-// storeError answers an error of the store (or of the authenticator) by
-// its code. Not found and conflict show the error's message, which the
-// Store contract keeps free of internals; 503 and 500 show a fixed text and
-// log the cause.
+// storeError answers an error that the Store or the Authenticator
+// returned, after telling the error observer (WithErrorObserver).
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	if h.observe != nil {
+		h.observe(r, err)
+	}
+	h.answer(w, r, err)
+}
+
+// invalidInput answers the invalid-input error of one of the domain's
+// rules (an input's Validate, a Render): 400 naming the fields.
+func (h *Handler) invalidInput(w http.ResponseWriter, r *http.Request, err error) {
+	h.answer(w, r, err)
+}
+
+// answer answers err by its code. Invalid input names its fields; not
+// found and conflict show the error's message, which the Store contract
+// keeps free of internals; 503 and 500 show a fixed text and log the
+// cause.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, err error) {
 	var e *prompts.Error
 	isErr := errors.As(err, &e)
 	k := kindOf(prompts.ErrorCode(err))

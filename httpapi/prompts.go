@@ -37,7 +37,7 @@ func (h *Handler) createPrompt() handlerFunc {
 			Idempotency: idem,
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		if !a.Allows(in.ProjectID) {
@@ -157,7 +157,7 @@ func (h *Handler) updatePrompt() handlerFunc {
 			return
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		id := r.PathValue("prompt_id")

@@ -54,7 +54,7 @@ func (h *Handler) createVersion() handlerFunc {
 			in.Environments = append(in.Environments, prompts.Environment(e))
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		if len(in.Environments) > 0 && !a.Role.allows(RoleDeploy) {
