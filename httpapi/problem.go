@@ -58,10 +58,20 @@ const (
 	detailUnavailable     = "the service is unavailable for a moment; retry later"
 )
 
+// MaxProblemErrors is the most entries the errors member of a problem
+// lists; when there are more, the detail gives their number. So a request
+// that breaks many rules at once (a render with 90,000 unknown variables)
+// gets a small answer.
+const MaxProblemErrors = 100
+
 // problem writes an RFC 9457 problem details response: type, title,
-// status, detail, code, and errors when fields is not empty. It is the one
-// writer of every error response.
+// status, detail, code, and errors when fields is not empty (at most
+// MaxProblemErrors of them). It is the one writer of every error response.
 func (h *Handler) problem(w http.ResponseWriter, k kind, detail string, fields []prompts.FieldError) {
+	if n := len(fields); n > MaxProblemErrors {
+		fields = fields[:MaxProblemErrors]
+		detail += " (" + strconv.Itoa(n) + " errors in all; the first " + strconv.Itoa(MaxProblemErrors) + " are listed)"
+	}
 	bp := h.getBuf()
 	b := append((*bp)[:0], `{"type":"about:blank","title":`...)
 	b = wire.AppendString(b, http.StatusText(k.status))
@@ -111,10 +121,12 @@ func (h *Handler) invalid(w http.ResponseWriter, fields []prompts.FieldError) {
 	h.problem(w, kindOf(prompts.CodeInvalid), invalidDetail(fields), fields)
 }
 
+// invalidDetail names the invalid fields, at most MaxProblemErrors of
+// them, as problem lists them.
 func invalidDetail(fields []prompts.FieldError) string {
 	var b strings.Builder
 	b.WriteString("invalid input: ")
-	for i, f := range fields {
+	for i, f := range fields[:min(len(fields), MaxProblemErrors)] {
 		if i > 0 {
 			b.WriteString("; ")
 		}
