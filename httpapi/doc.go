@@ -18,12 +18,17 @@
 // Every request carries an X-API-Key header. A missing, empty or unknown
 // key is 401 on every path, before any other check; without
 // WithAuthenticator every request is 401. Each key has a name (the actor
-// of its changes in the deployment history) and a Role: read (every GET),
-// write (also creating and updating prompts, and versions that activate
-// nothing), deploy (also activating, deactivating, rolling back, and
-// versions created active in environments), admin (everything). A request
-// the key's role does not allow is 403 (forbidden, naming the role it
-// needs), after routing and before anything else. A key may see every
+// of its changes in the deployment history) and a Role: read (every GET,
+// and rendering), write (also creating and updating prompts, and versions
+// that activate nothing), deploy (also activating, deactivating, rolling
+// back, versions created active in environments, and changing a prompt's
+// key, which changes what the reads by key answer), admin (everything). A
+// request the key's role does not allow is 403 (forbidden, naming the role
+// it needs), after routing and before anything else; but whether a
+// version create activates or a PATCH renames depends on the body, so
+// those are checked right after the field rules (a PATCH that gives the
+// key the prompt has needs only write; to tell, the prompt is read, so an
+// unknown one is 404 first). A key may see every
 // project or a named set; other projects' resources answer 404 and never
 // appear in
 // lists. Implement Authenticator to keep keys elsewhere.

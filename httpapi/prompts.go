@@ -161,7 +161,24 @@ func (h *Handler) updatePrompt() handlerFunc {
 			return
 		}
 		id := r.PathValue("prompt_id")
-		if !h.canSeePrompt(w, r, a, id) {
+		if in.Key.Set && !a.Role.allows(RoleDeploy) {
+			// Renaming is deploying: a new key changes what the reads by
+			// key answer. Whether the key changes depends on the prompt,
+			// so an unknown prompt (or one the key may not see) is 404
+			// before this check can answer.
+			p, ok := h.findPrompt(w, r, a, id)
+			if !ok {
+				return
+			}
+			if p.Key != in.Key.Value {
+				h.forbidden(w, RoleDeploy)
+				return
+			}
+			// The key the prompt has: dropped from the update, so that
+			// this request cannot rename it even if another renamed it
+			// meanwhile.
+			in.Key = prompts.Optional[string]{}
+		} else if !h.canSeePrompt(w, r, a, id) {
 			return
 		}
 		p, err := h.store.UpdatePrompt(r.Context(), id, in)
@@ -223,14 +240,21 @@ func (h *Handler) canSeePrompt(w http.ResponseWriter, r *http.Request, a Access,
 	if a.AllProjects {
 		return true
 	}
+	_, ok := h.findPrompt(w, r, a, id)
+	return ok
+}
+
+// findPrompt returns the prompt when it exists and the key may see its
+// project, else answers 404 itself.
+func (h *Handler) findPrompt(w http.ResponseWriter, r *http.Request, a Access, id string) (prompts.Prompt, bool) {
 	p, err := h.store.GetPrompt(r.Context(), id)
 	if err != nil {
 		h.storeError(w, r, err)
-		return false
+		return prompts.Prompt{}, false
 	}
 	if !a.Allows(p.ProjectID) {
 		h.notFoundAs(w, "prompt")
-		return false
+		return prompts.Prompt{}, false
 	}
-	return true
+	return p, true
 }

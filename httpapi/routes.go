@@ -18,6 +18,8 @@ func (h *Handler) routes() []route {
 		{"POST /v1/integration/prompts", RoleWrite, h.createPrompt()},
 		{"GET /v1/integration/prompts", RoleRead, h.listPrompts()},
 		{"GET /v1/integration/prompts/{prompt_id}", RoleRead, h.readPrompt()},
+		// A PATCH that changes the key needs RoleDeploy: updatePrompt
+		// checks that after the field rules.
 		{"PATCH /v1/integration/prompts/{prompt_id}", RoleWrite, h.updatePrompt()},
 		// A version created active in environments needs RoleDeploy too:
 		// createVersion checks that after the field rules.
