@@ -103,7 +103,7 @@ func (a Access) visible() []string {
 }
 
 // authed returns next behind authentication: a missing, empty or unknown
-// key is 401 before anything else is looked at.
+// key, or two keys, is 401 before anything else is looked at.
 func (h *Handler) authed(next handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a, ok := h.authenticate(w, r)
@@ -115,7 +115,8 @@ func (h *Handler) authed(next handlerFunc) http.HandlerFunc {
 
 func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, bool) {
 	keys := r.Header["X-Api-Key"]
-	if len(keys) == 0 || keys[0] == "" || h.auth == nil {
+	// Two keys are no key: which one would the request act as?
+	if len(keys) != 1 || keys[0] == "" || h.auth == nil {
 		h.unauthenticated(w)
 		return Access{}, false
 	}

@@ -15,8 +15,8 @@
 //	mux.Handle("/v1/integration/", h)                        // at the root, or
 //	mux.Handle("/prompts/", http.StripPrefix("/prompts", h)) // under a prefix
 //
-// Every request carries an X-API-Key header. A missing, empty or unknown
-// key is 401 on every path, before any other check; without
+// Every request carries one X-API-Key header. A missing, empty or unknown
+// key, or two keys, is 401 on every path, before any other check; without
 // WithAuthenticator every request is 401. Each key has a name (the actor
 // of its changes in the deployment history) and a Role: read (every GET,
 // and rendering), write (also creating and updating prompts, and versions
