@@ -106,6 +106,26 @@
 // change the variables the environment's version uses; the body's
 // "allow_variable_change": true lets it through.
 //
+// # Limits
+//
+// What one request can make the handler do is bounded by what it sends or
+// what is stored:
+//
+//   - A request body is at most 1 MiB (WithBodyLimit), else 413. It is
+//     one JSON object in valid UTF-8, nesting at most 1000 levels, with no
+//     \u escape of half a UTF-16 surrogate pair (bad bytes are never read
+//     as U+FFFD) and no name given twice in any object, metadata_'s and
+//     variables' included, else 400 naming the problem (a name given
+//     twice is named in errors, as in metadata_.a.b).
+//   - metadata_ nests at most 32 levels and encodes to at most 64 KiB.
+//   - A render's text is at most prompts.MaxRenderSize (4 MiB): a larger
+//     one is refused before it is built, 400 for the field variables,
+//     naming the size it would have and the limit.
+//   - A problem's errors lists at most MaxProblemErrors entries; its
+//     detail then gives how many there are.
+//   - A list answers at most 1000 items a page (limit; 100 by default).
+//   - A request carries one X-API-Key: two are 401.
+//
 // The interface is described by openapi.yaml beside this file (OpenAPI
 // 3.1); the package's tests check every response they receive against it.
 package httpapi

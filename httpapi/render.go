@@ -1,9 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -90,29 +87,21 @@ func (h *Handler) render() handlerFunc {
 type stringMap map[string]string
 
 func (m *stringMap) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return errors.New("not an object")
+	if s := (scanner{data: b}); len(b) == 0 || b[0] != '{' || !s.value() || s.pos != len(b) {
+		return errWrongType // a name given twice included
 	}
 	out := stringMap{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
+	var err error
+	members(b, func(name, value []byte) bool {
+		if value[0] != '"' {
+			err = errWrongType
+			return false
 		}
-		name, _ := tok.(string)
-		tok, err = dec.Token()
-		if err != nil {
-			return err
-		}
-		value, ok := tok.(string)
-		if !ok {
-			return errors.New("a value is not a string")
-		}
-		if _, dup := out[name]; dup {
-			return errors.New("a name is given twice")
-		}
-		out[name] = value
+		out[unquote(name)] = unquote(value)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	*m = out
 	return nil
