@@ -127,5 +127,8 @@
 //   - A request carries one X-API-Key: two are 401.
 //
 // The interface is described by openapi.yaml beside this file (OpenAPI
-// 3.1); the package's tests check every response they receive against it.
+// 3.1); the package's tests check every response they receive against it,
+// and that each operation declares every status it can answer (405 on
+// every operation: a router that decodes %2F before matching may take a
+// request for another path for it).
 package httpapi
