@@ -5,6 +5,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/wire"
 )
 
 // getBuf returns a response buffer from the pool; putBuf gives it back.
@@ -26,6 +29,45 @@ func (h *Handler) writeJSON(w http.ResponseWriter, b []byte) {
 	hd["Cache-Control"] = h.hdrCache
 	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // the client went away; nothing to do
+}
+
+// writeActive answers a read of a prompt in an environment: 200 with its
+// body and strong ETag, or 304 with no body when the request's
+// If-None-Match holds that tag. The tag derives from the prompt's revision
+// (see the package doc), so a 304 is decided before any encoding. The tag
+// and the length share one allocation, and so do their header values.
+func (h *Handler) writeActive(w http.ResponseWriter, r *http.Request, a prompts.ActivePrompt) {
+	var tmp [80]byte
+	t := wire.AppendETag(tmp[:0], a)
+	hd := w.Header()
+	hd["Cache-Control"] = h.hdrCache
+	if noneMatch(r.Header["If-None-Match"], t) {
+		hd["Etag"] = []string{string(t)}
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	bp := h.getBuf()
+	b := wire.AppendActive((*bp)[:0], a)
+	n := len(t)
+	t = strconv.AppendInt(t, int64(len(b)), 10)
+	s := string(t)
+	vals := make([]string, 2)
+	vals[0], vals[1] = s[:n], s[n:]
+	hd["Etag"] = vals[0:1:1]
+	hd["Content-Type"] = h.hdrJSON
+	hd["Content-Length"] = vals[1:2:2]
+	w.WriteHeader(http.StatusOK)
+	w.Write(b) //nolint:errcheck // the client went away; nothing to do
+	h.putBuf(bp, b)
+}
+
+// writeChanged answers a change of what an environment points at: 200
+// with the prompt as a read of that environment answers it, and its ETag,
+// for the next change's If-Match.
+func (h *Handler) writeChanged(w http.ResponseWriter, a prompts.ActivePrompt) {
+	hd := w.Header()
+	hd["Etag"] = []string{string(wire.AppendETag(nil, a))}
+	writeValue(h, w, a, wire.AppendActive)
 }
 
 // setNextLink sets the Link header to the page after the item with id
