@@ -211,6 +211,8 @@ func decodeValue(value []byte, dst any) error {
 		}
 		*d = list
 		return nil
+	case *stringMap:
+		return d.UnmarshalJSON(value)
 	case *bool:
 		switch string(value) {
 		case "true":

@@ -117,7 +117,7 @@ func (s *scanner) space() bool { s.skipSpace(); return true }
 func (s *scanner) enter() bool {
 	s.depth++
 	if s.depth > maxDepth {
-		s.err = &badRequest{detail: "the request body is not valid JSON: it nests more than " + strconv.Itoa(maxDepth) + " levels (at byte " + strconv.Itoa(s.pos) + ")"}
+		s.err = &badRequest{detail: "the request body nests more than " + strconv.Itoa(maxDepth) + " levels (at byte " + strconv.Itoa(s.pos) + ")"}
 		return false
 	}
 	return true

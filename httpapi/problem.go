@@ -174,7 +174,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusServiceUnavailable:
 		// Debug, not Warn: in an outage every request fails alike, and a
 		// line each would bury the log. Watch the store's state instead
-		// (see WithLogger).
+		// (see WithLogger and WithErrorObserver).
 		h.log.DebugContext(r.Context(), "httpapi: unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header()["Retry-After"] = []string{"1"}
 		h.problem(w, k, detailUnavailable, nil)
