@@ -1,7 +1,9 @@
 package prompts
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -80,12 +82,20 @@ type renderConfig struct{ allowUnused bool }
 // use, rather than refuse them.
 func AllowUnused() RenderOption { return func(c *renderConfig) { c.allowUnused = true } }
 
+// MaxRenderSize is the size in bytes of the largest text Render builds. A
+// render whose text would be larger is refused before anything is built:
+// a value of a few kilobytes repeated by a variable used many times would
+// otherwise make one request build gigabytes.
+const MaxRenderSize = 4 << 20
+
 // Render returns the version's content with every variable replaced by
 // its value, in one pass: a value is inserted as it is, so a value that
 // holds {{x}} stays {{x}} in the text. It is strict: a variable without a
 // value, and (unless AllowUnused) a value for a name the version does not
 // use, are an invalid-input error with one field each, "variables.NAME",
-// in name order.
+// in name order. A text that would be larger than MaxRenderSize is an
+// invalid-input error for the field "variables", naming both sizes; it is
+// measured, not built.
 func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (string, error) {
 	var cfg renderConfig
 	for _, o := range opts {
@@ -117,22 +127,17 @@ func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (s
 		slices.SortStableFunc(fe, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
 		return "", fe.err()
 	}
-	var b strings.Builder
+	// The size first: the text is built only once it is known to fit.
 	size := len(v.Content)
-	for _, val := range values {
-		size += len(val)
-	}
-	b.Grow(size)
-	last := 0
 	var unlisted []string // in Content, not in v.Variables: a version built by hand
 	scanVariables(v.Content, func(start, end int, name string) {
 		val, ok := values[name]
 		if !ok {
 			unlisted = append(unlisted, name)
 		}
-		b.WriteString(v.Content[last:start])
-		b.WriteString(val)
-		last = end
+		if size <= math.MaxInt-len(val) { // else it stays far over the limit
+			size += len(val) - (end - start)
+		}
 	})
 	if len(unlisted) > 0 {
 		slices.Sort(unlisted)
@@ -141,8 +146,64 @@ func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (s
 		}
 		return "", fe.err()
 	}
+	if size > MaxRenderSize {
+		fe.add("variables", "would render a text of "+strconv.Itoa(size)+" bytes, over the limit of "+strconv.Itoa(MaxRenderSize)+" bytes (4 MiB)")
+		return "", fe.err()
+	}
+	var b strings.Builder
+	b.Grow(size)
+	last := 0
+	scanVariables(v.Content, func(start, end int, name string) {
+		b.WriteString(v.Content[last:start])
+		b.WriteString(values[name])
+		last = end
+	})
 	b.WriteString(v.Content[last:])
 	return b.String(), nil
+}
+
+// RenderRequest asks for the text of one version of a prompt: the version
+// active in Environment, or the version numbered VersionNumber (at most
+// one of the two; neither means the version active in Production), with
+// Variables, the values of its variables (see PromptVersion.Render).
+type RenderRequest struct {
+	PromptID      string
+	Environment   Optional[Environment] // null counts as absent
+	VersionNumber Optional[int]         // null counts as absent
+	Variables     map[string]string     // required; empty when the version has no variables
+}
+
+// Validate reports every field that breaks a rule, at once.
+func (in RenderRequest) Validate() error {
+	var fe fieldErrors
+	checkRef(&fe, "prompt_id", in.PromptID, true)
+	hasEnv, hasNumber := in.Environment.HasValue(), in.VersionNumber.HasValue()
+	switch {
+	case hasEnv && hasNumber:
+		fe.add("environment", "and version_number cannot both be given: give one")
+	case hasEnv:
+		in.Environment.Value.check(&fe, "environment")
+	case hasNumber && in.VersionNumber.Value < 1:
+		fe.add("version_number", "must be 1 or more")
+	}
+	if in.Variables == nil {
+		fe.add("variables", "is required: an object of the values, {} when the version has no variables")
+	}
+	return fe.err()
+}
+
+// Target returns the environment whose active version the request
+// renders (Production when neither it nor a version number is given), or
+// "" when it names a version by number. It assumes in is valid.
+func (in RenderRequest) Target() Environment {
+	switch {
+	case in.VersionNumber.HasValue():
+		return ""
+	case in.Environment.HasValue():
+		return in.Environment.Value
+	default:
+		return Production
+	}
 }
 
 // VariableChange is what a promotion changes in the variables an

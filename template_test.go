@@ -3,10 +3,12 @@ package prompts_test
 import (
 	"errors"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -185,5 +187,77 @@ func BenchmarkVariables(b *testing.B) {
 	b.SetBytes(int64(len(content)))
 	for b.Loop() {
 		prompts.Variables(content)
+	}
+}
+
+// A render whose text would pass MaxRenderSize is refused, naming both
+// sizes, without building the text: a 10 KB value for a variable used
+// 200,000 times (2 GB) costs next to nothing.
+func TestRenderSizeLimit(t *testing.T) {
+	is := is.New(t)
+	v := prompts.PromptVersion{Content: strings.Repeat("{{a}}", 200000), Variables: []string{"a"}}
+	values := map[string]string{"a": strings.Repeat("x", 10240)}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := v.Render(values)
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	is.True(errors.Is(err, prompts.ErrInvalid)) // refused
+	var e *prompts.Error
+	is.True(errors.As(err, &e))
+	is.Equal(len(e.Fields), 1)
+	is.Equal(e.Fields[0].Field, "variables")
+	is.True(strings.Contains(e.Fields[0].Detail, "2048000000 bytes"))                           // the size it would have
+	is.True(strings.Contains(e.Fields[0].Detail, strconv.Itoa(prompts.MaxRenderSize)+" bytes")) // and the limit
+	is.True(after.TotalAlloc-before.TotalAlloc < 64<<10)                                        // nothing built
+	is.True(elapsed < time.Second)                                                              // quickly
+
+	at := prompts.PromptVersion{Content: "<{{a}}>"}
+	text, err := at.Render(map[string]string{"a": strings.Repeat("x", prompts.MaxRenderSize-2)})
+	is.NoErr(err) // exactly the limit
+	is.Equal(len(text), prompts.MaxRenderSize)
+	_, err = at.Render(map[string]string{"a": strings.Repeat("x", prompts.MaxRenderSize-1)})
+	is.True(errors.Is(err, prompts.ErrInvalid)) // one byte over
+}
+
+func TestRenderRequestValidate(t *testing.T) {
+	id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	vars := map[string]string{}
+	for _, tc := range []struct {
+		name   string
+		in     prompts.RenderRequest
+		fields []string // nil: valid
+		target prompts.Environment
+	}{
+		{"neither: production", prompts.RenderRequest{PromptID: id, Variables: vars}, nil, prompts.Production},
+		{"an environment", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Staging), Variables: vars}, nil, prompts.Staging},
+		{"a number", prompts.RenderRequest{PromptID: id, VersionNumber: prompts.Some(2), Variables: vars}, nil, ""},
+		{"null for both", prompts.RenderRequest{PromptID: id, Environment: prompts.Null[prompts.Environment](), VersionNumber: prompts.Null[int](), Variables: vars}, nil, prompts.Production},
+		{"null environment, a number", prompts.RenderRequest{PromptID: id, Environment: prompts.Null[prompts.Environment](), VersionNumber: prompts.Some(1), Variables: vars}, nil, ""},
+		{"both", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Staging), VersionNumber: prompts.Some(2), Variables: vars}, []string{"environment"}, ""},
+		{"an unknown environment", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Environment("dev")), Variables: vars}, []string{"environment"}, ""},
+		{"an empty environment", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Environment("")), Variables: vars}, []string{"environment"}, ""},
+		{"number 0", prompts.RenderRequest{PromptID: id, VersionNumber: prompts.Some(0), Variables: vars}, []string{"version_number"}, ""},
+		{"no variables", prompts.RenderRequest{PromptID: id}, []string{"variables"}, ""},
+		{"no prompt", prompts.RenderRequest{Variables: vars}, []string{"prompt_id"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			err := tc.in.Validate()
+			if tc.fields == nil {
+				is.NoErr(err)
+				is.Equal(tc.in.Target(), tc.target)
+				return
+			}
+			var e *prompts.Error
+			is.True(errors.As(err, &e)) // invalid
+			var got []string
+			for _, f := range e.Fields {
+				got = append(got, f.Field)
+			}
+			is.Equal(got, tc.fields)
+		})
 	}
 }

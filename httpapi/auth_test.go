@@ -319,3 +319,28 @@ func sha256Hex(secret string) string {
 	h := sha256.Sum256([]byte(secret))
 	return "sha256:" + hex.EncodeToString(h[:])
 }
+
+// A request with two X-API-Key headers is 401, whichever they are, with
+// the body of any 401.
+func TestTwoKeysAreNoKey(t *testing.T) {
+	e := newEnv(t)
+	want := e.call("", "GET", "/v1/integration/projects", "")
+	for _, keys := range [][]string{
+		{e.key, e.key},
+		{e.key, "wrong-key-0123456789"},
+		{"wrong-key-0123456789", e.key},
+		{e.ownKey, e.key},
+		{"", e.key},
+	} {
+		t.Run(strings.Join(keys, " and "), func(t *testing.T) {
+			is := is.New(t)
+			req, err := http.NewRequest("GET", e.srv.URL+"/v1/integration/projects", nil)
+			is.NoErr(err)
+			req.Header["X-Api-Key"] = keys // two header lines
+			r := e.send(req)
+			is.Equal(r.status, 401)
+			is.Equal(r.header.Get("WWW-Authenticate"), `APIKey header="X-API-Key"`)
+			is.Equal(string(r.body), string(want.body)) // as any 401
+		})
+	}
+}

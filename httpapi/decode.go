@@ -77,58 +77,92 @@ type member struct {
 
 // decodeObject decodes body, which must be exactly one JSON object, into
 // members. It refuses, with a detail naming the problem: an empty body,
-// malformed JSON, a value that is not an object, data after the object, a
-// member given twice, an unknown member (suggesting the known one meant,
-// such as metadata_ for metadata), and values of the wrong type. Member
-// names are matched exactly, case included. Type errors and unknown
-// members are all reported at once.
+// a body that is not valid UTF-8, malformed JSON, a value that is not an
+// object, data after the object, a member given twice (in any object of
+// the body), an unknown member (suggesting the known one meant, such as
+// metadata_ for metadata), and values of the wrong type. Member names are
+// matched exactly, case included. Type errors and unknown members are all
+// reported at once.
 func decodeObject(body []byte, members []member) *badRequest {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if errors.Is(err, io.EOF) {
+	if bad := checkUTF8(body); bad != nil {
+		return bad
+	}
+	s := scanner{data: body}
+	s.skipSpace()
+	switch {
+	case s.pos == len(body):
 		return &badRequest{detail: "the request body is empty: send a JSON object"}
-	}
-	if err != nil {
-		return syntaxProblem(err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return &badRequest{detail: "the request body must be a JSON object"}
-	}
-	var fields []prompts.FieldError
-	seen := make([]bool, len(members))
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return syntaxProblem(err)
+	case body[s.pos] != '{':
+		if strings.IndexByte(`["-0123456789tfn`, body[s.pos]) >= 0 {
+			return &badRequest{detail: "the request body must be a JSON object"}
 		}
-		name, _ := tok.(string)
-		i := findMember(members, name)
+		s.fail("looking for beginning of value")
+		return s.err
+	}
+	s.pos++
+	s.skipSpace()
+	var fields []prompts.FieldError
+	var seenBuf [8]bool
+	seen := seenBuf[:0]
+	if len(members) > len(seenBuf) {
+		seen = make([]bool, 0, len(members))
+	}
+	seen = seen[:len(members)]
+	for s.pos < len(body) && body[s.pos] != '}' {
+		if body[s.pos] != '"' {
+			s.fail("looking for beginning of object key string")
+			return s.err
+		}
+		nameSpan, ok := s.str()
+		if !ok {
+			return s.err
+		}
+		s.skipSpace()
+		if s.pos >= len(body) || body[s.pos] != ':' {
+			s.fail("after object key")
+			return s.err
+		}
+		s.pos++
+		s.skipSpace()
+		start := s.pos
+		if !s.value() {
+			return s.err
+		}
+		value := body[start:s.pos]
+		i := findMember(members, body[nameSpan.start:nameSpan.end])
 		switch {
 		case i < 0:
+			name := unquote(body[nameSpan.start:nameSpan.end])
 			fields = append(fields, prompts.FieldError{Field: name, Detail: unknownDetail(members, name)})
 		case seen[i]:
-			fields = append(fields, prompts.FieldError{Field: name, Detail: "is given more than once"})
+			fields = append(fields, prompts.FieldError{Field: members[i].name, Detail: "is given more than once"})
+		default:
+			seen[i] = true
+			if err := decodeValue(value, members[i].dst); err != nil {
+				fields = append(fields, prompts.FieldError{Field: members[i].name, Detail: "must be " + members[i].want})
+			}
 		}
-		if i < 0 || seen[i] {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return syntaxProblem(err)
+		if s.pos < len(body) && body[s.pos] == ',' {
+			s.pos++
+			s.skipSpace()
+			if s.pos < len(body) && body[s.pos] == '}' {
+				s.fail("looking for beginning of object key string")
+				return s.err
 			}
 			continue
 		}
-		seen[i] = true
-		if err := dec.Decode(members[i].dst); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return syntaxProblem(err)
-			}
-			fields = append(fields, prompts.FieldError{Field: name, Detail: "must be " + members[i].want})
+		if s.pos < len(body) && body[s.pos] != '}' {
+			s.fail("after object key:value pair")
+			return s.err
 		}
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return syntaxProblem(err)
+	if s.pos >= len(body) {
+		s.fail("")
+		return s.err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	s.pos++ // }
+	s.skipSpace()
+	if s.pos < len(body) {
 		return &badRequest{detail: "the request body has data after the JSON object"}
 	}
 	if len(fields) > 0 {
@@ -137,9 +171,74 @@ func decodeObject(body []byte, members []member) *badRequest {
 	return nil
 }
 
-func findMember(members []member, name string) int {
+// decodeValue decodes value, one JSON value that the scanner has read,
+// into dst. The members of the hot paths decode without encoding/json.
+func decodeValue(value []byte, dst any) error {
+	value = trimSpace(value)
+	null := string(value) == "null"
+	switch d := dst.(type) {
+	case *prompts.Optional[string]:
+		switch {
+		case null:
+			*d = prompts.Null[string]()
+		case value[0] == '"':
+			*d = prompts.Some(unquote(value))
+		default:
+			return errWrongType
+		}
+		return nil
+	case *prompts.Metadata:
+		if null {
+			*d = ""
+		} else {
+			*d = prompts.Metadata(value)
+		}
+		return nil
+	case *[]string:
+		if null {
+			*d = nil
+			return nil
+		}
+		if value[0] != '[' {
+			return errWrongType
+		}
+		var list []string
+		for v := range elements(value) {
+			if v[0] != '"' {
+				return errWrongType
+			}
+			list = append(list, unquote(v))
+		}
+		*d = list
+		return nil
+	case *stringMap:
+		return d.UnmarshalJSON(value)
+	case *bool:
+		switch string(value) {
+		case "true":
+			*d = true
+		case "false", "null":
+			*d = false
+		default:
+			return errWrongType
+		}
+		return nil
+	}
+	return json.Unmarshal(value, dst)
+}
+
+// errWrongType is the error of a value of another type than its member's.
+var errWrongType = errors.New("httpapi: a value of the wrong type")
+
+// findMember returns the index of the member named by quoted, a JSON
+// string the scanner has read, or -1.
+func findMember(members []member, quoted []byte) int {
+	raw := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		raw = []byte(unquote(quoted))
+	}
 	for i := range members {
-		if members[i].name == name {
+		if members[i].name == string(raw) {
 			return i
 		}
 	}
@@ -160,18 +259,6 @@ func unknownDetail(members []member, name string) string {
 		names[i] = m.name
 	}
 	return "is not a known field; the fields are " + strings.Join(names, ", ")
-}
-
-func syntaxProblem(err error) *badRequest {
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		return &badRequest{detail: "the request body is not valid JSON: " + se.Error() + " (at byte " + strconv.FormatInt(se.Offset, 10) + ")"}
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return &badRequest{detail: "the request body is not valid JSON: it ends too soon"}
-	default:
-		return &badRequest{detail: "the request body is not valid JSON"}
-	}
 }
 
 // optString returns the value of an optional string member: nil when it

@@ -15,15 +15,20 @@
 //	mux.Handle("/v1/integration/", h)                        // at the root, or
 //	mux.Handle("/prompts/", http.StripPrefix("/prompts", h)) // under a prefix
 //
-// Every request carries an X-API-Key header. A missing, empty or unknown
-// key is 401 on every path, before any other check; without
+// Every request carries one X-API-Key header. A missing, empty or unknown
+// key, or two keys, is 401 on every path, before any other check; without
 // WithAuthenticator every request is 401. Each key has a name (the actor
-// of its changes in the deployment history) and a Role: read (every GET),
-// write (also creating and updating prompts, and versions that activate
-// nothing), deploy (also activating, deactivating, rolling back, and
-// versions created active in environments), admin (everything). A request
-// the key's role does not allow is 403 (forbidden, naming the role it
-// needs), after routing and before anything else. A key may see every
+// of its changes in the deployment history) and a Role: read (every GET,
+// and rendering), write (also creating and updating prompts, and versions
+// that activate nothing), deploy (also activating, deactivating, rolling
+// back, versions created active in environments, and changing a prompt's
+// key, which changes what the reads by key answer), admin (everything). A
+// request the key's role does not allow is 403 (forbidden, naming the role
+// it needs), after routing and before anything else; but whether a
+// version create activates or a PATCH renames depends on the body, so
+// those are checked right after the field rules (a PATCH that gives the
+// key the prompt has needs only write; to tell, the prompt is read, so an
+// unknown one is 404 first). A key may see every
 // project or a named set; other projects' resources answer 404 and never
 // appear in
 // lists. Implement Authenticator to keep keys elsewhere.
@@ -104,6 +109,29 @@
 // change the variables the environment's version uses; the body's
 // "allow_variable_change": true lets it through.
 //
+// # Limits
+//
+// What one request can make the handler do is bounded by what it sends or
+// what is stored:
+//
+//   - A request body is at most 1 MiB (WithBodyLimit), else 413. It is
+//     one JSON object in valid UTF-8, nesting at most 1000 levels, with no
+//     \u escape of half a UTF-16 surrogate pair (bad bytes are never read
+//     as U+FFFD) and no name given twice in any object, metadata_'s and
+//     variables' included, else 400 naming the problem (a name given
+//     twice is named in errors, as in metadata_.a.b).
+//   - metadata_ nests at most 32 levels and encodes to at most 64 KiB.
+//   - A render's text is at most prompts.MaxRenderSize (4 MiB): a larger
+//     one is refused before it is built, 400 for the field variables,
+//     naming the size it would have and the limit.
+//   - A problem's errors lists at most MaxProblemErrors entries; its
+//     detail then gives how many there are.
+//   - A list answers at most 1000 items a page (limit; 100 by default).
+//   - A request carries one X-API-Key: two are 401.
+//
 // The interface is described by openapi.yaml beside this file (OpenAPI
-// 3.1); the package's tests check every response they receive against it.
+// 3.1); the package's tests check every response they receive against it,
+// and that each operation declares every status it can answer (405 on
+// every operation: a router that decodes %2F before matching may take a
+// request for another path for it).
 package httpapi

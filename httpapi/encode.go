@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -69,76 +68,6 @@ func (h *Handler) writeChanged(w http.ResponseWriter, a prompts.ActivePrompt) {
 	hd := w.Header()
 	hd["Etag"] = []string{string(wire.AppendETag(nil, a))}
 	writeValue(h, w, a, wire.AppendActive)
-}
-
-// noRevision is the revision a change asks for when no tag of its
-// If-Match can be current: no prompt ever has it.
-const noRevision = math.MaxInt64
-
-// change returns what a change of an environment carries: the key's name
-// as its actor, reason, the revision its If-Match asks for, and whether
-// the promotion guard is off.
-func (h *Handler) change(r *http.Request, a Access, reason string, allowVariableChange bool) prompts.Change {
-	return prompts.Change{
-		Actor:               a.Name,
-		Reason:              reason,
-		IfRevision:          ifRevision(r.Header["If-Match"], r.PathValue("prompt_id"), prompts.Environment(r.PathValue("environment"))),
-		AllowVariableChange: allowVariableChange,
-	}
-}
-
-// ifRevision reads an If-Match header (its values, each a comma-separated
-// list) for a change of env of promptID: 0 when there is none or it is
-// "*" (the prompt exists: the Store checks that), else the revision the
-// change must find. That is the largest revision among the strong tags
-// of this prompt and environment: a prompt's revision never goes back, so
-// it is at least every revision a client was ever sent, and if one of the
-// tags is current it is the largest. With no such tag, no revision can
-// match (noRevision): a weak tag never does, as RFC 9110 asks.
-func ifRevision(values []string, promptID string, env prompts.Environment) int64 {
-	if len(values) == 0 {
-		return 0
-	}
-	var best int64
-	for _, v := range values {
-		for v != "" {
-			var item string
-			item, v, _ = strings.Cut(v, ",")
-			item = strings.TrimSpace(item)
-			if item == "*" {
-				return 0
-			}
-			id, e, rev, ok := wire.ParseETag(item)
-			if ok && id == promptID && e == env {
-				best = max(best, rev)
-			}
-		}
-	}
-	if best == 0 {
-		return noRevision
-	}
-	return best
-}
-
-// noneMatch reports whether an If-None-Match header (its values, each a
-// comma-separated list) holds tag or is "*". As RFC 9110 asks for
-// If-None-Match, the comparison is weak: W/"x" matches "x".
-func noneMatch(values []string, tag []byte) bool {
-	for _, v := range values {
-		for v != "" {
-			var item string
-			item, v, _ = strings.Cut(v, ",")
-			item = strings.TrimSpace(item)
-			if item == "*" {
-				return true
-			}
-			item = strings.TrimPrefix(item, "W/")
-			if item == string(tag) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // setNextLink sets the Link header to the page after the item with id

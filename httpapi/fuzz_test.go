@@ -58,6 +58,10 @@ func FuzzHandler(f *testing.F) {
 		{"GET", "/v1/integration/../x/./y//z", "", "", "", 0, ""},
 		{"GET", "", "", "", "", 4, ""},
 		{"BREW", "*", "a=%zz&&=&limit=%", "application/json;;=", "X-API-Key: two", 0, "\xff\xfe"},
+		{"POST", "/v1/integration/prompts/" + prompt + "/versions", "", "", "", 0, `{"content":"c","metadata_":{"a":{"b":[{"c":1,"c":2}]}}}`},
+		{"POST", "/v1/integration/prompts/" + prompt + "/versions", "", "", "", 0, "{\"content\":\"\\ud800 \xc3\"}"},
+		{"POST", "/v1/integration/prompts/" + prompt + "/render", "", "", "", 0, `{"variables":{"a":"1","\u0061":"2"}}`},
+		{"PATCH", "/v1/integration/prompts/" + prompt, "", "", "X-API-Key: " + fuzzKeyOne, 1, `{"key":"renamed"}`}, // two keys
 	} {
 		f.Add(s.method, s.path, s.query, s.contentType, s.extra, s.keySel, []byte(s.body))
 	}

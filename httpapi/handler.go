@@ -1,13 +1,9 @@
 package httpapi
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/promptkit/prompts"
@@ -24,7 +20,7 @@ type Handler struct {
 	stale   staleReader // store, when it can report stale answers (a cache.Store)
 	auth    Authenticator
 	log     *slog.Logger
-	observe func(r *http.Request, err error)
+	observe func(*http.Request, error) // nil: none
 	limit   int64
 	mux     *http.ServeMux
 	bufs    sync.Pool // *[]byte response buffers
@@ -53,9 +49,9 @@ func WithBodyLimit(n int64) Option {
 // the cause of every 500, at Error, and of every 503, at Debug. In an
 // outage every request fails alike, so a line each would bury the log: an
 // application that wants to know when its store goes away and comes back
-// watches the store's errors itself, as the standalone server does (one
-// line when the store becomes unavailable, one when it recovers). By
-// default nothing is logged.
+// watches the store's errors with WithErrorObserver, as the standalone
+// server does (one line when the store becomes unavailable, one when it
+// recovers). By default nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(h *Handler) {
 		if l != nil {
@@ -64,11 +60,29 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithErrorObserver sets f to be called, on the request's goroutine, with
-// every error of the Store or the Authenticator that the handler answers,
-// whatever its code, before it answers: to count errors, or to notice a
-// store going unavailable without wrapping it. r's context carries the
-// application's values.
+// WithErrorObserver sets f, which the handler calls with every error that
+// the Store or the Authenticator returned to it and that it answers,
+// whatever its code (not found, conflict, invalid, unavailable,
+// internal, …): once per such error, on the request's goroutine, before
+// the answer is written, with the request, whose context carries the
+// application's values. So an application counts the store's errors by
+// code, or notices the store going away, without wrapping the Store:
+//
+//	httpapi.WithErrorObserver(func(r *http.Request, err error) {
+//		if errors.Is(err, httpapi.ErrUnknownKey) {
+//			return // a client's wrong key, answered 401
+//		}
+//		storeErrors.Add(string(prompts.ErrorCode(err)), 1)
+//	})
+//
+// err is the error as returned, except an Authenticator's failure other
+// than ErrUnknownKey and prompts.CodeUnavailable, which is answered 500
+// and reported wrapped by prompts.Internal (so that prompts.ErrorCode
+// tells the code answered). What the handler refuses by itself is not
+// reported: a missing key, a role that does not allow the request, a
+// malformed body, a broken field rule (an input's Validate), a render
+// that misses a variable, a resource of a project the key may not see.
+// f must be safe for concurrent use and should return quickly.
 func WithErrorObserver(f func(r *http.Request, err error)) Option {
 	return func(h *Handler) { h.observe = f }
 }
@@ -122,109 +136,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(w, r)
-}
-
-// handlerFunc is a route's handler, called once the key is known.
-type handlerFunc func(w http.ResponseWriter, r *http.Request, a Access)
-
-// route is one method and path of the interface.
-type route struct {
-	pattern string // "METHOD /path", a ServeMux pattern
-	role    Role   // the least role that may use it
-	handle  handlerFunc
-}
-
-// register adds the routes to the mux, each behind authentication, and
-// answers everything else as problems: a known path with another method
-// is 405 with the Allow header listing the path's methods, any other path
-// 404. Authentication runs first in every case.
-func (h *Handler) register(routes []route) {
-	var paths []string
-	allow := map[string][]string{}
-	for _, rt := range routes {
-		method, path, _ := strings.Cut(rt.pattern, " ")
-		h.mux.Handle(rt.pattern, h.authed(h.permitted(rt.role, rt.handle)))
-		if _, ok := allow[path]; !ok {
-			paths = append(paths, path)
-		}
-		allow[path] = append(allow[path], method)
-		if method == http.MethodGet {
-			allow[path] = append(allow[path], http.MethodHead)
-		}
-	}
-	for _, path := range paths {
-		methods := allow[path]
-		slices.Sort(methods)
-		h.mux.Handle(path, h.authed(h.methodNotAllowed(strings.Join(methods, ", "))))
-	}
-	h.mux.Handle("/", h.authed(h.notFound))
-}
-
-// authed returns next behind authentication: a missing, empty or unknown
-// key is 401 before anything else is looked at.
-func (h *Handler) authed(next handlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		a, ok := h.authenticate(w, r)
-		if ok {
-			next(w, r, a)
-		}
-	}
-}
-
-func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, bool) {
-	keys := r.Header["X-Api-Key"]
-	if len(keys) == 0 || keys[0] == "" || h.auth == nil {
-		h.unauthenticated(w)
-		return Access{}, false
-	}
-	a, err := h.auth.Authenticate(r.Context(), keys[0])
-	if err != nil {
-		switch {
-		case errors.Is(err, ErrUnknownKey):
-			h.unauthenticated(w)
-		case prompts.ErrorCode(err) == prompts.CodeUnavailable:
-			h.storeError(w, r, err)
-		default:
-			// The authenticator failed: whatever its error says, the
-			// request is not the client's fault.
-			h.storeError(w, r, prompts.Internal(err))
-		}
-		return Access{}, false
-	}
-	return a, true
-}
-
-// permitted returns next behind the check of the key's role: a key whose
-// role does not allow need is 403, before the request's body or anything
-// else is looked at.
-func (h *Handler) permitted(need Role, next handlerFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, a Access) {
-		if !a.Role.allows(need) {
-			h.forbidden(w, need)
-			return
-		}
-		if need > RoleRead {
-			// The key's name is the actor of its changes, and the client
-			// cannot change it: a bad one is the Authenticator's fault.
-			if err := (prompts.Change{Actor: a.Name}).Validate(); err != nil {
-				h.storeError(w, r, prompts.Internal(fmt.Errorf("httpapi: the Authenticator gave the key a name that cannot be an actor: %w", err)))
-				return
-			}
-		}
-		next(w, r, a)
-	}
-}
-
-func (h *Handler) notFound(w http.ResponseWriter, _ *http.Request, _ Access) {
-	h.problem(w, kindOf(prompts.CodeNotFound), "no such resource", nil)
-}
-
-func (h *Handler) methodNotAllowed(allow string) handlerFunc {
-	v := []string{allow}
-	return func(w http.ResponseWriter, r *http.Request, _ Access) {
-		w.Header()["Allow"] = v
-		h.problem(w, kindMethodNotAllowed, "method "+r.Method+" is not allowed here; allowed: "+allow, nil)
-	}
 }
 
 // isCleanPath reports whether p is an absolute path with no empty, "." or

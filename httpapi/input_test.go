@@ -171,3 +171,51 @@ func TestSlowBody(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(vs), 0) // nothing written
 }
+
+// A body that is not valid UTF-8, or whose \u escapes name half of a
+// surrogate pair, is 400: never read with U+FFFD in place of the bad
+// bytes. A name given twice in any object of a body is 400 naming the
+// member. Nothing refused is stored.
+func TestBodyTextAndDuplicateNames(t *testing.T) {
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"Hi {{name}}","environments":["production"]}`)
+	versions := "/v1/integration/prompts/" + id + "/versions"
+	render := "/v1/integration/prompts/" + id + "/render"
+	for _, tc := range []struct {
+		name, path, body string
+		detail           string // the detail holds this
+		field            string // the field named, if any
+	}{
+		{"a bad byte in content", versions, "{\"content\":\"a\xffb\"}", "not valid UTF-8 (at byte 13)", ""},
+		{"a truncated sequence in metadata", versions, "{\"content\":\"c\",\"metadata_\":{\"a\":\"\xc3\"}}", "not valid UTF-8", ""},
+		{"a bad byte in a name", versions, "{\"content\":\"c\",\"\xfe\":1}", "not valid UTF-8", ""},
+		{"a lone surrogate escape", versions, `{"content":"\ud800"}`, "surrogate", ""},
+		{"a surrogate escape in reverse order", versions, `{"content":"\udc00\ud800"}`, "surrogate", ""},
+		{"a member twice", versions, `{"content":"a","content":"b"}`, "more than once", "content"},
+		{"a member twice in metadata_", versions, `{"content":"c","metadata_":{"a":1,"b":2,"a":3}}`, `"metadata_.a" twice`, "metadata_.a"},
+		{"a member twice deep in metadata_", versions, `{"content":"c","metadata_":{"x":{"y":[1,{"z":1,"z":{}}]}}}`, "twice", "metadata_.x.y[1].z"},
+		{"a member twice, once escaped", versions, `{"content":"c","metadata_":{"model":"a","\u006dodel":"b"}}`, "twice", "metadata_.model"},
+		{"a variable twice", render, `{"variables":{"name":"a","name":"b"}}`, "twice", "variables.name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			before := len(e.do("GET", versions, "").arr(t))
+			r := e.do("POST", tc.path, tc.body)
+			is.Equal(r.status, 400)
+			p := r.problem(t)
+			is.Equal(p["code"], "invalid_request")
+			is.True(strings.Contains(p["detail"].(string), tc.detail)) // the detail names the problem
+			if tc.field != "" {
+				is.Equal(fieldsOf(t, r), []string{tc.field}) // and the member
+			}
+			is.Equal(len(e.do("GET", versions, "").arr(t)), before) // nothing stored
+		})
+	}
+	is := is.New(t)
+	r := e.do("POST", versions, `{"content":"\ud83d\ude00 \u00e9","metadata_":{"a":{"b":1},"c":{"b":2},"d":[{"b":1},{"b":2}]}}`)
+	is.Equal(r.status, 200)                       // a surrogate pair, and one name in several objects
+	is.Equal(r.obj(t)["content"], "\U0001F600 é") // read as the characters they name
+	r = e.do("POST", versions, "{\"content\":\"\uFFFD is a character\"}")
+	is.Equal(r.status, 200) // U+FFFD itself, well encoded, is text like any other
+}

@@ -170,7 +170,7 @@ func checkProblem(t testing.TB, d *apiDoc, req *http.Request, status int, header
 		t.Errorf("%s %s: problem breaks the Problem schema: %v: %s", req.Method, req.URL, err, body)
 	}
 	m, _ := v.(map[string]any)
-	codes := map[int]string{400: "invalid_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+	codes := map[int]string{400: "invalid_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 408: "request_timeout",
 		409: "conflict", 412: "precondition_failed", 413: "payload_too_large", 415: "unsupported_media_type", 422: "idempotency_key_reused", 500: "internal", 503: "unavailable"}
 	if got, _ := m["status"].(float64); int(got) != status {
 		t.Errorf("%s %s: problem status %v, HTTP status %d", req.Method, req.URL, m["status"], status)

@@ -58,10 +58,20 @@ const (
 	detailUnavailable     = "the service is unavailable for a moment; retry later"
 )
 
+// MaxProblemErrors is the most entries the errors member of a problem
+// lists; when there are more, the detail gives their number. So a request
+// that breaks many rules at once (a render with 90,000 unknown variables)
+// gets a small answer.
+const MaxProblemErrors = 100
+
 // problem writes an RFC 9457 problem details response: type, title,
-// status, detail, code, and errors when fields is not empty. It is the one
-// writer of every error response.
+// status, detail, code, and errors when fields is not empty (at most
+// MaxProblemErrors of them). It is the one writer of every error response.
 func (h *Handler) problem(w http.ResponseWriter, k kind, detail string, fields []prompts.FieldError) {
+	if n := len(fields); n > MaxProblemErrors {
+		fields = fields[:MaxProblemErrors]
+		detail += " (" + strconv.Itoa(n) + " errors in all; the first " + strconv.Itoa(MaxProblemErrors) + " are listed)"
+	}
 	bp := h.getBuf()
 	b := append((*bp)[:0], `{"type":"about:blank","title":`...)
 	b = wire.AppendString(b, http.StatusText(k.status))
@@ -111,10 +121,12 @@ func (h *Handler) invalid(w http.ResponseWriter, fields []prompts.FieldError) {
 	h.problem(w, kindOf(prompts.CodeInvalid), invalidDetail(fields), fields)
 }
 
+// invalidDetail names the invalid fields, at most MaxProblemErrors of
+// them, as problem lists them.
 func invalidDetail(fields []prompts.FieldError) string {
 	var b strings.Builder
 	b.WriteString("invalid input: ")
-	for i, f := range fields {
+	for i, f := range fields[:min(len(fields), MaxProblemErrors)] {
 		if i > 0 {
 			b.WriteString("; ")
 		}
@@ -125,14 +137,30 @@ func invalidDetail(fields []prompts.FieldError) string {
 	return b.String()
 }
 
-// storeError answers an error of the store (or of the authenticator) by
-// its code. Not found and conflict show the error's message, which the
-// Store contract keeps free of internals; 503 and 500 show a fixed text and
-// log the cause.
+func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
+	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
+}
+
+// storeError answers an error that the Store or the Authenticator
+// returned, after telling the error observer (WithErrorObserver).
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	if h.observe != nil {
 		h.observe(r, err)
 	}
+	h.answer(w, r, err)
+}
+
+// invalidInput answers the invalid-input error of one of the domain's
+// rules (an input's Validate, a Render): 400 naming the fields.
+func (h *Handler) invalidInput(w http.ResponseWriter, r *http.Request, err error) {
+	h.answer(w, r, err)
+}
+
+// answer answers err by its code. Invalid input names its fields; not
+// found and conflict show the error's message, which the Store contract
+// keeps free of internals; 503 and 500 show a fixed text and log the
+// cause.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, err error) {
 	var e *prompts.Error
 	isErr := errors.As(err, &e)
 	k := kindOf(prompts.ErrorCode(err))
@@ -146,7 +174,7 @@ func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) 
 	case http.StatusServiceUnavailable:
 		// Debug, not Warn: in an outage every request fails alike, and a
 		// line each would bury the log. Watch the store's state instead
-		// (see WithLogger).
+		// (see WithLogger and WithErrorObserver).
 		h.log.DebugContext(r.Context(), "httpapi: unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header()["Retry-After"] = []string{"1"}
 		h.problem(w, k, detailUnavailable, nil)

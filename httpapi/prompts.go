@@ -37,7 +37,7 @@ func (h *Handler) createPrompt() handlerFunc {
 			Idempotency: idem,
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		if !a.Allows(in.ProjectID) {
@@ -157,11 +157,28 @@ func (h *Handler) updatePrompt() handlerFunc {
 			return
 		}
 		if err := in.Validate(); err != nil {
-			h.storeError(w, r, err)
+			h.invalidInput(w, r, err)
 			return
 		}
 		id := r.PathValue("prompt_id")
-		if !h.canSeePrompt(w, r, a, id) {
+		if in.Key.Set && !a.Role.allows(RoleDeploy) {
+			// Renaming is deploying: a new key changes what the reads by
+			// key answer. Whether the key changes depends on the prompt,
+			// so an unknown prompt (or one the key may not see) is 404
+			// before this check can answer.
+			p, ok := h.findPrompt(w, r, a, id)
+			if !ok {
+				return
+			}
+			if p.Key != in.Key.Value {
+				h.forbidden(w, RoleDeploy)
+				return
+			}
+			// The key the prompt has: dropped from the update, so that
+			// this request cannot rename it even if another renamed it
+			// meanwhile.
+			in.Key = prompts.Optional[string]{}
+		} else if !h.canSeePrompt(w, r, a, id) {
 			return
 		}
 		p, err := h.store.UpdatePrompt(r.Context(), id, in)
@@ -216,21 +233,6 @@ func (h *Handler) listPrompts() handlerFunc {
 	}
 }
 
-// listProjects is GET /projects?limit=&after=, the projects the key
-// may see.
-func (h *Handler) listProjects() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, a Access) {
-		var q queryFields
-		f := prompts.ProjectFilter{Page: q.page(r.URL.RawQuery), IDs: a.visible()}
-		if len(q) > 0 {
-			h.invalid(w, q)
-			return
-		}
-		list, more, err := h.store.ListProjects(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendProject, func(x prompts.Project) string { return x.ID })
-	}
-}
-
 // canSeePrompt checks that the prompt exists and that the key may see its
 // project, answering 404 itself when not. A key for every project needs no
 // look-up: the store's own call answers an unknown prompt.
@@ -238,18 +240,21 @@ func (h *Handler) canSeePrompt(w http.ResponseWriter, r *http.Request, a Access,
 	if a.AllProjects {
 		return true
 	}
+	_, ok := h.findPrompt(w, r, a, id)
+	return ok
+}
+
+// findPrompt returns the prompt when it exists and the key may see its
+// project, else answers 404 itself.
+func (h *Handler) findPrompt(w http.ResponseWriter, r *http.Request, a Access, id string) (prompts.Prompt, bool) {
 	p, err := h.store.GetPrompt(r.Context(), id)
 	if err != nil {
 		h.storeError(w, r, err)
-		return false
+		return prompts.Prompt{}, false
 	}
 	if !a.Allows(p.ProjectID) {
 		h.notFoundAs(w, "prompt")
-		return false
+		return prompts.Prompt{}, false
 	}
-	return true
-}
-
-func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
-	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
+	return p, true
 }

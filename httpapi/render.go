@@ -1,9 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -21,53 +18,36 @@ func (h *Handler) render() handlerFunc {
 		if !ok {
 			return
 		}
+		in := prompts.RenderRequest{PromptID: r.PathValue("prompt_id")}
 		var (
-			env    prompts.Optional[string]
 			number versionNumberField
 			values stringMap
 		)
 		if bad := decodeObject(body, []member{
-			{"environment", "production or staging", &env},
+			{"environment", "production or staging", &in.Environment},
 			{"version_number", "an integer", &number},
 			{"variables", "an object of distinct names whose values are strings", &values},
 		}); bad != nil {
 			h.badRequest(w, bad)
 			return
 		}
-		n := prompts.Optional[int](number)
-		var fields []prompts.FieldError
-		if values == nil {
-			fields = append(fields, prompts.FieldError{Field: "variables", Detail: "is required: an object of the values, {} when the version has no variables"})
-		}
-		e := prompts.Production
-		switch {
-		case env.HasValue() && n.HasValue():
-			fields = append(fields, prompts.FieldError{Field: "environment", Detail: "and version_number cannot both be given: give one"})
-		case env.HasValue():
-			e = prompts.Environment(env.Value)
-			var q queryFields
-			q.addErr(e.Validate())
-			fields = append(fields, q...)
-		case n.HasValue() && n.Value < 1:
-			fields = append(fields, prompts.FieldError{Field: "version_number", Detail: "must be 1 or more"})
-		}
-		if len(fields) > 0 {
-			h.invalid(w, fields)
+		in.VersionNumber, in.Variables = prompts.Optional[int](number), values
+		if err := in.Validate(); err != nil {
+			h.invalidInput(w, r, err)
 			return
 		}
-		id := r.PathValue("prompt_id")
 		var v prompts.PromptVersion
-		if n.HasValue() {
-			if !h.canSeePrompt(w, r, a, id) {
+		if env := in.Target(); env == "" {
+			if !h.canSeePrompt(w, r, a, in.PromptID) {
 				return
 			}
 			var err error
-			if v, err = h.store.GetVersion(r.Context(), id, n.Value); err != nil {
+			if v, err = h.store.GetVersion(r.Context(), in.PromptID, in.VersionNumber.Value); err != nil {
 				h.storeError(w, r, err)
 				return
 			}
 		} else {
-			ap, err := h.store.GetActive(r.Context(), id, e)
+			ap, err := h.store.GetActive(r.Context(), in.PromptID, env)
 			if err != nil {
 				h.storeError(w, r, err)
 				return
@@ -77,14 +57,14 @@ func (h *Handler) render() handlerFunc {
 				return
 			}
 			if ap.ActiveVersion == nil {
-				h.problem(w, kindOf(prompts.CodeNotFound), "no version is active in "+string(e), nil)
+				h.problem(w, kindOf(prompts.CodeNotFound), "no version is active in "+string(env), nil)
 				return
 			}
 			v = *ap.ActiveVersion
 		}
-		text, err := v.Render(values)
+		text, err := v.Render(in.Variables)
 		if err != nil {
-			h.storeError(w, r, err) // invalid input: one entry a missing or unused variable
+			h.invalidInput(w, r, err) // one entry a missing or unused variable, or the size
 			return
 		}
 		bp := h.getBuf()
@@ -107,29 +87,21 @@ func (h *Handler) render() handlerFunc {
 type stringMap map[string]string
 
 func (m *stringMap) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return errors.New("not an object")
+	if s := (scanner{data: b}); len(b) == 0 || b[0] != '{' || !s.value() || s.pos != len(b) {
+		return errWrongType // a name given twice included
 	}
 	out := stringMap{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
+	var err error
+	members(b, func(name, value []byte) bool {
+		if value[0] != '"' {
+			err = errWrongType
+			return false
 		}
-		name, _ := tok.(string)
-		tok, err = dec.Token()
-		if err != nil {
-			return err
-		}
-		value, ok := tok.(string)
-		if !ok {
-			return errors.New("a value is not a string")
-		}
-		if _, dup := out[name]; dup {
-			return errors.New("a name is given twice")
-		}
-		out[name] = value
+		out[unquote(name)] = unquote(value)
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	*m = out
 	return nil

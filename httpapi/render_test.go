@@ -3,13 +3,18 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/httpapi"
 )
 
 func TestRender(t *testing.T) {
@@ -130,4 +135,66 @@ func TestStaleAnswersAreMarked(t *testing.T) {
 	down.Store(false)
 	c.Recovered()
 	is.Equal(e.do("GET", "/v1/integration/prompts/"+id, "").header.Get("Cache-Status"), "")
+}
+
+// A render whose text would pass prompts.MaxRenderSize is refused before
+// it is built: 400 for the field variables, naming the size it would have
+// and the limit, quickly and without allocating the text.
+func TestRenderTooLarge(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"`+strings.Repeat("{{a}}", 200000)+`","environments":["production"]}`) // 1 MB
+	render := "/v1/integration/prompts/" + id + "/render"
+	body := `{"variables":{"a":"` + strings.Repeat("x", 10240) + `"}}` // 2 GB of text
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	r := e.do("POST", render, body)
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	is.Equal(r.status, 400)
+	is.Equal(fieldsOf(t, r), []string{"variables"})
+	detail := r.problem(t)["errors"].([]any)[0].(map[string]any)["detail"].(string)
+	is.True(strings.Contains(detail, "2048000000 bytes"))                           // the size it would have
+	is.True(strings.Contains(detail, strconv.Itoa(prompts.MaxRenderSize)+" bytes")) // and the limit
+	is.True(after.TotalAlloc-before.TotalAlloc < 32<<20)                            // the text was not built
+	is.True(elapsed < 5*time.Second)
+	is.Equal(e.do("POST", render, `{"variables":{"a":"x"}}`).status, 200) // 200 KB is fine
+}
+
+// A problem lists at most 100 errors, and its detail gives how many there
+// are: a render with 80,000 unknown variables is answered in a few KB.
+func TestProblemErrorsAreBounded(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"no variables","environments":["production"]}`)
+	var b strings.Builder
+	b.WriteString(`{"variables":{`)
+	for i := range 80000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"v` + strconv.Itoa(i) + `":""`)
+	}
+	b.WriteString(`}}`)
+	r := e.do("POST", "/v1/integration/prompts/"+id+"/render", b.String())
+	is.Equal(r.status, 400)
+	is.Equal(len(fieldsOf(t, r)), httpapi.MaxProblemErrors) // the first 100
+	is.True(strings.Contains(r.problem(t)["detail"].(string), "80000 errors in all"))
+	is.True(len(r.body) < 16<<10) // small
+
+	// The same for the fields of a body.
+	b.Reset()
+	b.WriteString(`{"content":"c"`)
+	for i := range 150 {
+		b.WriteString(`,"x` + strconv.Itoa(i) + `":1`)
+	}
+	b.WriteString(`}`)
+	r = e.do("POST", "/v1/integration/prompts/"+id+"/versions", b.String())
+	is.Equal(r.status, 400)
+	is.Equal(len(fieldsOf(t, r)), httpapi.MaxProblemErrors)
+	is.True(strings.Contains(r.problem(t)["detail"].(string), "150 errors in all"))
 }

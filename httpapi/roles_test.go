@@ -190,3 +190,53 @@ func TestAnAuthenticatorsBadName(t *testing.T) {
 	is.Equal(h.call("any-key", "PATCH", "/v1/integration/prompts/"+id, `{"name":"x"}`).status, 500)
 	is.True(strings.Contains(h.logs.String(), "cannot be an actor"))
 }
+
+// Renaming is deploying: a PATCH that changes the key needs deploy,
+// checked after the field rules, and changes nothing when refused; the
+// key the prompt has, or a new name or description, need only write.
+func TestRenamingIsDeploying(t *testing.T) {
+	is := is.New(t)
+	base := newEnv(t)
+	e, keys := roleKeys(t, base)
+	p := base.newPrompt(base.project.ID)
+	id, key := p["id"].(string), p["key"].(string)
+	path := "/v1/integration/prompts/" + id
+	writer, deployer := keys[httpapi.RoleWrite], keys[httpapi.RoleDeploy]
+
+	before := e.state(t)
+	r := e.call(writer, "PATCH", path, `{"key":"renamed","name":"New name"}`)
+	is.Equal(r.status, 403)
+	is.Equal(r.problem(t)["code"], "forbidden")
+	is.Equal(r.problem(t)["detail"], "this request needs the deploy role")                       // naming the role
+	is.Equal(e.state(t), before)                                                                 // nothing changed, the name neither
+	is.Equal(e.call(writer, "PATCH", path, `{"key":null}`).status, 400)                          // field rules first
+	is.Equal(e.call(writer, "PATCH", path, `{"key":"not a key!"}`).status, 400)                  // field rules first
+	is.Equal(e.call(writer, "PATCH", "/v1/integration/prompts/nope", `{"key":"x"}`).status, 404) // nothing to rename
+
+	r = e.call(writer, "PATCH", path, `{"key":"`+key+`","name":"New name","description":"d"}`)
+	is.Equal(r.status, 200) // the key it has: write is enough
+	is.Equal(r.obj(t)["key"], key)
+	is.Equal(r.obj(t)["name"], "New name")
+	is.Equal(e.call(writer, "PATCH", path, `{"description":null}`).status, 200)
+
+	r = e.call(deployer, "PATCH", path, `{"key":"renamed"}`)
+	is.Equal(r.status, 200) // deploy renames
+	is.Equal(r.obj(t)["key"], "renamed")
+	is.Equal(e.call(keys[httpapi.RoleAdmin], "PATCH", path, `{"key":"again"}`).status, 200)
+
+	// A writer that sees only some projects: a prompt it may not see is
+	// 404, not 403, whatever the key.
+	own := e.withHandler(httpapi.WithAuthenticator(writerOf(t, "writer-0123456789", base.other.ID)))
+	is.Equal(own.call("writer-0123456789", "PATCH", path, `{"key":"x"}`).status, 404)
+	is.Equal(own.call("writer-0123456789", "PATCH", path, `{"key":"again"}`).status, 404)
+}
+
+// writerOf returns Keys holding one write key for these projects.
+func writerOf(t *testing.T, secret string, projectIDs ...string) *httpapi.Keys {
+	t.Helper()
+	keys := httpapi.NewKeys()
+	if err := keys.Add(httpapi.Key{Name: "writer", Role: httpapi.RoleWrite, Secret: secret, ProjectIDs: projectIDs}); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}

@@ -1,5 +1,13 @@
 package httpapi
 
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/promptkit/prompts"
+)
+
 // routes lists the whole interface, with the role each route needs; each
 // handler is named after its operationId in openapi.yaml. Every route
 // answers 401 before anything else when the key is missing or unknown; a
@@ -10,6 +18,8 @@ func (h *Handler) routes() []route {
 		{"POST /v1/integration/prompts", RoleWrite, h.createPrompt()},
 		{"GET /v1/integration/prompts", RoleRead, h.listPrompts()},
 		{"GET /v1/integration/prompts/{prompt_id}", RoleRead, h.readPrompt()},
+		// A PATCH that changes the key needs RoleDeploy: updatePrompt
+		// checks that after the field rules.
 		{"PATCH /v1/integration/prompts/{prompt_id}", RoleWrite, h.updatePrompt()},
 		// A version created active in environments needs RoleDeploy too:
 		// createVersion checks that after the field rules.
@@ -24,5 +34,53 @@ func (h *Handler) routes() []route {
 		{"POST /v1/integration/prompts/{prompt_id}/render", RoleRead, h.render()},
 		{"GET /v1/integration/projects/{project_id}/prompts/{key...}", RoleRead, h.readByKey()},
 		{"GET /v1/integration/projects", RoleRead, h.listProjects()},
+	}
+}
+
+// handlerFunc is a route's handler, called once the key is known.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, a Access)
+
+// route is one method and path of the interface.
+type route struct {
+	pattern string // "METHOD /path", a ServeMux pattern
+	role    Role   // the least role that may use it
+	handle  handlerFunc
+}
+
+// register adds the routes to the mux, each behind authentication, and
+// answers everything else as problems: a known path with another method
+// is 405 with the Allow header listing the path's methods, any other path
+// 404. Authentication runs first in every case.
+func (h *Handler) register(routes []route) {
+	var paths []string
+	allow := map[string][]string{}
+	for _, rt := range routes {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		h.mux.Handle(rt.pattern, h.authed(h.permitted(rt.role, rt.handle)))
+		if _, ok := allow[path]; !ok {
+			paths = append(paths, path)
+		}
+		allow[path] = append(allow[path], method)
+		if method == http.MethodGet {
+			allow[path] = append(allow[path], http.MethodHead)
+		}
+	}
+	for _, path := range paths {
+		methods := allow[path]
+		slices.Sort(methods)
+		h.mux.Handle(path, h.authed(h.methodNotAllowed(strings.Join(methods, ", "))))
+	}
+	h.mux.Handle("/", h.authed(h.notFound))
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, _ *http.Request, _ Access) {
+	h.problem(w, kindOf(prompts.CodeNotFound), "no such resource", nil)
+}
+
+func (h *Handler) methodNotAllowed(allow string) handlerFunc {
+	v := []string{allow}
+	return func(w http.ResponseWriter, r *http.Request, _ Access) {
+		w.Header()["Allow"] = v
+		h.problem(w, kindMethodNotAllowed, "method "+r.Method+" is not allowed here; allowed: "+allow, nil)
 	}
 }

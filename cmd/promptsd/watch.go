@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
 )
 
 // storeWatch follows the store's state, and logs each change of state
@@ -45,6 +47,9 @@ func (w *storeWatch) opened() {
 // storeError is httpapi's error observer: it notes an error of the store
 // in answer to r.
 func (w *storeWatch) storeError(r *http.Request, err error) {
+	if errors.Is(err, httpapi.ErrUnknownKey) {
+		return // a client's wrong key, answered 401: nothing of the store
+	}
 	started := time.Now()
 	if info := infoFrom(r.Context()); info != nil {
 		started = info.start
