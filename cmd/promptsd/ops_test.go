@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
 )
 
 // testDatabase returns the test database's URL and a fresh schema name,
@@ -516,4 +518,19 @@ func TestServerReadinessMeansIt(t *testing.T) {
 	is.Equal(resp.StatusCode, 200)
 	is.True(!strings.Contains(body, filepath.Dir(data))) // no path
 	is.NoErr(s.stop(t))
+}
+
+// A client's unknown key is no error of the store: the watch neither
+// counts it nor takes the store for down.
+func TestStoreWatchLeavesUnknownKeysOut(t *testing.T) {
+	is := is.New(t)
+	var counted []string
+	w := newStoreWatch(slog.New(slog.DiscardHandler), func(code string) { counted = append(counted, code) })
+	w.opened()
+	r := httptest.NewRequest("GET", "/v1/integration/projects", nil)
+	w.storeError(r, httpapi.ErrUnknownKey)
+	is.Equal(len(counted), 0)
+	w.storeError(r, prompts.ErrNotFound)
+	is.Equal(counted, []string{"not_found"})
+	is.True(!w.isDown())
 }
