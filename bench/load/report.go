@@ -57,13 +57,13 @@ func cycles(r result) float64 { return r.cycles }
 
 // report prints the medians of the rounds and the ratios to the
 // baselines: the median of the rounds' ratios, and their range.
-func report(w io.Writer, ts []*target) {
+func report(w io.Writer, ts []*target, unit string) {
 	counted := ts[0].results[0].cycles > 0
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "target\treq/s\tp50\tp99\tratio of req/s (range)\t")
 	if counted {
-		fmt.Fprint(tw, "cycles/req\tratio of cycles/req (range)\t")
+		fmt.Fprintf(tw, "%s/req\tratio of %s/req (range)\t", unit, unit)
 	}
 	fmt.Fprintln(tw, "goal\t")
 	for _, t := range ts {
@@ -101,7 +101,11 @@ func report(w io.Writer, ts []*target) {
 	}
 	tw.Flush()
 	if counted {
-		fmt.Fprintln(w, "\ncycles/req: the server process's CPU cycles per request (perf stat), whatever CPU time the host grants;\nits ratio is the baseline's cycles over the target's, comparable to the ratio of req/s.")
+		what := "CPU cycles per request (perf stat)"
+		if unit != "cycles" {
+			what = "CPU time per request, in ns (utime+stime from /proc, 10 ms ticks)"
+		}
+		fmt.Fprintf(w, "\n%s/req: the server process's %s, whatever CPU time the host grants;\nits ratio is the baseline's cost over the target's, comparable to the ratio of req/s.\n", unit, what)
 	}
 }
 

@@ -72,6 +72,12 @@ func TestAccessLogLineIsSlogs(t *testing.T) {
 	l.write(start, "GET", "/livez", 200, 3, time.Millisecond, "01KAB", "")
 	is.True(!strings.Contains(out.String(), "key=")) // no key, no key field
 
+	// The time as slog writes it, in any zone, second after second.
+	zone := time.FixedZone("", 5*3600+30*60)
+	for _, at := range []time.Time{start, start.Add(999 * time.Millisecond), start.Add(1001 * time.Millisecond), start.In(zone), start.Add(7 * time.Millisecond).In(zone)} {
+		is.Equal(string(l.appendTime(nil, at)), at.Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+
 	// Off, or a level above info: nothing.
 	out.Reset()
 	newAccessLog(&out, slog.LevelInfo, false).write(start, "GET", "/", 200, 0, 0, "x", "")

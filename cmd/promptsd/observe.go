@@ -99,8 +99,8 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 		w.Header()["X-Request-Id"] = []string{id}
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		ctx, cancel := context.WithDeadline(context.WithValue(r.Context(), requestInfoKey{}, info), info.start.Add(timeout))
-		defer cancel()
+		ctx := newRequestContext(r.Context(), info, info.start.Add(timeout))
+		defer ctx.release()
 		r = r.WithContext(ctx)
 		next.ServeHTTP(rec, r)
 
@@ -144,6 +144,7 @@ type accessLog struct {
 	out   io.Writer    // nil: off
 	level slog.Leveler // the log's least level: lines are written while it is at most Info
 	bufs  sync.Pool
+	sec   atomic.Pointer[second] // the last second formatted
 }
 
 func newAccessLog(out io.Writer, level slog.Leveler, on bool) *accessLog {
@@ -161,9 +162,12 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	}
 	bp := l.bufs.Get().(*[]byte)
 	b := append((*bp)[:0], "time="...)
-	b = start.Add(took).AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = l.appendTime(b, start.Add(took))
 	b = append(b, " level=INFO msg=request method="...)
-	b = appendValue(b, method)
+	// method, id and key are safe as they are (a fixed label, a valid
+	// request id, a key name), and so is duration's text: only the route
+	// is checked for what slog would quote.
+	b = append(b, method...)
 	b = append(b, " route="...)
 	b = appendValue(b, route)
 	b = append(b, " status="...)
@@ -171,17 +175,39 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	b = append(b, " bytes="...)
 	b = strconv.AppendInt(b, bytes, 10)
 	b = append(b, " duration="...)
-	b = appendValue(b, took.String())
+	b = append(b, took.String()...)
 	b = append(b, " request_id="...)
-	b = appendValue(b, id)
+	b = append(b, id...)
 	if key != "" {
 		b = append(b, " key="...)
-		b = appendValue(b, key) // its name; never the secret
+		b = append(b, key...) // its name; never the secret
 	}
 	b = append(b, '\n')
 	_, _ = l.out.Write(b)
 	*bp = b
 	l.bufs.Put(bp)
+}
+
+// second is the text of one second as slog writes a time, in two parts
+// around the milliseconds.
+type second struct {
+	unix       int64
+	head, zone string // "2006-01-02T15:04:05." and "Z07:00"
+}
+
+// appendTime appends t as slog's TextHandler does
+// (2006-01-02T15:04:05.000Z07:00), formatting each second once.
+func (l *accessLog) appendTime(b []byte, t time.Time) []byte {
+	s := l.sec.Load()
+	if s == nil || s.unix != t.Unix() {
+		text := t.Truncate(time.Second).Format("2006-01-02T15:04:05.000Z07:00")
+		s = &second{unix: t.Unix(), head: text[:len("2006-01-02T15:04:05.")], zone: text[len("2006-01-02T15:04:05.000"):]}
+		l.sec.Store(s)
+	}
+	ms := t.Nanosecond() / 1e6
+	b = append(b, s.head...)
+	b = append(b, byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	return append(b, s.zone...)
 }
 
 // appendValue appends s as slog's TextHandler writes a value: as it is,

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// requestContext is a request's context: its parent's values and
+// cancellation, the requestInfo the access log reads, and a deadline
+// whose timer is made only when something waits on Done. Most requests
+// (a cache hit, memstore) never wait, and a timer for each cost as much as
+// the rest of the access log; the deadline holds all the same: Err
+// reports it, and Done closes at it once asked for.
+type requestContext struct {
+	context.Context // the request's own
+	info            *requestInfo
+	deadline        time.Time
+
+	once   sync.Once
+	armed  atomic.Bool
+	timed  context.Context // context.WithDeadline(parent, deadline), once armed
+	cancel context.CancelFunc
+}
+
+func newRequestContext(parent context.Context, info *requestInfo, deadline time.Time) *requestContext {
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return &requestContext{Context: parent, info: info, deadline: deadline}
+}
+
+func (c *requestContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Done arms the deadline's timer, once, and returns its channel.
+func (c *requestContext) Done() <-chan struct{} {
+	c.arm()
+	return c.timed.Done()
+}
+
+func (c *requestContext) arm() {
+	c.once.Do(func() {
+		c.timed, c.cancel = context.WithDeadline(c.Context, c.deadline)
+		c.armed.Store(true)
+	})
+}
+
+func (c *requestContext) Err() error {
+	if c.armed.Load() {
+		return c.timed.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// Value answers the requestInfo, and the rest as the parent does; once
+// armed, as the timed context does, so that a context derived from this
+// one is cancelled by the deadline's timer itself, without a goroutine.
+func (c *requestContext) Value(key any) any {
+	if _, ok := key.(requestInfoKey); ok {
+		return c.info
+	}
+	if c.armed.Load() {
+		return c.timed.Value(key)
+	}
+	return c.Context.Value(key)
+}
+
+// release stops the deadline's timer, if it was made.
+func (c *requestContext) release() {
+	if c.armed.Load() {
+		c.cancel()
+	}
+}
