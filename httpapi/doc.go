@@ -78,6 +78,10 @@
 // whenever the body may, is the same on every replica that reads one
 // database, and is known before the body is encoded: a 304 costs no
 // encoding. Tags are strong: equal tags mean equal bodies, byte for byte.
+// So the handler encodes a read's body once per tag and sends the same
+// bytes to the reads after it, until the prompt changes: it keeps the
+// latest 512 such bodies of up to 32 KiB (16 MiB at most), one per hash
+// of the tag.
 //
 // # Deployments and compare-and-swap
 //

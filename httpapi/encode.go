@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
+	"hash/maphash"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/internal/wire"
@@ -46,19 +49,70 @@ func (h *Handler) writeActive(w http.ResponseWriter, r *http.Request, a prompts.
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	bp := h.getBuf()
-	b := wire.AppendActive((*bp)[:0], a)
-	n := len(t)
-	t = strconv.AppendInt(t, int64(len(b)), 10)
-	s := string(t)
-	vals := make([]string, 2)
-	vals[0], vals[1] = s[:n], s[n:]
-	hd["Etag"] = vals[0:1:1]
+	e := h.answers.get(t)
+	if e == nil {
+		bp := h.getBuf()
+		b := wire.AppendActive((*bp)[:0], a)
+		e = newEncoded(t, b)
+		h.putBuf(bp, b)
+		h.answers.put(e)
+	}
+	hd["Etag"] = e.vals[0:1:1]
 	hd["Content-Type"] = h.hdrJSON
-	hd["Content-Length"] = vals[1:2:2]
+	hd["Content-Length"] = e.vals[1:2:2]
 	w.WriteHeader(http.StatusOK)
-	w.Write(b) //nolint:errcheck // the client went away; nothing to do
-	h.putBuf(bp, b)
+	w.Write(e.body) //nolint:errcheck // the client went away; nothing to do
+}
+
+// encoded is a read's answer, encoded: its body and the values of its
+// ETag and Content-Length headers.
+type encoded struct {
+	vals []string // the ETag, then the Content-Length
+	body []byte
+}
+
+func newEncoded(tag, body []byte) *encoded {
+	n := len(tag)
+	t := strconv.AppendInt(tag, int64(len(body)), 10)
+	s := string(t)
+	return &encoded{vals: []string{s[:n], s[n:]}, body: bytes.Clone(body)}
+}
+
+// answerCache keeps the latest encoded answers of reads of a prompt in an
+// environment, by ETag. The tag is strong: it names one representation
+// (one revision of one prompt, in one environment, in one form), so the
+// bytes made for it answer every later read that gets the same tag, and
+// the JSON is encoded once per change instead of once per read. It is
+// direct-mapped: a slot per hash of the tag, the newest answer winning, so
+// it takes no lock and is bounded, answerSlots answers of at most
+// maxCachedAnswer bytes (16 MiB).
+type answerCache struct {
+	seed  maphash.Seed
+	slots [answerSlots]atomic.Pointer[encoded]
+}
+
+const (
+	answerSlots     = 512
+	maxCachedAnswer = 32 << 10
+)
+
+func (c *answerCache) slot(tag []byte) *atomic.Pointer[encoded] {
+	return &c.slots[maphash.Bytes(c.seed, tag)%answerSlots]
+}
+
+// get returns the answer with this tag, or nil.
+func (c *answerCache) get(tag []byte) *encoded {
+	if e := c.slot(tag).Load(); e != nil && e.vals[0] == string(tag) {
+		return e
+	}
+	return nil
+}
+
+// put keeps e, unless it is too large.
+func (c *answerCache) put(e *encoded) {
+	if len(e.body) <= maxCachedAnswer {
+		c.slot([]byte(e.vals[0])).Store(e)
+	}
 }
 
 // writeChanged answers a change of what an environment points at: 200

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,7 +24,8 @@ type Handler struct {
 	observe func(*http.Request, error) // nil: none
 	limit   int64
 	mux     *http.ServeMux
-	bufs    sync.Pool // *[]byte response buffers
+	bufs    sync.Pool   // *[]byte response buffers
+	answers answerCache // the encoded answers of reads, by ETag
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -120,6 +122,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrCache:   []string{"private, no-cache"},
 	}
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
+	h.answers.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(h)
 	}

@@ -330,3 +330,30 @@ func TestNoKeySeesNothing(t *testing.T) {
 	is.Equal(len(e2.call("sees-nothing-0123456789", "GET", "/v1/integration/projects", "").arr(t)), 0) // a key whose projects do not exist sees none
 	is.Equal(len(e2.call("sees-nothing-0123456789", "GET", "/v1/integration/prompts", "").arr(t)), 0)
 }
+
+// A read's answer is encoded once per revision and sent again while the
+// prompt does not change; any change (a rename, a promotion, in one
+// environment or the other) is answered at once.
+func TestReadAnswersFollowEveryChange(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(id, `{"content":"one","environments":["production"]}`)
+	e.newVersion(id, `{"content":"two"}`)
+	read := func(env string) map[string]any {
+		return e.do("GET", "/v1/integration/prompts/"+id+"?environment="+env, "").obj(t)
+	}
+	first := e.do("GET", "/v1/integration/prompts/"+id, "")
+	again := e.do("GET", "/v1/integration/prompts/"+id, "")
+	is.Equal(string(again.body), string(first.body)) // the same bytes
+	is.Equal(again.header.Get("ETag"), first.header.Get("ETag"))
+	is.Equal(read("staging")["active_version"], nil) // another environment, its own answer
+
+	e.do("PUT", "/v1/integration/prompts/"+id+"/environments/production", `{"version_number":2}`)
+	is.Equal(read("production")["active_version"].(map[string]any)["content"], "two")
+	e.do("PATCH", "/v1/integration/prompts/"+id, `{"name":"Renamed"}`)
+	is.Equal(read("production")["name"], "Renamed")
+	e.do("PUT", "/v1/integration/prompts/"+id+"/environments/staging", `{"version_number":1}`)
+	is.Equal(read("staging")["active_version"].(map[string]any)["content"], "one")
+	is.Equal(read("production")["active_version"].(map[string]any)["content"], "two")
+}
