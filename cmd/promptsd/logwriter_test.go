@@ -139,3 +139,17 @@ func TestLimitListener(t *testing.T) {
 	}
 	second.Close()
 }
+
+// appendDuration writes what Duration.String does.
+func TestAppendDuration(t *testing.T) {
+	ds := []time.Duration{0, 1, 999, time.Microsecond, 1500 * time.Nanosecond, 782100 * time.Nanosecond, time.Millisecond,
+		1500 * time.Microsecond, 1000001 * time.Nanosecond, time.Second, 2*time.Second + 1, 59*time.Second + 999999999, time.Minute, 90 * time.Minute, -time.Second}
+	for i := 0; i < 10000; i++ {
+		ds = append(ds, time.Duration(i)*time.Duration(i)*7919+time.Duration(i))
+	}
+	for _, d := range ds {
+		if got := string(appendDuration(nil, d)); got != d.String() {
+			t.Fatalf("appendDuration(%d) = %q, want %q", d, got, d.String())
+		}
+	}
+}

@@ -175,7 +175,7 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	b = append(b, " bytes="...)
 	b = strconv.AppendInt(b, bytes, 10)
 	b = append(b, " duration="...)
-	b = append(b, took.String()...)
+	b = appendDuration(b, took)
 	b = append(b, " request_id="...)
 	b = append(b, id...)
 	if key != "" {
@@ -186,6 +186,47 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	_, _ = l.out.Write(b)
 	*bp = b
 	l.bufs.Put(bp)
+}
+
+// appendDuration appends d as d.String() writes it, without making the
+// string: 1.5ms, 782.1µs, 2.000000001s.
+func appendDuration(b []byte, d time.Duration) []byte {
+	if d < 0 || d >= time.Minute {
+		return append(b, d.String()...) // rare: the general form
+	}
+	u := uint64(d)
+	var unit string
+	var digits int // fractional digits of the unit
+	switch {
+	case u == 0:
+		return append(b, "0s"...)
+	case u < uint64(time.Microsecond):
+		return append(strconv.AppendUint(b, u, 10), "ns"...)
+	case u < uint64(time.Millisecond):
+		unit, digits = "µs", 3
+	case u < uint64(time.Second):
+		unit, digits = "ms", 6
+	default:
+		unit, digits = "s", 9
+	}
+	var frac [9]byte
+	w := len(frac)
+	printed := false
+	for i := 0; i < digits; i++ {
+		digit := u % 10
+		printed = printed || digit != 0
+		if printed {
+			w--
+			frac[w] = byte(digit) + '0'
+		}
+		u /= 10
+	}
+	b = strconv.AppendUint(b, u, 10)
+	if printed {
+		b = append(b, '.')
+		b = append(b, frac[w:]...)
+	}
+	return append(b, unit...)
 }
 
 // second is the text of one second as slog writes a time, in two parts
