@@ -86,20 +86,25 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Duration) http.Handler {
 	var ids requestIDs
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// One allocation for both: what the layers tell, and the writer.
-		both := &struct {
-			requestInfo
-			recorder
-		}{requestInfo: requestInfo{start: time.Now()}, recorder: recorder{ResponseWriter: w}}
-		info, rec := &both.requestInfo, &both.recorder
+		// One allocation for what the layers tell, the writer, the
+		// context and the request id's header value.
+		all := &struct {
+			info requestInfo
+			rec  recorder
+			ctx  requestContext
+			id   [1]string
+		}{info: requestInfo{start: time.Now()}, rec: recorder{ResponseWriter: w}}
+		info, rec := &all.info, &all.rec
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID(id) {
 			id = ids.next(info.start)
 		}
-		w.Header()["X-Request-Id"] = []string{id}
+		all.id[0] = id
+		w.Header()["X-Request-Id"] = all.id[:]
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		ctx := newRequestContext(r.Context(), info, info.start.Add(timeout))
+		ctx := &all.ctx
+		ctx.init(r.Context(), info, info.start.Add(timeout))
 		defer ctx.release()
 		r = r.WithContext(ctx)
 		next.ServeHTTP(rec, r)

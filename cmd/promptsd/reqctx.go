@@ -25,10 +25,17 @@ type requestContext struct {
 }
 
 func newRequestContext(parent context.Context, info *requestInfo, deadline time.Time) *requestContext {
+	c := new(requestContext)
+	c.init(parent, info, deadline)
+	return c
+}
+
+// init sets a zero requestContext up.
+func (c *requestContext) init(parent context.Context, info *requestInfo, deadline time.Time) {
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	return &requestContext{Context: parent, info: info, deadline: deadline}
+	c.Context, c.info, c.deadline = parent, info, deadline
 }
 
 func (c *requestContext) Deadline() (time.Time, bool) { return c.deadline, true }
