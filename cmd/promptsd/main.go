@@ -121,6 +121,10 @@ type config struct {
 	logLevel       slog.Level
 	accessLog      bool
 	maxConns       int
+
+	eventRetention time.Duration // how long the event log keeps events
+	webhooks       bool          // run the webhook dispatcher
+	allowPrivate   bool          // webhook receivers may be on private addresses
 }
 
 // projectList is a repeatable flag.
@@ -163,6 +167,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "the least level logged: debug, info (one line a request), warn or error (PROMPTS_LOG_LEVEL)")
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line a request, at info")
 	fs.IntVar(&c.maxConns, "max-conns", 4096, "the most connections open at once; past it, new ones wait in the kernel's backlog")
+	fs.DurationVar(&c.eventRetention, "event-retention", prompts.DefaultEventRetention, "how long the event log keeps events; a reader further behind must read everything again (PROMPTS_EVENT_RETENTION)")
+	fs.BoolVar(&c.webhooks, "webhooks", true, "deliver events to the webhooks (one dispatcher per server; replicas share the work)")
+	fs.BoolVar(&c.allowPrivate, "webhooks-allow-private", false, "let webhooks deliver to loopback, private and link-local addresses (receivers on your own network)")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
@@ -196,14 +203,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, d := range []struct {
 		flag, env string
 		v         *time.Duration
-	}{{"wait-db", "PROMPTS_WAIT_DB", &c.waitDB}, {"request-timeout", "PROMPTS_REQUEST_TIMEOUT", &c.requestTimeout}, {"shutdown-grace", "PROMPTS_SHUTDOWN_GRACE", &c.shutdownGrace}} {
+	}{{"wait-db", "PROMPTS_WAIT_DB", &c.waitDB}, {"request-timeout", "PROMPTS_REQUEST_TIMEOUT", &c.requestTimeout}, {"shutdown-grace", "PROMPTS_SHUTDOWN_GRACE", &c.shutdownGrace}, {"event-retention", "PROMPTS_EVENT_RETENTION", &c.eventRetention}} {
 		if v := getenv(d.env); v != "" && !given[d.flag] {
 			var err error
 			if *d.v, err = time.ParseDuration(v); err != nil {
 				return config{}, fmt.Errorf("%s: %q is not a duration such as 30s", d.env, v)
 			}
 		}
-		if *d.v < 0 || (*d.v == 0 && d.flag == "request-timeout") {
+		if *d.v < 0 || (*d.v == 0 && (d.flag == "request-timeout" || d.flag == "event-retention")) {
 			return config{}, fmt.Errorf("-%s must be a positive duration such as 30s", d.flag)
 		}
 	}

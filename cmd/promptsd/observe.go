@@ -103,8 +103,14 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 		w.Header()["X-Request-Id"] = all.id[:]
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
+		deadline := info.start.Add(timeout)
+		if isStream(r) {
+			// A stream of events lasts until the client leaves or the
+			// server stops, never cut by the request timeout.
+			deadline = info.start.Add(100 * 365 * 24 * time.Hour)
+		}
 		ctx := &all.ctx
-		ctx.init(r.Context(), info, info.start.Add(timeout))
+		ctx.init(r.Context(), info, deadline)
 		defer ctx.release()
 		r = r.WithContext(ctx)
 		next.ServeHTTP(rec, r)
@@ -117,6 +123,17 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 		m.observe(r.Pattern, method, rec.status, took)
 		alog.write(info.start, methods[method], routeOf(r.Pattern), rec.status, rec.bytes, took, id, info.key)
 	})
+}
+
+// isStream reports whether r asks for a stream of events (server-sent
+// events: Accept names text/event-stream).
+func isStream(r *http.Request) bool {
+	for _, a := range r.Header["Accept"] {
+		if strings.Contains(a, "text/event-stream") {
+			return true
+		}
+	}
+	return false
 }
 
 // requestIDs makes the request ids of the requests that bring none: ULIDs

@@ -35,7 +35,7 @@ type opened struct {
 func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics) (opened, error) {
 	if cfg.dsn == "" && cfg.data == "" {
 		return opened{
-			store:   memstore.New(),
+			store:   memstore.New(memstore.WithEventRetention(cfg.eventRetention)),
 			ping:    func(context.Context) error { return nil },
 			state:   func() string { return "memory" },
 			release: func() {},
@@ -46,7 +46,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics)
 		if err != nil {
 			return opened{}, fmt.Errorf("-data: %w", err)
 		}
-		s, err := memstore.Open(path, memstore.WithLogger(logger))
+		s, err := memstore.Open(path, memstore.WithLogger(logger), memstore.WithEventRetention(cfg.eventRetention))
 		if err != nil {
 			return opened{}, fmt.Errorf("-data: %w", err)
 		}
