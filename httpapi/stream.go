@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -493,8 +494,7 @@ func (t *tail) fill(ctx context.Context, after int64) {
 			}
 			ends[i] = len(buf)
 		}
-		frames := buf
-		buf = nil // the tail keeps the page's frames
+		frames := bytes.Clone(buf) // of its own size: the tail keeps it
 		final := !more || len(page) == 0
 		t.mu.Lock()
 		start := 0

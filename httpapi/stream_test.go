@@ -15,6 +15,8 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/httpapi"
 )
 
@@ -410,4 +412,175 @@ func TestCloseStreamsAndLeavingClients(t *testing.T) {
 	is.Equal(r.header.Get("Retry-After"), "1")
 	is.Equal(e2.do("GET", "/v1/integration/events", "").status, 200) // the JSON list still answers
 	h.CloseStreams()                                                 // twice is fine
+}
+
+// collect returns the ids of the next n events of the stream.
+func (s *sseStream) collect(n int) []int64 {
+	s.t.Helper()
+	out := make([]int64, 0, n)
+	for range n {
+		out = append(out, s.event().num(s.t))
+	}
+	return out
+}
+
+// logIDs returns the ids of every event after the id after that key sees,
+// through the JSON list.
+func (e *env) logIDs(t *testing.T, key string, after int64) []int64 {
+	t.Helper()
+	var out []int64
+	path := "/v1/integration/events?limit=1000"
+	if after > 0 {
+		path += "&after=" + strconv.FormatInt(after, 10)
+	}
+	r := e.call(key, "GET", path, "")
+	for {
+		out = append(out, eventIDs(t, r.arr(t))...)
+		next := r.next(t)
+		if next == nil {
+			return out
+		}
+		r = e.call(key, "GET", strings.TrimPrefix(next.String(), e.srv.URL), "")
+	}
+}
+
+// A stream that starts before the tail the streams share reads the store
+// until it reaches it, then goes on from the tail: nothing lost, nothing
+// twice.
+func TestStreamBehindTheTailCatchesUp(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	needEvents(t, e.store)
+	_, first := e.openStream(t, e.key, "") // the tail starts here
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	for i := range 10 {
+		e.newVersion(id, `{"content":"`+itoa(i)+`"}`)
+	}
+	is.Equal(len(first.collect(11)), 11)
+	_, late := e.openStream(t, e.ownKey, "after=1") // the first project's event
+	want := e.logIDs(t, e.ownKey, 1)
+	is.Equal(late.collect(len(want)), want) // from the store
+	e.newVersion(id, `{"content":"more"}`)
+	more := e.logIDs(t, e.ownKey, want[len(want)-1])
+	is.Equal(len(more), 1)
+	is.Equal(late.collect(1), more) // from the tail
+	late.quiet(50 * time.Millisecond)
+}
+
+// A burst larger than the tail holds reaches every stream whole, in
+// order: a stream that fell behind reads the store.
+func TestStreamBurstLargerThanTheTail(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	needEvents(t, e.store)
+	_, all := e.openStream(t, e.key, "")
+	_, own := e.openStream(t, e.ownKey, "")
+	_, other := e.openStream(t, e.otherKey, "")
+	start := e.logIDs(t, e.key, 0)
+	last := start[len(start)-1]
+	ctx := context.Background()
+	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.project.ID, Key: "burst", Name: "Burst"})
+	is.NoErr(err)
+	for i := range 1500 {
+		_, err := e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "v" + itoa(i)})
+		is.NoErr(err)
+	}
+	q, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.other.ID, Key: "after", Name: "After"})
+	is.NoErr(err)
+	want := e.logIDs(t, e.key, last)
+	is.Equal(len(want), 1502)
+	is.Equal(all.collect(len(want)), want)
+	ownWant := e.logIDs(t, e.ownKey, last)
+	is.Equal(len(ownWant), 1501)
+	is.Equal(own.collect(len(ownWant)), ownWant)
+	f := other.event() // nothing of the burst: the other project's prompt comes first
+	is.Equal(f.decode(t)["prompt_id"], q.ID)
+}
+
+// flaky is a store whose event log can be made unavailable.
+type flaky struct {
+	prompts.Store
+	down atomic.Bool
+}
+
+var errDown = prompts.Unavailable(io.ErrUnexpectedEOF)
+
+func (f *flaky) ListEvents(ctx context.Context, ef prompts.EventFilter) ([]prompts.Event, bool, error) {
+	if f.down.Load() {
+		return nil, false, errDown
+	}
+	return f.Store.(prompts.EventLog).ListEvents(ctx, ef)
+}
+
+func (f *flaky) WaitEvents(ctx context.Context, after int64) error {
+	if f.down.Load() {
+		return errDown
+	}
+	return f.Store.(prompts.EventLog).WaitEvents(ctx, after)
+}
+
+func (f *flaky) LastEventID(ctx context.Context) (int64, error) {
+	if f.down.Load() {
+		return 0, errDown
+	}
+	return f.Store.(prompts.EventLog).LastEventID(ctx)
+}
+
+// While the event log is unavailable, a stream stays open (keep-alives
+// going on) and pauses; then it goes on where it was. A new stream is 503
+// meanwhile.
+func TestStreamSurvivesAnOutage(t *testing.T) {
+	is := is.New(t)
+	f := &flaky{}
+	e := newEnvWith(t, setup{
+		store: func(s prompts.Store) prompts.Store { f.Store = s; return f },
+		opts:  []httpapi.Option{httpapi.WithStreamKeepAlive(40 * time.Millisecond)},
+	})
+	needEvents(t, e.store)
+	_, s := e.openStream(t, e.key, "")
+	f.down.Store(true)
+	for range 3 {
+		e.newPrompt(e.project.ID)
+	}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		is.Equal(s.next(time.Second).comment, "keep-alive") // open, and quiet
+	}
+	r, _ := e.openStream(t, e.key, "")
+	is.Equal(r.status, 503)
+	f.down.Store(false)
+	want := e.logIDs(t, e.key, 2) // after the projects'
+	is.Equal(len(want), 3)
+	is.Equal(s.collect(3), want) // nothing lost
+	s.quiet(50 * time.Millisecond)
+}
+
+// Through a cache, the stream and the list are the store's.
+func TestEventsThroughACache(t *testing.T) {
+	is := is.New(t)
+	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { return cache.New(s, cache.Standalone()) }})
+	needEvents(t, e.store)
+	_, s := e.openStream(t, e.key, "")
+	e.newPrompt(e.project.ID)
+	is.Equal(s.event().event, "prompt.created")
+	is.Equal(len(e.do("GET", "/v1/integration/events", "").arr(t)), 3)
+}
+
+// Each write moves the connection's write deadline on: a server's
+// WriteTimeout, meant for ordinary answers, does not cut a stream.
+func TestStreamOutlivesTheWriteTimeout(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	needEvents(t, e.store)
+	h := httpapi.New(e.store, httpapi.WithAuthenticator(newKeysFor(t, e.key)), httpapi.WithStreamKeepAlive(20*time.Millisecond))
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e2 := *e
+	e2.srv = srv
+	_, s := e2.openStream(t, e.key, "")
+	time.Sleep(400 * time.Millisecond)
+	e.newPrompt(e.project.ID)
+	is.Equal(s.event().event, "prompt.created") // still open, long after 100 ms
 }
