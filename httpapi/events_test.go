@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 )
 
 // eventFields are the members of an event.
@@ -209,28 +209,35 @@ func TestEventsExpired(t *testing.T) {
 }
 
 // A store without the event log, or webhooks, answers 501 on their
-// routes, after authentication and the role.
+// routes, after authentication and the role; so does a cache over one,
+// which says errors.ErrUnsupported.
 func TestWithoutEventsOrWebhooks501(t *testing.T) {
-	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { return bareStore{s} }})
-	for _, rt := range allRoutes {
-		if !lacks(bareStore{}, rt.pattern) {
-			continue
-		}
-		t.Run(rt.method+" "+rt.pattern, func(t *testing.T) {
+	for name, wrap := range map[string]func(prompts.Store) prompts.Store{
+		"a bare store":     func(s prompts.Store) prompts.Store { return bareStore{s} },
+		"a cache over one": func(s prompts.Store) prompts.Store { return cache.New(bareStore{s}, cache.Standalone()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnvWith(t, setup{store: wrap})
+			for _, rt := range allRoutes {
+				if !lacks(bareStore{}, rt.pattern) {
+					continue
+				}
+				t.Run(rt.method+" "+rt.pattern, func(t *testing.T) {
+					is := is.New(t)
+					path := strings.ReplaceAll(fill(rt.pattern, e.project.ID, "", 0), "{webhook_id}", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+					body := fill(rt.body, e.project.ID, "", 0)
+					r := e.do(rt.method, path, body)
+					is.Equal(r.status, 501)
+					is.Equal(r.problem(t)["code"], "not_implemented")
+					is.Equal(e.call("", rt.method, path, body).status, 401) // authentication first
+				})
+			}
 			is := is.New(t)
-			path := strings.ReplaceAll(rt.pattern, "{webhook_id}", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
-			r := e.do(rt.method, path, rt.body)
-			is.Equal(r.status, 501)
-			is.Equal(r.problem(t)["code"], "not_implemented")
-			is.Equal(e.call("", rt.method, path, rt.body).status, 401) // authentication first
+			r := e.do("GET", "/v1/integration/events", "", "Accept", "text/event-stream")
+			is.Equal(r.status, 501) // the stream too
 		})
 	}
-	is := is.New(t)
-	r := e.do("GET", "/v1/integration/events", "", "Accept", "text/event-stream")
-	is.Equal(r.status, 501) // the stream too
 }
 
 // bareStore is a Store and nothing else.
 type bareStore struct{ prompts.Store }
-
-var _ = context.Background

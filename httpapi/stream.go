@@ -42,6 +42,9 @@ const (
 	// streamBatch is how many events a stream takes from the tail per
 	// write.
 	streamBatch = 16
+	// spuriousWait is the waiter's pause when the store woke it with
+	// nothing new, so that a store that does so often costs no spin.
+	spuriousWait = 2 * time.Millisecond
 	// minErrWait and maxErrWait bound the wait after the store failed.
 	minErrWait = 100 * time.Millisecond
 	maxErrWait = 5 * time.Second
@@ -429,18 +432,31 @@ func (t *tail) await(ctx context.Context, deadline time.Time) {
 		}
 	}
 	wctx, cancel := context.WithDeadline(ctx, deadline)
-	err := t.log.WaitEvents(wctx, after)
-	ended := wctx.Err() != nil
-	cancel()
-	switch {
-	case ended: // the keep-alive is due, or the client left
-		t.release(nil)
-	case err != nil:
-		t.release(err)
-	default:
-		fctx, cancel := context.WithDeadline(ctx, time.Now().Add(maxErrWait))
-		defer cancel()
-		t.fill(fctx, after)
+	defer cancel()
+	for {
+		err := t.log.WaitEvents(wctx, after)
+		switch {
+		case wctx.Err() != nil: // the keep-alive is due, or the client left
+			t.release(nil)
+			return
+		case err != nil:
+			t.release(err)
+			return
+		}
+		fctx, cancel := context.WithTimeout(ctx, maxErrWait)
+		read := t.fill(fctx, after)
+		cancel()
+		if read {
+			return
+		}
+		// WaitEvents may return early (its contract allows it): nothing
+		// new yet. Wait again, a moment later, still the waiter.
+		timer := time.NewTimer(spuriousWait)
+		select {
+		case <-timer.C:
+		case <-wctx.Done():
+		}
+		timer.Stop()
 	}
 }
 
@@ -459,11 +475,12 @@ func (t *tail) release(err error) {
 }
 
 // fill reads the events after the id after into the tail, a page at a
-// time, each page shown to the streams at once; the last page releases
-// the waiter.
-func (t *tail) fill(ctx context.Context, after int64) {
+// time, each page shown to the streams at once, and releases the waiter
+// when it is done, or failed. It reports false, and does nothing, when
+// there is no event after after.
+func (t *tail) fill(ctx context.Context, after int64) bool {
 	var buf []byte
-	for range fillPages {
+	for n := range fillPages {
 		page, more, err := t.log.ListEvents(ctx, prompts.EventFilter{After: after, Limit: prompts.MaxLimit})
 		if errors.Is(err, prompts.ErrEventsExpired) {
 			// The tail itself fell behind what is kept (an event log
@@ -473,17 +490,20 @@ func (t *tail) fill(ctx context.Context, after int64) {
 			last, err := t.log.LastEventID(ctx)
 			if err != nil {
 				t.release(err)
-				return
+				return true
 			}
 			t.mu.Lock()
 			t.reset(last)
 			t.mu.Unlock()
 			t.release(nil)
-			return
+			return true
 		}
 		if err != nil {
 			t.release(err)
-			return
+			return true
+		}
+		if len(page) == 0 && n == 0 {
+			return false
 		}
 		// Encoded outside the lock, into one buffer for the page.
 		buf = buf[:0]
@@ -509,11 +529,12 @@ func (t *tail) fill(ctx context.Context, after int64) {
 		t.broadcast()
 		t.mu.Unlock()
 		if final {
-			return
+			return true
 		}
 		after = page[len(page)-1].ID
 	}
 	t.release(nil)
+	return true
 }
 
 // push appends e, newer than every event of the tail, dropping the oldest

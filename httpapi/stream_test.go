@@ -584,3 +584,39 @@ func TestStreamOutlivesTheWriteTimeout(t *testing.T) {
 	e.newPrompt(e.project.ID)
 	is.Equal(s.event().event, "prompt.created") // still open, long after 100 ms
 }
+
+// early is a store whose WaitEvents returns at once, as its contract
+// allows: "events may have been appended".
+type early struct {
+	prompts.Store
+	waits atomic.Int64
+}
+
+func (s *early) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompts.Event, bool, error) {
+	return s.Store.(prompts.EventLog).ListEvents(ctx, f)
+}
+
+func (s *early) WaitEvents(ctx context.Context, after int64) error {
+	s.waits.Add(1)
+	return ctx.Err()
+}
+
+func (s *early) LastEventID(ctx context.Context) (int64, error) {
+	return s.Store.(prompts.EventLog).LastEventID(ctx)
+}
+
+// A store that wakes the streams for nothing costs a wait a few
+// milliseconds, not a spin; events still come.
+func TestStreamOverAStoreThatWakesEarly(t *testing.T) {
+	is := is.New(t)
+	st := &early{}
+	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { st.Store = s; return st }})
+	needEvents(t, e.store)
+	_, s := e.openStream(t, e.key, "")
+	_, s2 := e.openStream(t, e.key, "")
+	time.Sleep(100 * time.Millisecond)
+	is.True(st.waits.Load() < 100) // about one each 2 ms, not a spin
+	e.newPrompt(e.project.ID)
+	is.Equal(s.event().event, "prompt.created")
+	is.Equal(s2.event().event, "prompt.created")
+}
