@@ -71,7 +71,11 @@ func (h *Handler) createWebhook() handlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), resolveTimeout)
 		err := webhook.CheckURL(ctx, in.URL, h.allowPrivate)
 		cancel()
-		if err != nil {
+		switch {
+		case prompts.ErrorCode(err) == prompts.CodeInvalid: // a field rule
+			h.invalidInput(w, r, err)
+			return
+		case err != nil: // DNS does not answer: 503
 			h.storeError(w, r, err)
 			return
 		}

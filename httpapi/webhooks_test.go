@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,6 +108,12 @@ func TestWebhookInputAndSafeTargets(t *testing.T) {
 	is.Equal(len(e.do("GET", "/v1/integration/webhooks", "").arr(t)), 0) // nothing stored
 	detail := e.do("POST", "/v1/integration/webhooks", `{"url":"http://localhost/hook"}`).problem(t)["detail"].(string)
 	is.True(strings.Contains(detail, "loopback")) // says why
+
+	var observed atomic.Int64 // a refused URL is the client's error, not the store's
+	watched := e.withHandler(httpapi.WithAuthenticator(newKeysFor(t, e.key)),
+		httpapi.WithErrorObserver(func(*http.Request, error) { observed.Add(1) }))
+	is.Equal(watched.do("POST", "/v1/integration/webhooks", `{"url":"http://localhost/hook"}`).status, 400)
+	is.Equal(observed.Load(), int64(0))
 
 	open := e.withHandler(httpapi.WithAuthenticator(newKeysFor(t, e.key)), httpapi.AllowPrivateWebhooks())
 	for _, u := range []string{"http://127.0.0.1:8080/hook", "http://localhost/hook", "http://10.1.2.3/hook", "http://[::1]/hook"} {
