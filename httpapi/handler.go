@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -33,10 +32,7 @@ type Handler struct {
 	allowPrivate bool          // AllowPrivateWebhooks
 	keepAlive    time.Duration // WithStreamKeepAlive
 	tail         *tail         // what every stream reads; nil without events
-	// closing ends when CloseStreams is called: every stream ends, and
-	// new ones are refused.
-	closing      context.Context
-	closeStreams context.CancelFunc
+	closing      closing       // ends at CloseStreams
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -165,7 +161,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrCache:   []string{"private, no-cache"},
 	}
 	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
-	h.closing, h.closeStreams = context.WithCancel(context.Background())
+	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
 	for _, o := range opts {
 		o(h)

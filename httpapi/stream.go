@@ -57,8 +57,8 @@ const (
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, f prompts.EventFilter) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(h.closing, cancel)()
-	if h.closing.Err() != nil {
+	defer context.AfterFunc(h.closing.ctx, cancel)()
+	if h.closing.ctx.Err() != nil {
 		w.Header()["Retry-After"] = []string{"1"}
 		h.problem(w, kindOf(prompts.CodeUnavailable), "the server is shutting down: connect again", nil)
 		return
@@ -575,4 +575,16 @@ func (t *tail) drop() {
 // http.Server.RegisterOnShutdown, since Shutdown waits for streams that
 // would otherwise never end. The rest of the interface goes on
 // answering. It is safe to call more than once.
-func (h *Handler) CloseStreams() { h.closeStreams() }
+func (h *Handler) CloseStreams() { h.closing.cancel() }
+
+// closing is a context that CloseStreams ends: every stream ends with it,
+// and new ones are refused.
+type closing struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newClosing() closing {
+	ctx, cancel := context.WithCancel(context.Background())
+	return closing{ctx, cancel}
+}
