@@ -2,7 +2,9 @@
 // single-item reads from memory: the read of a prompt in an environment,
 // by id and by key (what an application makes on every call), and the
 // reads of one prompt, version or project. Lists pass through; so do
-// writes, after which the process that wrote reads its own write at once.
+// writes, after which the process that wrote reads its own write at once,
+// and the event log and webhooks of a store that keeps them (see
+// ListEvents).
 //
 // # Freshness
 //

@@ -73,15 +73,19 @@ func TestAKeySeesOnlyItsProjects(t *testing.T) {
 	p := e.newPrompt(e.project.ID) // in the project otherKey may not see
 	id := p["id"].(string)
 	e.newVersion(id, `{"content":"c","environments":["production","staging"]}`)
+	hook := e.newWebhook(e.project.ID)
 	for i, rt := range allRoutes {
-		path := fill(rt.pattern, e.project.ID, id, i)
+		if lacks(e.store, rt.pattern) {
+			continue
+		}
+		path := strings.ReplaceAll(fill(rt.pattern, e.project.ID, id, i), "{webhook_id}", hook)
 		body := fill(rt.body, e.project.ID, id, i)
 		t.Run(rt.method+" "+rt.pattern, func(t *testing.T) {
 			is := is.New(t)
 			r := e.call(e.otherKey, rt.method, path, body)
-			unknown := e.call(e.otherKey, rt.method, fill(rt.pattern, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i), fill(rt.body, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i))
+			unknown := e.call(e.otherKey, rt.method, strings.ReplaceAll(fill(rt.pattern, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i), "{webhook_id}", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), fill(rt.body, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i))
 			switch rt.pattern {
-			case "/v1/integration/prompts", "/v1/integration/projects":
+			case "/v1/integration/prompts", "/v1/integration/projects", "/v1/integration/events", "/v1/integration/webhooks":
 				if rt.method == "GET" {
 					is.Equal(r.status, 200)
 					is.True(!strings.Contains(string(r.body), e.project.ID)) // never in lists
@@ -99,6 +103,10 @@ func TestAKeySeesOnlyItsProjects(t *testing.T) {
 	is.Equal(got["latest_version_id"], e.do("GET", "/v1/integration/prompts/"+id+"/versions", "").arr(t)[0]["id"])
 	is.Equal(len(e.do("GET", "/v1/integration/prompts/"+id+"/versions", "").arr(t)), 1) // nor the refused POST
 	is.Equal(len(e.do("GET", "/v1/integration/prompts?project_id="+e.project.ID, "").arr(t)), 1)
+
+	if !lacks(e.store, "/v1/integration/webhooks") {
+		is.Equal(e.do("GET", "/v1/integration/webhooks/"+hook, "").status, 200) // nor the refused DELETE of the webhook
+	}
 
 	own := e.call(e.ownKey, "GET", "/v1/integration/prompts/"+id, "")
 	is.Equal(own.status, 200) // its own project's key sees it

@@ -1,7 +1,8 @@
 // Package httpapi serves the /v1/integration HTTP interface of prompt
 // management over any prompts.Store: create prompts and versions, read a
 // prompt with the version active in an environment, promote and roll back,
-// list prompts, versions and projects.
+// list prompts, versions and projects; read and follow the log of changes,
+// and subscribe webhooks to it.
 //
 // New returns an http.Handler to mount on the application's own mux, at
 // the root or under a prefix:
@@ -40,8 +41,9 @@
 // request_timeout 408 (the body did not arrive before the server's read
 // deadline, http.Server.ReadTimeout), conflict 409, variables_changed 409,
 // precondition_failed 412, payload_too_large 413, unsupported_media_type
-// 415, idempotency_key_reused 422, internal 500 (the cause goes to the logger, never to the body) and
-// unavailable 503 (with Retry-After). The code comes from the code of the
+// 415, idempotency_key_reused 422, internal 500 (the cause goes to the logger, never to the body),
+// events_expired 410 (see Events), not_implemented 501 (the Store keeps no
+// event log or webhooks) and unavailable 503 (with Retry-After). The code comes from the code of the
 // domain's error (prompts.Code) where there is one, so that a Store's
 // error answers the same whichever Store it is. Lists page with limit and
 // after and a Link header with rel="next"; the URLs in Link and Location
@@ -112,6 +114,78 @@
 // to a PUT, rollback or version created active whose version would
 // change the variables the environment's version uses; the body's
 // "allow_variable_change": true lets it through.
+//
+// # Events
+//
+// GET /events (role read) lists the log of changes (prompts.EventLog):
+// one event a change, oldest first, paged as lists are, with after an
+// event's id (the decimal digits of a positive integer; 0 and anything
+// else is 400) and project_id as the prompt list takes it. A key sees the
+// events of its projects only. An after older than the oldest event kept
+// is 410 events_expired: the reader missed events that are gone and must
+// read everything again.
+//
+// The same request with an Accept header that names text/event-stream
+// (whatever else it names: a client that asks for the stream gets it;
+// */* alone gets JSON) is a server-sent event stream. It starts after the
+// Last-Event-ID header, else after the after parameter, else with the
+// next event appended (limit does not apply); 410, 404, 400 and the
+// store's errors come before it starts. Each event is written as
+//
+//	id: 42
+//	event: version.created
+//	data: {"id":"42","type":"version.created",…}
+//
+// and a blank line, flushed at once, in the order of the ids (so the
+// events of one change in their order: a version before its deployment
+// records); a comment line, ": keep-alive", goes out when nothing else
+// has for WithStreamKeepAlive (15 s by default). The headers are
+// Content-Type: text/event-stream, Cache-Control: no-cache and
+// X-Accel-Buffering: no (so that nginx passes each event on). Each write
+// moves the connection's write deadline on, so that http.Server's
+// WriteTimeout does not cut the stream; a deadline on the request's
+// context would, so exempt the path from yours. A stream ends when the
+// client leaves, when a write fails, when the client fell behind the
+// events kept (reconnecting then answers 410), or at CloseStreams, after
+// which new stream requests are 503: register CloseStreams with
+// http.Server.RegisterOnShutdown. While the store is unavailable a stream
+// stays open (keep-alives go on), and then goes on where it was.
+//
+// A stream is its handler's goroutine and nothing else. A Handler's
+// streams share the tail of the log: one of them at a time waits on the
+// store (EventLog.WaitEvents) and reads the new events once for all,
+// encoded once; the others take the events of their projects from it.
+// So a thousand streams cost one store read per event, not a thousand,
+// and about 32 KiB each (heap and stacks, the connection's buffers
+// included). The tail keeps the newest events, up to 1024 of them or
+// 8 MiB; a stream further behind reads the store itself until it
+// catches up.
+//
+// # Webhooks
+//
+// Every /webhooks route needs the admin role, reads included: a URL may
+// hold a token. POST /webhooks with {"url", "events", "project_id"}
+// subscribes the URL to the events of those types (all, those added later
+// included, when events is empty or absent) of that project (when
+// project_id is absent or null: every project the key may see, that is
+// every project for a key of every project, else the key's own). The
+// answer holds the secret that signs the deliveries, once; the reads
+// never show it. In the answers, project_id is the webhook's one project,
+// or null when it has several or every project. A key restricted to
+// projects sees the webhooks whose projects are all among its own; the
+// others answer 404 as unknown ones do. A URL whose host is, or resolves
+// to, a loopback, private, link-local, unspecified or multicast address is
+// 400 on url (webhook.CheckURL), unless AllowPrivateWebhooks; so is a host
+// that does not resolve, while a DNS that does not answer is 503. A
+// create takes no Idempotency-Key: repeated, it makes a second webhook.
+// GET /webhooks/{id}/deliveries lists the attempts of package webhook's
+// dispatcher, which the application runs, newest first.
+//
+// Over a Store that does not implement prompts.EventLog or
+// prompts.WebhookStore (or a cache over one, whose methods then return
+// errors.ErrUnsupported), those routes answer 501 not_implemented, after
+// authentication and the role check: the interface is the same
+// everywhere, and a client learns that this server cannot serve it.
 //
 // # Limits
 //

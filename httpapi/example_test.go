@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"log"
@@ -48,4 +49,46 @@ func ExampleNew() {
 	// Output:
 	// 200 true
 	// 401 application/problem+json
+}
+
+// ExampleHandler_CloseStreams follows the event log as a stream, and ends
+// it as a server that shuts down does.
+func ExampleHandler_CloseStreams() {
+	store := memstore.New()
+	keys := httpapi.NewKeys()
+	if err := keys.Add(httpapi.Key{Name: "reader", Role: httpapi.RoleRead, Secret: "s3cr3t-key-0123456789"}); err != nil {
+		log.Fatal(err)
+	}
+	api := httpapi.New(store, httpapi.WithAuthenticator(keys))
+	srv := httptest.NewUnstartedServer(api)
+	srv.Config.RegisterOnShutdown(api.CloseStreams) // Shutdown ends the streams
+	srv.Start()
+	defer srv.Close()
+
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/integration/events", nil)
+	req.Header.Set("X-API-Key", "s3cr3t-key-0123456789")
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+
+	// A change made after the stream started: its event comes.
+	if _, err := store.CreateProject(context.Background(), prompts.NewProject{Name: "Support"}); err != nil {
+		log.Fatal(err)
+	}
+	lines := bufio.NewScanner(res.Body)
+	for range 2 {
+		lines.Scan()
+		fmt.Println(lines.Text())
+	}
+	api.CloseStreams()
+	for lines.Scan() { // the rest of the event, then the end
+	}
+	fmt.Println("ended")
+	// Output:
+	// id: 1
+	// event: project.created
+	// ended
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
@@ -26,6 +27,14 @@ type Handler struct {
 	mux     *http.ServeMux
 	bufs    sync.Pool   // *[]byte response buffers
 	answers answerCache // the encoded answers of reads, by ETag
+
+	// The event log and webhooks, when the store keeps them (nil else).
+	events       prompts.EventLog
+	hooks        prompts.WebhookStore
+	allowPrivate bool          // AllowPrivateWebhooks
+	keepAlive    time.Duration // WithStreamKeepAlive
+	tail         *tail         // what every stream reads; nil without events
+	closing      closing       // ends at CloseStreams
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -96,6 +105,32 @@ func WithAuthenticator(a Authenticator) Option {
 	return func(h *Handler) { h.auth = a }
 }
 
+// DefaultStreamKeepAlive is how long an event stream stays silent at
+// most: a comment line goes out when nothing else has for that long, so
+// that proxies and clients see the connection is alive.
+const DefaultStreamKeepAlive = 15 * time.Second
+
+// WithStreamKeepAlive sets how long an event stream stays silent at most
+// before a comment line (": keep-alive") goes out; values below 1 keep
+// DefaultStreamKeepAlive.
+func WithStreamKeepAlive(d time.Duration) Option {
+	return func(h *Handler) {
+		if d > 0 {
+			h.keepAlive = d
+		}
+	}
+}
+
+// AllowPrivateWebhooks lets webhooks be created for any host: without
+// it, a URL whose host is, or resolves to, a loopback, private,
+// link-local, unspecified or multicast address (see package webhook) is
+// refused with 400. Use it when receivers live on a private network and
+// whoever holds an admin key may reach it; the dispatcher needs
+// webhook.AllowPrivate as well.
+func AllowPrivateWebhooks() Option {
+	return func(h *Handler) { h.allowPrivate = true }
+}
+
 // New returns a Handler serving the interface over store.
 //
 // Its routes all start with /v1/integration (see routes.go). Mount it on an
@@ -109,8 +144,14 @@ func WithAuthenticator(a Authenticator) Option {
 //
 // The URLs the handler sends back (Location, Link) are relative references,
 // so they stay right under a prefix or behind a proxy that rewrites paths.
+//
+// The event log and webhook routes need a store that implements
+// prompts.EventLog and prompts.WebhookStore; over one that does not, they
+// answer 501.
 func New(store prompts.Store, opts ...Option) *Handler {
 	stale, _ := store.(staleReader)
+	events, _ := store.(prompts.EventLog)
+	hooks, _ := store.(prompts.WebhookStore)
 	h := &Handler{
 		stale:      stale,
 		store:      store,
@@ -121,10 +162,15 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrProblem: []string{"application/problem+json"},
 		hdrCache:   []string{"private, no-cache"},
 	}
+	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
+	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
 	h.answers.seed = maphash.MakeSeed()
 	for _, o := range opts {
 		o(h)
+	}
+	if events != nil {
+		h.tail = newTail(events, h.log)
 	}
 	h.register(h.routes())
 	return h

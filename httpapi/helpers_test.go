@@ -41,6 +41,12 @@ var allRoutes = []struct {
 	{"POST", "/v1/integration/prompts/{prompt_id}/render", `{"version_number":1,"variables":{}}`, httpapi.RoleRead},
 	{"GET", "/v1/integration/projects", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", "", httpapi.RoleRead},
+	{"GET", "/v1/integration/events", "", httpapi.RoleRead},
+	{"POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/hook","project_id":"{project_id}"}`, httpapi.RoleAdmin},
+	{"GET", "/v1/integration/webhooks", "", httpapi.RoleAdmin},
+	{"GET", "/v1/integration/webhooks/{webhook_id}", "", httpapi.RoleAdmin},
+	{"DELETE", "/v1/integration/webhooks/{webhook_id}", "", httpapi.RoleAdmin},
+	{"GET", "/v1/integration/webhooks/{webhook_id}/deliveries", "", httpapi.RoleAdmin},
 }
 
 // env is a handler on a fresh memstore behind a real HTTP server, with two
@@ -322,6 +328,21 @@ func (e *env) newVersion(promptID, body string) map[string]any {
 		e.t.Fatalf("create version: %d %s", r.status, r.body)
 	}
 	return r.obj(e.t)
+}
+
+// newWebhook creates a webhook of the project through the API and returns
+// its id; its URL is a public address, so no DNS is asked. Over a store
+// that keeps no webhooks, it returns an id that none has.
+func (e *env) newWebhook(projectID string) string {
+	e.t.Helper()
+	if _, ok := e.store.(prompts.WebhookStore); !ok {
+		return "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	}
+	r := e.do("POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/hook","project_id":"`+projectID+`"}`)
+	if r.status != 200 {
+		e.t.Fatalf("create webhook: %d %s", r.status, r.body)
+	}
+	return r.obj(e.t)["id"].(string)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -35,6 +35,8 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusPreconditionFailed, "precondition_failed"}
 	case prompts.CodeIdempotencyKeyReused:
 		return kind{http.StatusUnprocessableEntity, "idempotency_key_reused"}
+	case prompts.CodeEventsExpired:
+		return kind{http.StatusGone, "events_expired"}
 	default:
 		return kindInternal
 	}
@@ -49,6 +51,10 @@ var (
 	kindMediaType        = kind{http.StatusUnsupportedMediaType, "unsupported_media_type"}
 	kindInternal         = kind{http.StatusInternalServerError, "internal"}
 	kindTimeout          = kind{http.StatusRequestTimeout, "request_timeout"}
+	// kindNotImplemented: the Store lacks what the route needs (the event
+	// log, webhooks): it does not implement the optional interface, or
+	// says errors.ErrUnsupported, as a cache over such a Store does.
+	kindNotImplemented = kind{http.StatusNotImplemented, "not_implemented"}
 )
 
 // Details of the problems whose text never varies.
@@ -56,6 +62,7 @@ const (
 	detailUnauthenticated = "a valid API key is required in the X-API-Key header"
 	detailInternal        = "the server failed to answer; the cause is logged"
 	detailUnavailable     = "the service is unavailable for a moment; retry later"
+	detailNotImplemented  = "this server's store keeps no event log or webhooks"
 )
 
 // MaxProblemErrors is the most entries the errors member of a problem
@@ -161,6 +168,10 @@ func (h *Handler) invalidInput(w http.ResponseWriter, r *http.Request, err error
 // keeps free of internals; 503 and 500 show a fixed text and log the
 // cause.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errors.ErrUnsupported) {
+		h.problem(w, kindNotImplemented, detailNotImplemented, nil)
+		return
+	}
 	var e *prompts.Error
 	isErr := errors.As(err, &e)
 	k := kindOf(prompts.ErrorCode(err))

@@ -35,8 +35,12 @@ func TestRolesOnEveryRoute(t *testing.T) {
 	id := base.newPrompt(base.project.ID)["id"].(string)
 	base.newVersion(id, `{"content":"c","environments":["production","staging"]}`)
 	base.newVersion(id, `{"content":"d","environments":["staging"]}`) // something to roll back
+	hook := base.newWebhook(base.project.ID)
 	for i, rt := range allRoutes {
-		path := fill(rt.pattern, e.project.ID, id, i)
+		if lacks(base.store, rt.pattern) {
+			continue
+		}
+		path := strings.ReplaceAll(fill(rt.pattern, e.project.ID, id, i), "{webhook_id}", hook)
 		body := fill(rt.body, e.project.ID, id, i)
 		for role := httpapi.RoleRead; role <= httpapi.RoleAdmin; role++ {
 			t.Run(rt.method+" "+rt.pattern+" as "+role.String(), func(t *testing.T) {
@@ -139,6 +143,15 @@ func (e *env) state(t *testing.T) string {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "  %d deployments\n", len(ds))
+	}
+	if ws, ok := e.store.(prompts.WebhookStore); ok {
+		hooks, _, err := ws.ListWebhooks(ctx, prompts.Page{Limit: prompts.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hooks {
+			fmt.Fprintf(&b, "webhook %s %s\n", h.ID, h.URL)
+		}
 	}
 	return b.String()
 }

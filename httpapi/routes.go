@@ -34,6 +34,14 @@ func (h *Handler) routes() []route {
 		{"POST /v1/integration/prompts/{prompt_id}/render", RoleRead, h.render()},
 		{"GET /v1/integration/projects/{project_id}/prompts/{key...}", RoleRead, h.readByKey()},
 		{"GET /v1/integration/projects", RoleRead, h.listProjects()},
+		// The event log; with Accept: text/event-stream, its stream.
+		{"GET /v1/integration/events", RoleRead, h.listEvents()},
+		// Webhooks need RoleAdmin, reads included: a URL may hold a token.
+		{"POST /v1/integration/webhooks", RoleAdmin, h.createWebhook()},
+		{"GET /v1/integration/webhooks", RoleAdmin, h.listWebhooks()},
+		{"GET /v1/integration/webhooks/{webhook_id}", RoleAdmin, h.readWebhook()},
+		{"DELETE /v1/integration/webhooks/{webhook_id}", RoleAdmin, h.deleteWebhook()},
+		{"GET /v1/integration/webhooks/{webhook_id}/deliveries", RoleAdmin, h.listDeliveries()},
 	}
 }
 

@@ -61,6 +61,8 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	etag := e.do("GET", P, "").header.Get("ETag")
 	byKey := "/v1/integration/projects/" + e.project.ID + "/prompts/" + key
 	byKeyTag := e.do("GET", byKey, "").header.Get("ETag")
+	hook := e.newWebhook(e.project.ID)
+	H := "/v1/integration/webhooks/" + hook
 
 	d, err := loadDoc()
 	if err != nil {
@@ -70,7 +72,7 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	var ops []op // every operation, its path filled in for the prompt
 	for _, rt := range allRoutes {
 		path := strings.NewReplacer("{prompt_id}", id, "{project_id}", e.project.ID, "{version_number}", "1",
-			"{environment}", "production", "{key}", key).Replace(rt.pattern)
+			"{environment}", "production", "{key}", key, "{webhook_id}", hook).Replace(rt.pattern)
 		route, _, err := d.router.FindRoute(httptest.NewRequest(rt.method, path, nil))
 		if err != nil {
 			t.Fatalf("%s %s: %v", rt.method, path, err)
@@ -175,6 +177,21 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 		{"rollback", "POST", "/v1/integration/prompts/" + otherID + "/environments/production/rollback", "", nil},
 		{"rollback", "POST", P + "/environments/production/rollback", "", []string{"If-Match", stale}},
 		{"rollback", "POST", P + "/environments/production/rollback", `{"reason":"again"}`, []string{"Idempotency-Key", "r1"}},
+		{"listEvents", "GET", "/v1/integration/events", "", nil},
+		{"listEvents", "GET", "/v1/integration/events?after=0", "", nil},
+		{"listEvents", "GET", "/v1/integration/events?project_id=" + unknown, "", nil},
+		{"createWebhook", "POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/a"}`, nil},
+		{"createWebhook", "POST", "/v1/integration/webhooks", `{"url":"http://127.0.0.1/a"}`, nil},
+		{"createWebhook", "POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/a","project_id":"` + unknown + `"}`, nil},
+		{"listWebhooks", "GET", "/v1/integration/webhooks", "", nil},
+		{"listWebhooks", "GET", "/v1/integration/webhooks?limit=0", "", nil},
+		{"readWebhook", "GET", H, "", nil},
+		{"readWebhook", "GET", "/v1/integration/webhooks/" + unknown, "", nil},
+		{"listDeliveries", "GET", H + "/deliveries", "", nil},
+		{"listDeliveries", "GET", H + "/deliveries?limit=0", "", nil},
+		{"listDeliveries", "GET", "/v1/integration/webhooks/" + unknown + "/deliveries", "", nil},
+		{"deleteWebhook", "DELETE", H, "", nil},
+		{"deleteWebhook", "DELETE", H, "", nil}, // gone
 	} {
 		o, ok := byID[c.op]
 		if !ok {
@@ -185,6 +202,24 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	// The request of the package doc: a router that decodes the path
 	// first takes it for createVersion.
 	add(byID["createVersion"], e.do("POST", "/v1/integration/prompts/"+id+"%2Fversions", `{"content":"c"}`))
+	// The event stream, and a log read after the events kept (the
+	// store's clock moved on past the retention).
+	if _, s := e.openStream(t, e.key, ""); s != nil {
+		add(byID["listEvents"], resp{status: 200, header: s.res.Header})
+		s.close()
+	}
+	clock := &movable{}
+	old := newEnvWith(t, setup{clock: clock.now})
+	clock.add(prompts.DefaultEventRetention + time.Hour)
+	old.newPrompt(old.project.ID)
+	add(byID["listEvents"], old.do("GET", "/v1/integration/events?after=1", ""))
+	// A store without an event log or webhooks: 501.
+	bare := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { return bareStore{s} }})
+	for _, o := range ops {
+		if lacks(bareStore{}, o.path) {
+			add(o, bare.do(o.method, o.path, ""))
+		}
+	}
 
 	answers := map[string]map[int]bool{}
 	for _, a := range got {
@@ -196,6 +231,10 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 		checkResponse(t, httptest.NewRequest(a.method, a.path, nil), "", a.status, a.header, a.body)
 	}
 	for _, o := range ops {
+		if lacks(e.store, o.path) {
+			t.Logf("%s: not checked: the store (%T) keeps no event log or webhooks", o.id, e.store)
+			continue
+		}
 		route, _, _ := d.router.FindRoute(httptest.NewRequest(o.method, o.path, nil))
 		var declared []int
 		for s := range route.Operation.Responses.Map() {
