@@ -111,6 +111,13 @@ func (q *queryFields) eventID(field, v string) int64 {
 	return n
 }
 
+// IsEventStream reports whether r asks for the event stream of GET
+// /v1/integration/events (its Accept header names text/event-stream, with
+// a q above 0). A stream lasts until the client leaves or CloseStreams: an
+// application that puts a deadline on every request's context leaves
+// these out.
+func IsEventStream(r *http.Request) bool { return wantsStream(r.Header["Accept"]) }
+
 // wantsStream reports whether an Accept header names text/event-stream
 // (with a q above 0): the client asks for the stream, whatever else it
 // accepts. A missing Accept, */* or application/json gets the JSON list.

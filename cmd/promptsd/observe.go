@@ -125,12 +125,11 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 	})
 }
 
-// isStream reports whether r asks for a stream of events (server-sent
-// events: Accept names text/event-stream).
+// isStream reports whether r asks for a stream of events.
 func isStream(r *http.Request) bool {
 	for _, a := range r.Header["Accept"] {
-		if strings.Contains(a, "text/event-stream") {
-			return true
+		if strings.Contains(a, "event-stream") { // the rare case, read fully
+			return httpapi.IsEventStream(r)
 		}
 	}
 	return false
