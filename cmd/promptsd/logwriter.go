@@ -9,10 +9,11 @@ import (
 
 // logWriter buffers the log's lines and writes them out every flushEvery,
 // when the buffer fills, at once for a line of level WARN or above, and
-// at Close. A write(2) for every request's line cost as much as the whole
-// HTTP interface; a buffer costs a copy. What a crash of the process
-// (SIGKILL, a fatal runtime error) can lose is the lines of the last
-// flushEvery; a clean stop, and every exit of run, loses none.
+// at Close: the access log writes a line per request, and a write(2) per
+// line would be the largest cost of a request (BENCHMARKS.md). What a
+// crash of the process (SIGKILL, a fatal runtime error) can lose is the
+// INFO lines of the last flushEvery; a clean stop, and every exit of run,
+// loses none.
 type logWriter struct {
 	out        io.Writer
 	flushEvery time.Duration

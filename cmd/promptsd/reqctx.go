@@ -10,9 +10,9 @@ import (
 // requestContext is a request's context: its parent's values and
 // cancellation, the requestInfo the access log reads, and a deadline
 // whose timer is made only when something waits on Done. Most requests
-// (a cache hit, memstore) never wait, and a timer for each cost as much as
-// the rest of the access log; the deadline holds all the same: Err
-// reports it, and Done closes at it once asked for.
+// (a cache hit, memstore) never wait, so they pay for no timer; the
+// deadline holds all the same: Err reports it, and Done closes at it once
+// asked for.
 type requestContext struct {
 	context.Context // the request's own
 	info            *requestInfo
