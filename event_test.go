@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -66,4 +67,31 @@ func TestWebhookMatches(t *testing.T) {
 	is.True(!prompts.Webhook{Events: []prompts.EventType{prompts.EventPromptCreated}}.Matches(e))
 	is.True(prompts.Webhook{ProjectIDs: []string{"p1"}}.Matches(e))
 	is.True(!prompts.Webhook{ProjectIDs: []string{"p2"}}.Matches(e))
+}
+
+func TestDeliveryAttemptValidate(t *testing.T) {
+	is := is.New(t)
+	is.NoErr(prompts.DeliveryAttempt{}.Validate())                                       // no answer
+	is.NoErr(prompts.DeliveryAttempt{StatusCode: 204, Duration: time.Second}.Validate()) // an answer
+	for _, a := range []prompts.DeliveryAttempt{{StatusCode: 99}, {StatusCode: 600}, {StatusCode: -1}, {Duration: -1}} {
+		is.True(errors.Is(a.Validate(), prompts.ErrInvalid)) // refused
+	}
+}
+
+func TestValidateClaim(t *testing.T) {
+	is := is.New(t)
+	now := time.Now()
+	is.NoErr(prompts.ValidateClaim(now, 1, time.Second))
+	is.NoErr(prompts.ValidateClaim(now, prompts.MaxLimit, time.Second))
+	for name, err := range map[string]error{
+		"no time":     prompts.ValidateClaim(time.Time{}, 1, time.Second),
+		"max 0":       prompts.ValidateClaim(now, 0, time.Second),
+		"max 1001":    prompts.ValidateClaim(now, prompts.MaxLimit+1, time.Second),
+		"no lease":    prompts.ValidateClaim(now, 1, 0),
+		"a lease < 0": prompts.ValidateClaim(now, 1, -time.Second),
+	} {
+		if !errors.Is(err, prompts.ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", name, err)
+		}
+	}
 }

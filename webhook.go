@@ -128,6 +128,35 @@ type DeliveryAttempt struct {
 	Duration   time.Duration `json:"duration"`
 }
 
+// Validate checks what the dispatcher reports of an attempt: a status code
+// of 0 (no answer) or 100 to 599, and a duration not below 0.
+func (a DeliveryAttempt) Validate() error {
+	var fe fieldErrors
+	if a.StatusCode != 0 && (a.StatusCode < 100 || a.StatusCode > 599) {
+		fe.add("status_code", "must be an HTTP status code (100 to 599), or 0 when no answer came")
+	}
+	if a.Duration < 0 {
+		fe.add("duration", "must not be negative")
+	}
+	return fe.err()
+}
+
+// ValidateClaim checks the arguments of WebhookStore.ClaimDeliveries: a
+// time, a max from 1 to MaxLimit, and a positive lease.
+func ValidateClaim(now time.Time, max int, lease time.Duration) error {
+	var fe fieldErrors
+	if now.IsZero() {
+		fe.add("now", "is required")
+	}
+	if max < 1 || max > MaxLimit {
+		fe.add("max", "must be between 1 and 1000")
+	}
+	if lease <= 0 {
+		fe.add("lease", "must be positive")
+	}
+	return fe.err()
+}
+
 // WebhookStore is what a Store that keeps webhooks and their deliveries
 // offers besides Store; memstore's and sqlstore's do. Find it by type
 // assertion.
@@ -136,7 +165,8 @@ type DeliveryAttempt struct {
 // every webhook that matches it, due at once. Queued deliveries outlive a
 // restart.
 type WebhookStore interface {
-	// CreateWebhook stores a new webhook.
+	// CreateWebhook stores a new webhook. An unknown project in
+	// in.ProjectIDs is ErrNotFound.
 	CreateWebhook(ctx context.Context, in NewWebhook) (Webhook, error)
 	// GetWebhook returns the webhook with this id, or ErrNotFound.
 	GetWebhook(ctx context.Context, id string) (Webhook, error)
@@ -152,11 +182,15 @@ type WebhookStore interface {
 
 	// ClaimDeliveries returns up to max deliveries due at now, oldest
 	// first, and leases them to the caller until now+lease: no other
-	// claim, in any process, returns them before then.
+	// claim, in any process, returns them before then. Arguments that
+	// ValidateClaim refuses are ErrInvalid.
 	ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]Delivery, error)
 	// FinishDelivery records attempt a of the claimed delivery id. With
 	// a zero retryAt the delivery ends (delivered when a.StatusCode is
 	// 2xx, else failed for good); otherwise it is due again at retryAt.
-	// A delivery whose webhook was deleted meanwhile is ErrNotFound.
+	// The Store sets a's ID (a new ULID), WebhookID, EventID and Attempt
+	// (Attempts+1), and At when it is zero; a.Validate refusing it is
+	// ErrInvalid. A delivery that ended already, or whose webhook was
+	// deleted meanwhile, is ErrNotFound.
 	FinishDelivery(ctx context.Context, id string, a DeliveryAttempt, retryAt time.Time) error
 }

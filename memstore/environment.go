@@ -80,7 +80,7 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		if rec.point(in.Environment, n, prompts.ActionActivate, in.Change, now) {
+		if s.point(rec, in.Environment, n, prompts.ActionActivate, in.Change, now) {
 			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		}
 		return rec.activeCopy(in.Environment), nil
@@ -98,7 +98,7 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		if rec.point(in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
+		if s.point(rec, in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
 			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		}
 		return rec.activeCopy(in.Environment), nil
@@ -131,7 +131,7 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		if rec.point(in.Environment, n, prompts.ActionRollback, in.Change, now) {
+		if s.point(rec, in.Environment, n, prompts.ActionRollback, in.Change, now) {
 			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		}
 		return rec.activeCopy(in.Environment), nil

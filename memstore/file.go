@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +31,8 @@ import (
 // is read back; a torn last record (a crash in the middle of a write,
 // which was never acknowledged) is dropped with a log line. When the
 // journal grows past twice the size of the data it holds plus 1 MiB, it
-// is rewritten as one record per project, prompt and idempotency record
+// is rewritten as one record per project, prompt, idempotency record and
+// webhook, and records of a few hundred events, deliveries or attempts
 // (compaction: into FILE.compact, created exclusively and locked, fsync'd,
 // renamed over the old file), so that it stays proportional to the data.
 // The package doc lists the rules of the file; they are kept here.
@@ -46,11 +49,140 @@ const journalHeader = "prompts memstore journal 1\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// entry is one record of the journal: what one write changed.
+// entry is one record of the journal: what one write changed. Journals
+// written before the event log hold none of its fields; they open with an
+// empty log.
 type entry struct {
 	Project *prompts.Project `json:"project,omitempty"`
 	Prompt  *promptEntry     `json:"prompt,omitempty"`
 	Idem    *idemJSON        `json:"idem,omitempty"`
+
+	Events     []eventJSON               `json:"events,omitempty"`
+	Log        *logJSON                  `json:"log,omitempty"`
+	Webhook    *prompts.Webhook          `json:"webhook,omitempty"`
+	Unhook     string                    `json:"webhook_deleted,omitempty"` // its id
+	Deliveries []deliveryJSON            `json:"deliveries,omitempty"`
+	Attempts   []prompts.DeliveryAttempt `json:"attempts,omitempty"`
+}
+
+// empty reports whether e records nothing.
+func (e *entry) empty() bool {
+	return e.Project == nil && e.Prompt == nil && e.Idem == nil && len(e.Events) == 0 && e.Log == nil &&
+		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0
+}
+
+// eventJSON is an event. It names the project, version or deployment
+// record it holds, which never change and which the journal holds already,
+// rather than holding it again; a prompt's event holds the prompt as it
+// was.
+type eventJSON struct {
+	ID         int64             `json:"id"`
+	Type       prompts.EventType `json:"type"`
+	ProjectID  string            `json:"project_id"`
+	PromptID   string            `json:"prompt_id,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	Prompt     *prompts.Prompt   `json:"prompt,omitempty"`
+	Version    int               `json:"version,omitempty"`    // version.created: its number
+	Deployment string            `json:"deployment,omitempty"` // deployment.created: its id
+}
+
+// logJSON is the state of the log beyond its events: the newest id given,
+// and the newest the retention removed.
+type logJSON struct {
+	Last    int64 `json:"last"`
+	Expired int64 `json:"expired"`
+}
+
+// deliveryJSON is a delivery queued (with its event) or changed (without),
+// or ended (Done).
+type deliveryJSON struct {
+	ID          string     `json:"id"`
+	Done        bool       `json:"done,omitempty"`
+	Webhook     string     `json:"webhook,omitempty"`
+	Event       *eventJSON `json:"event,omitempty"`
+	QueuedAt    time.Time  `json:"queued_at,omitzero"`
+	NextAt      time.Time  `json:"next_at,omitzero"`
+	LeasedUntil time.Time  `json:"leased_until,omitzero"`
+	Attempts    int        `json:"attempts,omitempty"`
+}
+
+// step is what the write under way changed besides its result: the
+// events it appended and the deliveries it queued or changed, for its
+// journal record. It is kept for a Store with a file only.
+type step struct {
+	events     []prompts.Event
+	deliveries []stepDelivery
+}
+
+type stepDelivery struct {
+	id     string
+	queued bool // new: its record holds its event
+}
+
+// stepDelivery notes that the write under way queued (queued) or changed
+// the delivery id; s.mu is held.
+func (s *Store) stepDelivery(id string, queued bool) {
+	if s.journal != nil {
+		s.step.deliveries = append(s.step.deliveries, stepDelivery{id, queued})
+	}
+}
+
+// eventJSONOf returns the journal's form of e.
+func eventJSONOf(e *prompts.Event) *eventJSON {
+	ej := &eventJSON{ID: e.ID, Type: e.Type, ProjectID: e.ProjectID, PromptID: e.PromptID, CreatedAt: e.CreatedAt, Prompt: e.Prompt}
+	switch {
+	case e.Version != nil:
+		ej.Version = e.Version.VersionNumber
+	case e.Deployment != nil:
+		ej.Deployment = e.Deployment.ID
+	}
+	return ej
+}
+
+// event returns the event ej names, with its resource, or false when the
+// resource is not in s.
+func (s *Store) event(ej *eventJSON) (prompts.Event, bool) {
+	e := prompts.Event{ID: ej.ID, Type: ej.Type, ProjectID: ej.ProjectID, PromptID: ej.PromptID, CreatedAt: ej.CreatedAt}
+	switch ej.Type {
+	case prompts.EventProjectCreated:
+		p, ok := s.projects[ej.ProjectID]
+		if !ok {
+			return e, false
+		}
+		c := *p
+		e.Project = &c
+	case prompts.EventPromptCreated, prompts.EventPromptUpdated:
+		e.Prompt = ej.Prompt
+	case prompts.EventVersionCreated:
+		rec, ok := s.prompts[ej.PromptID]
+		if !ok || ej.Version < 1 || ej.Version > len(rec.versions) {
+			return e, false
+		}
+		v := rec.versions[ej.Version-1].Copy()
+		e.Version = &v
+	case prompts.EventDeploymentCreated:
+		rec, ok := s.prompts[ej.PromptID]
+		if !ok {
+			return e, false
+		}
+		i, found := slices.BinarySearchFunc(rec.deployments, ej.Deployment, func(d prompts.Deployment, id string) int { return strings.Compare(d.ID, id) })
+		if !found {
+			return e, false
+		}
+		d := copyDeployment(rec.deployments[i])
+		e.Deployment = &d
+	}
+	return e, e.Project != nil || e.Prompt != nil || e.Version != nil || e.Deployment != nil
+}
+
+// deliveryJSONOf returns the journal's form of d, with its event when
+// withEvent.
+func deliveryJSONOf(d *delivery, withEvent bool) deliveryJSON {
+	dj := deliveryJSON{ID: d.id, NextAt: d.nextAt, LeasedUntil: d.leasedUntil, Attempts: d.attempts}
+	if withEvent {
+		dj.Webhook, dj.Event, dj.QueuedAt = d.webhookID, eventJSONOf(&d.event), d.queuedAt
+	}
+	return dj
 }
 
 // promptEntry is a prompt's state after a write: its fields and what its
@@ -291,6 +423,7 @@ func (s *Store) Close() error {
 	j.closed = true
 	err = errors.Join(err, j.f.Close(), j.lock.Close())
 	j.setErr(prompts.Unavailable(errors.New("memstore: the store is closed")))
+	close(s.appended) // WaitEvents: nothing more comes
 	return err
 }
 
@@ -344,7 +477,7 @@ func (s *Store) load(f *os.File, path string) (*journal, error) {
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
-	j := &journal{f: f, path: path, size: int64(good)}
+	j := &journal{f: f, path: path, size: int64(good), expired: s.expiredThrough}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
 }
@@ -418,6 +551,61 @@ func (s *Store) apply(e entry) {
 			s.log.Warn("memstore: dropped an idempotency record that names no result")
 		}
 	}
+	s.applyEvents(e)
+}
+
+// applyEvents puts the log's and the webhooks' part of a record read back
+// into s.
+func (s *Store) applyEvents(e entry) {
+	for i := range e.Events {
+		ej := &e.Events[i]
+		if ej.ID <= s.expiredThrough || len(s.events) > 0 && ej.ID <= s.events[len(s.events)-1].ID {
+			continue
+		}
+		s.lastEvent = max(s.lastEvent, ej.ID)
+		if ev, ok := s.event(ej); ok {
+			s.events = append(s.events, ev)
+		} else {
+			s.log.Warn("memstore: dropped an event that names nothing", "event", ej.ID)
+		}
+	}
+	if l := e.Log; l != nil {
+		s.lastEvent = max(s.lastEvent, l.Last, l.Expired)
+		s.expiredThrough = max(s.expiredThrough, l.Expired)
+		n := 0
+		for n < len(s.events) && s.events[n].ID <= s.expiredThrough {
+			n++
+		}
+		s.events = s.events[n:]
+	}
+	if w := e.Webhook; w != nil {
+		s.addWebhook(w)
+	}
+	if e.Unhook != "" {
+		s.deleteWebhook(e.Unhook)
+	}
+	for _, dj := range e.Deliveries {
+		d, ok := s.deliveries[dj.ID]
+		switch {
+		case dj.Done:
+			s.removeDelivery(dj.ID)
+		case ok:
+			d.nextAt, d.leasedUntil, d.attempts = dj.NextAt, dj.LeasedUntil, dj.Attempts
+		case dj.Event != nil && s.webhooks[dj.Webhook] != nil && dj.ID > s.lastDelivery:
+			ev, ok := s.event(dj.Event)
+			if !ok {
+				s.log.Warn("memstore: dropped a delivery of an event that names nothing", "delivery", dj.ID)
+				continue
+			}
+			s.addDelivery(&delivery{id: dj.ID, webhookID: dj.Webhook, event: ev, queuedAt: dj.QueuedAt,
+				nextAt: dj.NextAt, leasedUntil: dj.LeasedUntil, attempts: dj.Attempts})
+		}
+	}
+	for _, a := range e.Attempts {
+		if s.webhooks[a.WebhookID] != nil {
+			s.attempts[a.WebhookID] = append(s.attempts[a.WebhookID], a)
+		}
+	}
 }
 
 // journalChange appends the record of a write whose result is v (and its
@@ -437,6 +625,40 @@ func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
 	}
 	if idem != nil {
 		e.Idem = idemJSONOf(idem)
+	}
+	return s.journalEntry(e)
+}
+
+// journalEntry appends e, with what the write's step changed besides (its
+// events, its deliveries, the retention's progress), to the journal; s.mu
+// is held. It returns the journal's end after it, 0 when there was nothing
+// to write.
+func (s *Store) journalEntry(e entry) (int64, error) {
+	for i := range s.step.events {
+		e.Events = append(e.Events, *eventJSONOf(&s.step.events[i]))
+	}
+	var ids []string
+	queued := make(map[string]bool, len(s.step.deliveries))
+	for _, sd := range s.step.deliveries {
+		if _, ok := queued[sd.id]; !ok {
+			ids = append(ids, sd.id)
+		}
+		queued[sd.id] = queued[sd.id] || sd.queued
+	}
+	for _, id := range ids {
+		if d, ok := s.deliveries[id]; ok {
+			e.Deliveries = append(e.Deliveries, deliveryJSONOf(d, queued[id])) // its state now
+		} else if !queued[id] { // queued and ended in one step: nothing to keep
+			e.Deliveries = append(e.Deliveries, deliveryJSON{ID: id, Done: true})
+		}
+	}
+	s.step = step{}
+	if s.expiredThrough != s.journal.expired {
+		e.Log = &logJSON{Last: s.lastEvent, Expired: s.expiredThrough}
+		s.journal.expired = s.expiredThrough
+	}
+	if e.empty() {
+		return 0, nil
 	}
 	b, err := wire.JSON(e)
 	if err != nil {
@@ -531,6 +753,7 @@ func (s *Store) compact() error {
 			err = errors.Join(err, add(entry{Idem: idemJSONOf(&idemEntry{e.k, r})}))
 		}
 	}
+	err = errors.Join(err, s.compactEvents(add))
 	if err == nil {
 		err = j.replace(buf.Bytes())
 	}
@@ -539,6 +762,41 @@ func (s *Store) compact() error {
 	}
 	s.log.Debug("memstore: journal compacted", "file", j.path, "bytes", buf.Len())
 	return nil
+}
+
+// compactEvents adds the records of the event log, the webhooks and
+// their outbox to a compaction; s.mu is held.
+func (s *Store) compactEvents(add func(entry) error) error {
+	const batch = 256
+	err := add(entry{Log: &logJSON{Last: s.lastEvent, Expired: s.expiredThrough}})
+	s.journal.expired = s.expiredThrough
+	for evs := range slices.Chunk(s.events, batch) {
+		e := entry{Events: make([]eventJSON, len(evs))}
+		for i := range evs {
+			e.Events[i] = *eventJSONOf(&evs[i])
+		}
+		err = errors.Join(err, add(e))
+	}
+	for _, id := range s.webhookOrder {
+		err = errors.Join(err, add(entry{Webhook: s.webhooks[id]}))
+		for as := range slices.Chunk(s.attempts[id], batch) {
+			err = errors.Join(err, add(entry{Attempts: as}))
+		}
+	}
+	var e entry
+	for _, id := range s.deliveryOrder {
+		if d, ok := s.deliveries[id]; ok {
+			e.Deliveries = append(e.Deliveries, deliveryJSONOf(d, true))
+		}
+		if len(e.Deliveries) == batch {
+			err = errors.Join(err, add(e))
+			e = entry{}
+		}
+	}
+	if len(e.Deliveries) > 0 {
+		err = errors.Join(err, add(e))
+	}
+	return err
 }
 
 // writable is nil unless the journal failed; s.mu is held.
@@ -568,6 +826,8 @@ type journal struct {
 	retryAt  time.Time
 	backoff  time.Duration
 	failures int // since the last compaction that succeeded
+
+	expired int64 // the Store's expiredThrough as the journal has it; s.mu guards it
 
 	mu      sync.Mutex
 	cond    *sync.Cond

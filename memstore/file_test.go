@@ -97,7 +97,7 @@ func (f sizedFile) StoredSize(context.Context) (int64, error) {
 
 // The conformance suite holds over a Store opened on a file that is
 // closed and opened again after every write: what a write did is all in
-// the file.
+// the file, its events, deliveries, leases and attempts included.
 func TestFileStoreReopened(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
 		r := &reopening{t: t, path: filepath.Join(t.TempDir(), "prompts.data"), clock: clock}
@@ -241,6 +241,70 @@ func (r *reopening) ListDeployments(ctx context.Context, f prompts.DeploymentFil
 	return x.items, x.more, x.err
 }
 
+func (r *reopening) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompts.Event, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.Event] {
+		v, m, err := s.ListEvents(ctx, f)
+		return page[prompts.Event]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+func (r *reopening) LastEventID(ctx context.Context) (int64, error) {
+	x := read(r, func(s *memstore.Store) result[int64] {
+		v, err := s.LastEventID(ctx)
+		return result[int64]{v, err}
+	})
+	return x.v, x.err
+}
+
+// WaitEvents waits on the Store open now, without holding r.mu (a write
+// must get through); when a write's reopen closes that Store under it,
+// it waits on the next.
+func (r *reopening) WaitEvents(ctx context.Context, after int64) error {
+	for {
+		s := read(r, func(s *memstore.Store) *memstore.Store { return s })
+		err := s.WaitEvents(ctx, after)
+		if err == nil || ctx.Err() != nil || read(r, func(now *memstore.Store) bool { return now == s }) {
+			return err
+		}
+	}
+}
+
+func (r *reopening) CreateWebhook(ctx context.Context, in prompts.NewWebhook) (prompts.Webhook, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.Webhook, error) { return s.CreateWebhook(ctx, in) })
+}
+func (r *reopening) DeleteWebhook(ctx context.Context, id string) error {
+	_, err := wrote(r, func(s *memstore.Store) (struct{}, error) { return struct{}{}, s.DeleteWebhook(ctx, id) })
+	return err
+}
+func (r *reopening) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
+	return wrote(r, func(s *memstore.Store) ([]prompts.Delivery, error) { return s.ClaimDeliveries(ctx, now, max, lease) })
+}
+func (r *reopening) FinishDelivery(ctx context.Context, id string, a prompts.DeliveryAttempt, retryAt time.Time) error {
+	_, err := wrote(r, func(s *memstore.Store) (struct{}, error) { return struct{}{}, s.FinishDelivery(ctx, id, a, retryAt) })
+	return err
+}
+func (r *reopening) GetWebhook(ctx context.Context, id string) (prompts.Webhook, error) {
+	x := read(r, func(s *memstore.Store) result[prompts.Webhook] {
+		v, err := s.GetWebhook(ctx, id)
+		return result[prompts.Webhook]{v, err}
+	})
+	return x.v, x.err
+}
+func (r *reopening) ListWebhooks(ctx context.Context, p prompts.Page) ([]prompts.Webhook, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.Webhook] {
+		v, m, err := s.ListWebhooks(ctx, p)
+		return page[prompts.Webhook]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+func (r *reopening) ListDeliveryAttempts(ctx context.Context, id string, p prompts.Page) ([]prompts.DeliveryAttempt, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.DeliveryAttempt] {
+		v, m, err := s.ListDeliveryAttempts(ctx, id, p)
+		return page[prompts.DeliveryAttempt]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+
 // A torn last record, the trace of a write cut by a crash, is dropped
 // with a log line; everything before it is there.
 func TestFileStoreTornTail(t *testing.T) {
@@ -312,12 +376,19 @@ func TestFileStoreLock(t *testing.T) {
 }
 
 // The journal stays proportional to the data: a prompt renamed many
-// times takes the space of one prompt, once compacted.
+// times takes the space of one prompt, once compacted, and of the events
+// of the renames kept (here, those of the last minute: a second each).
 func TestFileStoreCompacts(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "prompts.data")
-	s, err := memstore.Open(path)
+	var ticks time.Duration
+	clock := func() time.Time {
+		ticks += time.Second
+		return time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC).Add(ticks)
+	}
+	opts := []memstore.Option{memstore.WithClock(clock), memstore.WithEventRetention(time.Minute)}
+	s, err := memstore.Open(path, opts...)
 	is.NoErr(err)
 	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
 	is.NoErr(err)
@@ -335,12 +406,12 @@ func TestFileStoreCompacts(t *testing.T) {
 	}
 	is.True(maxSize < 2<<20) // never far past the 1 MiB of slack
 	is.NoErr(s.Close())
-	s, err = memstore.Open(path) // compacts at open too
+	s, err = memstore.Open(path, opts...) // compacts at open too
 	is.NoErr(err)
 	defer s.Close()
 	st, err := os.Stat(path)
 	is.NoErr(err)
-	is.True(st.Size() < 4<<10) // one project, one prompt
+	is.True(st.Size() < 32<<10) // one project, one prompt, and a minute of events
 	got, err := s.GetPrompt(ctx, p.ID)
 	is.NoErr(err)
 	is.Equal(got.Name, "name 11999")

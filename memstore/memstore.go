@@ -10,6 +10,24 @@
 // of its writes in a file and returns from a write once it is on disk; see
 // Open, and file.go for the format and for why a journal.
 //
+// # Events and webhooks
+//
+// A Store keeps the log of its changes (prompts.EventLog) and webhooks
+// with their outbox (prompts.WebhookStore). Each write appends its events,
+// and queues a delivery of each to every webhook that matches it, in the
+// step that makes the change (with Open, in the same journal record). The
+// ids are 1, 2, 3, …; an id is never given twice, also after a restart.
+//
+// Events are kept for the event retention (WithEventRetention, by default
+// prompts.DefaultEventRetention), and so are the attempts to deliver
+// them; a delivery not ended within the retention is dropped. What is
+// past it is removed by the writes that follow, a few at a time, never on
+// a goroutine; the Store remembers the newest id it removed, so that a
+// reader who asks for what follows an older one gets
+// prompts.ErrEventsExpired. A delivered or failed delivery is removed at
+// once; deleting a webhook removes its deliveries and its attempts. A
+// claim's lease is a write: with Open, it outlives a restart.
+//
 // # The data file
 //
 // A Store made by Open keeps its file by these rules, so that neither
@@ -62,11 +80,16 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
 
-var _ prompts.Store = (*Store)(nil)
+var (
+	_ prompts.Store        = (*Store)(nil)
+	_ prompts.EventLog     = (*Store)(nil)
+	_ prompts.WebhookStore = (*Store)(nil)
+)
 
 // Option configures a Store.
 type Option func(*Store)
@@ -74,6 +97,17 @@ type Option func(*Store)
 // WithClock sets the clock that stamps ids and timestamps, and times the
 // retries of a failed compaction (default time.Now).
 func WithClock(c prompts.Clock) Option { return func(s *Store) { s.clock = c } }
+
+// WithEventRetention sets how long events, and the attempts to deliver
+// them, are kept (default prompts.DefaultEventRetention); d ≤ 0 keeps the
+// default.
+func WithEventRetention(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.eventRetention = d
+		}
+	}
+}
 
 // Store is the in-memory prompts.Store. Create it with New.
 type Store struct {
@@ -89,6 +123,23 @@ type Store struct {
 	byKey        map[projectKey]string
 	idem         map[idemKey]prompts.IdempotencyRecord
 	idemOrder    []idemEntry // oldest first, for expiry
+
+	// The event log (event.go).
+	events         []prompts.Event // oldest first, ids increasing
+	lastEvent      int64           // the newest id given, kept or not
+	expiredThrough int64           // the newest id the retention removed; 0 when none
+	eventRetention time.Duration
+	appended       chan struct{} // closed and replaced at each append
+
+	// The webhooks and their outbox (webhook.go).
+	webhooks      map[string]*prompts.Webhook
+	webhookOrder  []string // ids, sorted
+	deliveries    map[string]*delivery
+	deliveryOrder []string                             // ids, oldest first; may hold removed ones
+	attempts      map[string][]prompts.DeliveryAttempt // webhook id -> its attempts, oldest first
+	lastDelivery  string
+
+	step step // what a write changed besides its result, for the journal (Open)
 
 	journal *journal // the file of a Store made by Open; nil for New's
 	log     *slog.Logger
@@ -119,6 +170,12 @@ func New(opts ...Option) *Store {
 		byProject: make(map[string][]string),
 		byKey:     make(map[projectKey]string),
 		idem:      make(map[idemKey]prompts.IdempotencyRecord),
+
+		eventRetention: prompts.DefaultEventRetention,
+		appended:       make(chan struct{}),
+		webhooks:       make(map[string]*prompts.Webhook),
+		deliveries:     make(map[string]*delivery),
+		attempts:       make(map[string][]prompts.DeliveryAttempt),
 	}
 	for _, o := range opts {
 		o(s)

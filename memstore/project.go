@@ -28,6 +28,8 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (promp
 		s.projects[p.ID] = p
 		s.slugs[slug] = p.ID
 		s.projectOrder = insertSorted(s.projectOrder, p.ID)
+		c := *p
+		s.emit(prompts.Event{Type: prompts.EventProjectCreated, ProjectID: p.ID, CreatedAt: now, Project: &c})
 		return *p, nil
 	})
 }

@@ -35,6 +35,7 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 		s.byKey[k] = id
 		s.promptOrder = insertSorted(s.promptOrder, id)
 		s.byProject[in.ProjectID] = insertSorted(s.byProject[in.ProjectID], id)
+		s.emitPrompt(prompts.EventPromptCreated, rec.p, now)
 		return rec.p.Copy(), nil
 	})
 }
@@ -74,8 +75,10 @@ func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUp
 			delete(s.byKey, projectKey{rec.p.ProjectID, rec.p.Key})
 			s.byKey[k] = id
 		}
-		next.Revision = prompts.NextRevision(rec.p.Revision, s.clock.Now())
+		now := s.clock.Now()
+		next.Revision = prompts.NextRevision(rec.p.Revision, now)
 		rec.p = next
+		s.emitPrompt(prompts.EventPromptUpdated, rec.p, now)
 		return rec.p.Copy(), nil
 	})
 }

@@ -38,8 +38,10 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		rec.versions = append(rec.versions, v)
 		rec.p.LatestVersionID = v.ID
 		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
+		ev := v.Copy()
+		s.emit(prompts.Event{Type: prompts.EventVersionCreated, ProjectID: rec.p.ProjectID, PromptID: rec.p.ID, CreatedAt: now, Version: &ev})
 		for _, e := range in.Environments {
-			rec.point(e, v.VersionNumber, prompts.ActionActivate, prompts.Change{Actor: in.Actor}, now)
+			s.point(rec, e, v.VersionNumber, prompts.ActionActivate, prompts.Change{Actor: in.Actor}, now)
 		}
 		return v.Copy(), nil
 	})

@@ -28,7 +28,8 @@ type idemEntry struct {
 // write runs body, one write, under the write lock. With an Idempotency
 // key, a live record of the key answers instead (what it names, read
 // again, or ErrIdempotencyKeyReused), and a success is recorded in the
-// same step; records past prompts.IdempotencyRetention are removed then.
+// same step; records past prompts.IdempotencyRetention, and events past
+// the event retention, are removed then.
 // A Store with a file (Open) appends what the write changed to its
 // journal in the same step, and returns once that is on disk.
 func write[T prompts.Project | prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](s *Store, op string, idem prompts.Idempotency, body func() (T, error)) (T, error) {
@@ -51,6 +52,7 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 	if err := s.writable(); err != nil {
 		return v, 0, err
 	}
+	s.step = step{}
 	var (
 		rec *idemEntry
 		now time.Time // read once, when needed
@@ -75,11 +77,12 @@ func writeLocked[T prompts.Project | prompts.Prompt | prompts.PromptVersion | pr
 	} else if v, err = body(); err != nil {
 		return v, 0, err
 	}
-	if len(s.idemOrder) > 0 {
+	if len(s.idemOrder) > 0 || len(s.events) > 0 || len(s.deliveryOrder) > 0 || len(s.attempts) > 0 {
 		if now.IsZero() {
 			now = s.clock.Now()
 		}
 		s.expireIdem(now)
+		s.expireEvents(now)
 	}
 	if s.journal == nil {
 		return v, 0, nil

@@ -28,6 +28,12 @@
 // record costs at most MaxRecordSize bytes however large the resource;
 // the suite measures that through StoredSizer, when the Store has it.
 //
+// A Store that keeps the log of its changes (prompts.EventLog) and
+// webhooks with their outbox (prompts.WebhookStore) is checked for them
+// too; for a Store without, those subtests are skipped. They move the
+// clock past prompts.DefaultEventRetention to see events go: the Store
+// must keep them that long by default.
+//
 // Subtests are named after the behaviour they check, so a failure reads as
 // the rule that broke; errors are checked by code (errors.Is with the
 // prompts sentinels, errors.As for the invalid fields), never by message.
@@ -74,6 +80,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		copyTests,
 		contextTests,
 		idempotencyTests,
+		eventTests,
+		webhookTests,
 	}
 	for _, group := range groups {
 		for _, tc := range group {
