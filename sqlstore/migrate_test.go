@@ -199,7 +199,7 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.Equal(appliedCount(t, schema), migrationCount(t)) // every migration recorded
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
-	is.Equal(tables, []string{"deliveries", "delivery_attempts", "deployments", "environments", "event_counter", "events", "idempotency",
+	is.Equal(tables, []string{"deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
 		"projects", "prompts", "schema_migrations", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events and webhooks are new
 	var records int
 	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))

@@ -108,33 +108,34 @@ LEFT JOIN {s}.versions dp ON dp.prompt_id = d.prompt_id AND dp.version_number = 
 // its CTE new_events (ord, type, project_id, prompt_id, data,
 // version_number, deployment_id, created_at; ord 1, 2, … in the log's
 // order) to the event log, and queues a delivery of each to the webhooks
-// it matches. When there are rows, it moves the counter's last on by their
-// number, which takes the counter's row lock until the commit (so the
-// statement must be the last write of its transaction), and takes their
-// ids from it; under that lock it also removes the events created before
-// the time cutoff (a parameter) from the oldest, up to 64, the prefix of
-// the log that old, and records the newest id removed. Each event notifies
-// "<prompt id> <project id>" on the Store's channel.
+// it matches. When there are rows, it takes the Store's advisory lock of
+// the log ({eventlock}) until the commit, so the statement must be the
+// last of its transaction, and under it the ids, from the sequence
+// event_ids, in ord order: the sort comes before the projection that calls
+// nextval, which comes after the join that took the lock. Under the lock
+// too, it removes the oldest events when the oldest was created before
+// the time cutoff (a parameter): up to 16, the prefix of the log that old.
+// Each event notifies "<prompt id> <project id>" on the Store's channel.
 //
 // ev_old reads the statement's snapshot, which may be older than the
 // lock: rows another writer removed meanwhile are skipped by the DELETE.
+// The events this statement appends are not in that snapshot: the newest
+// events are never removed.
 func appendEvents(cutoff string) string {
-	return `, ev_count AS (
-	SELECT count(*) AS n FROM new_events
+	return `, ev_lock AS (
+	SELECT pg_advisory_xact_lock({eventlock})::text AS locked FROM (SELECT FROM new_events LIMIT 1) x
 ), ev_old AS (
-	SELECT array_agg(w.id) AS ids, max(w.id) AS through FROM (
+	SELECT array_agg(w.id) AS ids FROM (
 		SELECT f.id, bool_and(f.created_at < ` + cutoff + `::timestamptz) OVER (ORDER BY f.id) AS gone
-		FROM (SELECT id, created_at FROM {s}.events ORDER BY id LIMIT 64) f
+		FROM (SELECT id, created_at FROM {s}.events ORDER BY id LIMIT 16) f
+		WHERE (SELECT created_at FROM {s}.events ORDER BY id LIMIT 1) < ` + cutoff + `::timestamptz
 	) w WHERE w.gone
-), ev_counter AS (
-	UPDATE {s}.event_counter c SET last = c.last + ev_count.n, expired_through = GREATEST(c.expired_through, (SELECT through FROM ev_old))
-	FROM ev_count WHERE ev_count.n > 0
-	RETURNING c.last - ev_count.n AS before
 ), ev AS (
 	INSERT INTO {s}.events (id, type, project_id, prompt_id, created_at, data, version_number, deployment_id)
-	SELECT ev_counter.before + n.ord, n.type, n.project_id, n.prompt_id, n.created_at, n.data, n.version_number, n.deployment_id
-	FROM new_events n, ev_counter
+	SELECT nextval('{s}.event_ids'::regclass), n.type, n.project_id, n.prompt_id, n.created_at, n.data, n.version_number, n.deployment_id
+	FROM new_events n, ev_lock
 	WHERE pg_notify({channel}, COALESCE(n.prompt_id, '') || ' ' || n.project_id) IS NOT NULL
+	ORDER BY n.ord
 	RETURNING id, type, project_id, created_at
 ), ev_queued AS (
 	INSERT INTO {s}.deliveries (webhook_id, event_id, queued_at, next_at)
@@ -145,7 +146,7 @@ func appendEvents(cutoff string) string {
 	) r
 	ORDER BY ev.id, r.webhook_id
 ), ev_gone AS (
-	DELETE FROM {s}.events WHERE id = ANY ((SELECT ids FROM ev_old)::bigint[]) AND EXISTS (SELECT 1 FROM ev_counter)
+	DELETE FROM {s}.events WHERE id = ANY ((SELECT ids FROM ev_old)::bigint[]) AND EXISTS (SELECT FROM ev_lock)
 )`
 }
 
@@ -437,11 +438,11 @@ ORDER BY d.id DESC`,
 )` + appendEvents("$8") + `
 SELECT count(*) FROM ev`,
 
-		// The newest id removed, and the events after $1, at most $2, in
-		// the counter's row (whose event columns are NULL when there is
-		// none): one snapshot for both.
-		qListEvents: `SELECT c.expired_through, ` + eventCols + `
-FROM {s}.event_counter c
+		// The oldest id kept, and the events after $1, at most $2, in its
+		// row (whose event columns are NULL when there is none): one
+		// snapshot for both.
+		qListEvents: `SELECT o.id, ` + eventCols + `
+FROM (SELECT min(id) AS id FROM {s}.events) o
 LEFT JOIN LATERAL (
 	SELECT x.* FROM {s}.events x WHERE x.id > $1 ORDER BY x.id LIMIT $2
 ) e ON true` + eventJoins + `
@@ -449,8 +450,8 @@ ORDER BY e.id`,
 
 		// qListEvents of the projects $3: one index range per project,
 		// each at most a page long, merged.
-		qListEventsByProjects: `SELECT c.expired_through, ` + eventCols + `
-FROM {s}.event_counter c
+		qListEventsByProjects: `SELECT o.id, ` + eventCols + `
+FROM (SELECT min(id) AS id FROM {s}.events) o
 LEFT JOIN LATERAL (
 	SELECT x.* FROM unnest($3::text[]) AS p(id)
 	CROSS JOIN LATERAL (
@@ -460,7 +461,8 @@ LEFT JOIN LATERAL (
 ) e ON true` + eventJoins + `
 ORDER BY e.id`,
 
-		qLastEventID: `SELECT last FROM {s}.event_counter`,
+		// The retention never removes the newest event.
+		qLastEventID: `SELECT COALESCE(max(id), 0) FROM {s}.events`,
 
 		// The webhook and what it subscribes to ($7: the event types, all
 		// of them when $3 is empty), unless a project of $4 is unknown.

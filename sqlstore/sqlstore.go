@@ -38,10 +38,10 @@
 // projects, prompts, versions, environments (what each environment of a
 // prompt points at: one row per prompt and environment with an active
 // version), deployments (the records of the changes of environments),
-// idempotency (see Idempotency); the event log, events and event_counter,
-// and the webhooks, webhooks and webhook_routes (what each subscribes to),
-// with their outbox, deliveries and delivery_attempts (see Events); plus
-// schema_migrations, which Migrate keeps.
+// idempotency (see Idempotency); the event log, events, with the sequence
+// event_ids, and the webhooks, webhooks and webhook_routes (what each
+// subscribes to), with their outbox, deliveries and delivery_attempts (see
+// Events); plus schema_migrations, which Migrate keeps.
 //
 // # Errors
 //
@@ -77,32 +77,36 @@
 // write that changes nothing appends nothing.
 //
 // Event ids increase in the order in which the writes commit, with no
-// gap a reader could see later, whatever the number of processes: they
-// are not taken from a sequence (which hands numbers out in the order
-// transactions ask, so that a reader who saw 42 could miss 41 committing
-// after it), but from the one row of event_counter, which the write moves
-// on as the last statement of its transaction. The row's lock, held until
-// the commit, makes writers take their ids in turn, in the order in which
-// they commit; ids are consecutive. The price: the ends of all writing
-// transactions (that statement and the commit, with its flush to disk)
-// run one at a time, across all processes; the rest of a write runs
-// alongside others as before. A write of one statement (CreateProject,
-// CreatePrompt, UpdatePrompt, CreateVersion) does it in that statement;
-// a transaction (Activate, Deactivate, Rollback, a version created
-// active, a write with an idempotency key) in one more round trip before
-// COMMIT, when it changed something. On a database whose default
-// isolation is above READ COMMITTED, racing writers of one statement fail
-// to serialize on that row: they are run again in a READ COMMITTED
-// transaction, where they wait for it instead.
+// gap a reader could see later, whatever the number of processes. A
+// sequence alone hands numbers out in the order in which transactions ask,
+// so that a reader who saw 42 could miss 41 committing after it. So the
+// write takes its ids (from the sequence event_ids) in its last statement,
+// under a transaction-level advisory lock of the schema's log, which
+// PostgreSQL releases only once the commit is visible: writers take their
+// ids in turn, in the order in which they commit. The price: the ends of
+// all writing transactions (that statement and the commit, with its flush
+// to disk) run one at a time, across all processes; the rest of a write
+// runs alongside others as before. A write of one statement (CreateProject,
+// CreatePrompt, UpdatePrompt, CreateVersion) does it in that statement; a
+// transaction (Activate, Deactivate, Rollback, a version created active, a
+// write with an idempotency key) in one more round trip before COMMIT,
+// when it changed something. Ids need not be consecutive: a write that
+// fails after taking ids leaves a hole that no reader ever sees filled. The
+// lock is taken with pg_advisory_xact_lock and a key derived from the
+// schema's name; an application that shares the database and takes
+// advisory locks too is unlikely to pick the same 64-bit key. On a
+// database whose default isolation is above READ COMMITTED, racing writers
+// of one statement may fail to serialize: they are run again in a READ
+// COMMITTED transaction.
 //
 // Events are kept for the retention (WithEventRetention, by default
 // prompts.DefaultEventRetention, by the Store's clock) and removed
-// afterwards by the writes that append events, up to 64 at a time from
-// the oldest, under the counter's lock, which also records the newest id
-// removed: ListEvents after an older one is prompts.ErrEventsExpired. A
-// delivery goes with its event; attempts past the retention are removed by
-// FinishDelivery, 16 at a time. Nothing runs on a goroutine of its own.
-// A prompt's events hold the prompt as it was (JSON); the others name the
+// afterwards by the writes that append events, under the lock, up to 16 at
+// a time from the oldest, never the newest: ListEvents after an id below
+// the oldest kept, less one, is prompts.ErrEventsExpired. A delivery goes
+// with its event; attempts past the retention are removed by
+// FinishDelivery, 16 at a time. Nothing runs on a goroutine of its own. A
+// prompt's events hold the prompt as it was (JSON); the others name the
 // project, version or deployment record they report, which never change,
 // and a read joins it.
 //
@@ -185,6 +189,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,8 +293,12 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	h := fnv.New64a()
 	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
 	s.lockKey = int64(h.Sum64())
+	h.Reset()
+	h.Write([]byte("github.com/promptkit/prompts/sqlstore.events:" + s.schema))
+	eventLock := int64(h.Sum64())
 	s.channel = Channel(s.schema)
-	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel))
+	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel),
+		"{eventlock}", strconv.FormatInt(eventLock, 10))
 	for i, q := range queryText() {
 		s.queries[i] = r.Replace(q)
 	}

@@ -1,19 +1,12 @@
 -- 0007: the event log (prompts.EventLog), the webhooks and their outbox
 -- (prompts.WebhookStore).
 --
--- event_counter has one row: last is the newest event id handed out,
--- expired_through the newest id the retention removed. A write takes the
--- next ids by moving last on at the end of its transaction, so that the
--- row's lock, held until the commit, hands ids out in the order in which
--- the writes commit (see the package doc).
-
-CREATE TABLE event_counter (
-    one             boolean PRIMARY KEY DEFAULT true CHECK (one),
-    last            bigint NOT NULL CHECK (last >= 0),
-    expired_through bigint NOT NULL CHECK (expired_through >= 0)
-);
-
-INSERT INTO event_counter (last, expired_through) VALUES (0, 0);
+-- Event ids come from event_ids, taken by each write at the end of its
+-- transaction under a transaction-level advisory lock that is released at
+-- the commit: the writes take their ids in the order in which they commit
+-- (see the package doc). CACHE 1, the default, is needed: a session that
+-- cached ids would hand them out in another order.
+CREATE SEQUENCE event_ids AS bigint CACHE 1;
 
 -- One row per event. A prompt's events hold the prompt as it was right
 -- after the change (data, as prompts.Prompt marshals with encoding/json);
