@@ -155,6 +155,19 @@ func (s *fixture) newestRecords(promptID string, n int) []prompts.Deployment {
 	return ds
 }
 
+// failAfter is how long a test waits for what should come at once: a
+// bound for a failure, never a pause that orders things.
+const failAfter = time.Minute
+
+// waitAtOnce is WaitEvents for a wait that must end at once (events
+// follow after), bounded by failAfter so that a Store that waits fails
+// instead of hanging the suite.
+func (s *fixture) waitAtOnce(l prompts.EventLog, after int64) error {
+	ctx, cancel := context.WithTimeout(s.t.Context(), failAfter)
+	defer cancel()
+	return l.WaitEvents(ctx, after)
+}
+
 var eventTests = []test{
 	{"every change appends its event, with the resource as its read answers it right after", func(t *testing.T, s *fixture) {
 		is := is.New(t)
@@ -400,7 +413,7 @@ var eventTests = []test{
 		is.NoErr(err)                            // nothing after it is gone
 		is.Equal(eventIDs(page), eventIDs(kept)) // and all that follows is there
 		is.Equal(s.lastEvent(), kept[1].ID)      // the newest
-		is.NoErr(l.WaitEvents(ctx, first[0].ID)) // events follow: at once
+		is.NoErr(s.waitAtOnce(l, first[0].ID))   // events follow
 		is.Equal(eventIDs(s.eventsAfter(kept[0].ID)), eventIDs(kept[1:]))
 	}},
 	{"WaitEvents returns at once when events follow, when one is appended, and when ctx ends", func(t *testing.T, s *fixture) {
@@ -408,33 +421,39 @@ var eventTests = []test{
 		ctx := t.Context()
 		l := s.eventLog()
 		s.project()
-		is.NoErr(l.WaitEvents(ctx, 0)) // an event follows 0: at once
+		is.NoErr(s.waitAtOnce(l, 0)) // an event follows 0
 
-		// An append from another goroutine ends the wait. WaitEvents may
-		// return early (the caller lists again); the deadline is for a
-		// failure only.
-		last := s.lastEvent()
+		// An append from another goroutine ends the wait, a few times over
+		// so that the wait most likely starts before the append at least
+		// once. WaitEvents may return early (the caller lists again); the
+		// deadline is for a failure only.
 		waited := make(chan error, 1)
-		go func() {
-			ctx, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			for {
-				id, err := l.LastEventID(ctx)
-				if err != nil || id > last {
-					waited <- err
-					return
+		for range 5 {
+			last := s.lastEvent()
+			waiting := make(chan struct{})
+			go func() {
+				ctx, cancel := context.WithTimeout(ctx, failAfter)
+				defer cancel()
+				close(waiting)
+				for {
+					if err := l.WaitEvents(ctx, last); err != nil {
+						waited <- err
+						return
+					}
+					id, err := l.LastEventID(ctx)
+					if err != nil || id > last {
+						waited <- err
+						return
+					}
 				}
-				if err := l.WaitEvents(ctx, last); err != nil {
-					waited <- err
-					return
-				}
-			}
-		}()
-		s.project()
-		is.NoErr(<-waited) // woken by the append
+			}()
+			<-waiting
+			s.project()
+			is.NoErr(<-waited) // woken by the append
+		}
 
 		// ctx ending ends the wait, with ctx's error.
-		last = s.lastEvent()
+		last := s.lastEvent()
 		wctx, cancel := context.WithCancel(ctx)
 		go func() {
 			for {
@@ -449,7 +468,7 @@ var eventTests = []test{
 		case err := <-waited:
 			is.True(errors.Is(err, context.Canceled))       // ctx's error
 			is.True(errors.Is(err, prompts.ErrUnavailable)) // wrapped as the Store's are
-		case <-time.After(time.Minute):
+		case <-time.After(failAfter):
 			t.Fatal("WaitEvents did not return when its context ended")
 		}
 		err := l.WaitEvents(wctx, last)
