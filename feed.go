@@ -33,3 +33,39 @@ type Sink interface {
 	Lost()
 	Recovered()
 }
+
+// Sinks returns a Sink that reports to each of sinks in turn, so that one
+// Feed tells several of them (a cache and a Store's waiters, say):
+//
+//	go feed.Run(ctx, prompts.Sinks(c, store))
+//
+// Nil sinks are skipped.
+func Sinks(sinks ...Sink) Sink {
+	var out sinkList
+	for _, s := range sinks {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type sinkList []Sink
+
+func (l sinkList) Invalidate(ev Invalidation) {
+	for _, s := range l {
+		s.Invalidate(ev)
+	}
+}
+
+func (l sinkList) Lost() {
+	for _, s := range l {
+		s.Lost()
+	}
+}
+
+func (l sinkList) Recovered() {
+	for _, s := range l {
+		s.Recovered()
+	}
+}

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -154,6 +155,53 @@ func BenchmarkCreateVersionParallel(b *testing.B) {
 	if _, err := s.GetVersion(ctx, p.ID, b.N+1); err == nil {
 		b.Fatalf("version %d exists: a number was given twice", b.N+1)
 	}
+}
+
+// BenchmarkCreateVersionParallelPrompts writes versions from 8 goroutines
+// at once, each on a prompt of its own and a connection of its own: the
+// writers meet at no prompt's lock, only where every write meets (the
+// event log's counter). versions/s is the throughput.
+func BenchmarkCreateVersionParallelPrompts(b *testing.B) {
+	const writers = 8 // the test pool holds 8 connections
+	s := newSQLStore(b)
+	proj, _ := fixture(b, s)
+	ctx := context.Background()
+	ids := make([]string, writers)
+	for i := range ids {
+		p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: fmt.Sprintf("p%d", i), Name: "P"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = p.ID
+	}
+	var (
+		next   atomic.Int64
+		failed atomic.Int64
+		wg     sync.WaitGroup
+	)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if _, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: id, Content: "c"}); err != nil {
+					failed.Add(1)
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if failed.Load() > 0 {
+		b.Fatalf("%d of %d writes failed", failed.Load(), b.N)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "versions/s")
 }
 
 // listSize is the number of prompts BenchmarkListPrompts pages through.

@@ -132,10 +132,12 @@ func (s *Store) getActiveByKey(ctx context.Context, projectID, key string, env p
 
 // Activate implements prompts.Store. In one transaction: lock the prompt
 // (one round trip), point the environment at the version and record the
-// change unless it points there already (one), and read the prompt as
-// GetActive does (one); with BEGIN and COMMIT, five.
+// change unless it points there already (one), read the prompt as
+// GetActive does (one), and append the record's event if there is one
+// (one); with BEGIN and COMMIT, five or six.
 func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
-	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.activate(ctx, in) })
+	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.activate(ctx, in) })
+	return woke(s, a, err)
 }
 
 func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
@@ -166,10 +168,12 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 
 // Deactivate implements prompts.Store. In one transaction: lock the prompt
 // (one round trip), point env at no version and record the change when it
-// pointed at one (one), and read the prompt as GetActive does (one); with
-// BEGIN and COMMIT, five.
+// pointed at one (one), read the prompt as GetActive does (one), and
+// append the record's event if there is one (one); with BEGIN and COMMIT,
+// five or six.
 func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
-	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.deactivate(ctx, in) })
+	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.deactivate(ctx, in) })
+	return woke(s, a, err)
 }
 
 func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
@@ -188,17 +192,23 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 			return err
 		}
 		var changed bool
-		return st.QueryRowContext(ctx, c.promptID, string(c.env), c.now.UnixMicro(), c.recordID,
+		err = st.QueryRowContext(ctx, c.promptID, string(c.env), c.now.UnixMicro(), c.recordID,
 			nullString(c.actor()), nullString(c.reason()), c.now).Scan(&changed)
+		if err == nil && changed {
+			tx.emit(c.event())
+		}
+		return err
 	}, qClearEnvironment)
 }
 
 // Rollback implements prompts.Store. In one transaction: lock the prompt
 // (one round trip), read the version before the environment's latest
 // change (one), point the environment at it and record the change (one),
-// and read the prompt as GetActive does (one); with BEGIN and COMMIT, six.
+// read the prompt as GetActive does (one), and append the record's event
+// (one); with BEGIN and COMMIT, seven.
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
-	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.rollback(ctx, in) })
+	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.rollback(ctx, in) })
+	return woke(s, a, err)
 }
 
 func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
@@ -238,8 +248,9 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 // change is a change of what an environment of a prompt points at, as
 // changeEnvironment hands it to the step that makes it.
 type change struct {
-	promptID string
-	env      prompts.Environment
+	promptID  string
+	projectID string
+	env       prompts.Environment
 	prompts.Change
 	now          time.Time
 	recordID     string // the id of the change's deployment record
@@ -256,13 +267,18 @@ func (c change) precondition() error {
 	return nil
 }
 
+// event is the event of the change's deployment record.
+func (c change) event() pendingEvent {
+	return pendingEvent{typ: prompts.EventDeploymentCreated, projectID: c.projectID, promptID: c.promptID, deploymentID: c.recordID, at: c.now}
+}
+
 func (c change) actor() *string  { return nonEmpty(c.Actor) }
 func (c change) reason() *string { return nonEmpty(c.Reason) }
 
 // point points the environment at the version with this number or id
 // (one of them nil), unless it points there already, and records the
-// change as action, if the change's precondition holds and the promotion
-// guard lets it. It reports whether the version exists; the caller answers
+// change as action (and its event, for tx's commit), if the change's
+// precondition holds and the promotion guard lets it. It reports whether the version exists; the caller answers
 // that and the precondition, in the order of checks, before the guard's
 // error, which point returns.
 func (c change) point(ctx context.Context, tx *tx, number, id any, action prompts.Action) (found bool, err error) {
@@ -277,6 +293,9 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
 		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, c.AllowVariableChange).
 		Scan(&found, &changed, &refused, &target, &current)
+	if err == nil && changed {
+		tx.emit(c.event())
+	}
 	if err != nil || !refused {
 		return found, err
 	}
@@ -301,12 +320,12 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
 	a, err := func() (prompts.ActivePrompt, error) {
-		revision, latest, err := lockEnvironments(ctx, tx, promptID)
+		revision, latest, projectID, err := lockEnvironments(ctx, tx, promptID)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		c := change{promptID: promptID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
+		c := change{promptID: promptID, projectID: projectID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
 			holds: ch.IfRevision == 0 || ch.IfRevision == revision}
 		if err := step(ctx, tx, c); err != nil {
 			return prompts.ActivePrompt{}, err
@@ -321,7 +340,7 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
 	}
 	if own {
-		if err := tx.Commit(); err != nil {
+		if err := tx.commit(ctx); err != nil {
 			return prompts.ActivePrompt{}, s.fail(ctx, err)
 		}
 	}
@@ -330,20 +349,20 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 
 // lockEnvironments locks the prompt's row for the rest of tx, which
 // serializes the changes of what its environments point at, and returns
-// its revision and latest deployment id. An unknown prompt is ErrNotFound.
-// What tx reads after it is what the writer it may have waited for
-// committed.
-func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment string, err error) {
+// its revision, latest deployment id and project. An unknown prompt is
+// ErrNotFound. What tx reads after it is what the writer it may have
+// waited for committed.
+func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment, projectID string, err error) {
 	st, err := tx.stmt(ctx, qLockEnvironments)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	var latest sql.NullString
-	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest)
+	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", prompts.NotFound("prompt")
+		return 0, "", "", prompts.NotFound("prompt")
 	}
-	return revision, latest.String, err
+	return revision, latest.String, projectID, err
 }
 
 // nonEmpty returns nil for "", else a pointer to s.
@@ -390,30 +409,13 @@ func (s *Store) listDeployments(ctx context.Context, f prompts.DeploymentFilter)
 	out := make([]prompts.Deployment, 0, min(n+1, 16))
 	for rows.Next() {
 		found = true
-		var (
-			id, env, action, vid, pvid, actor, reason sql.NullString
-			number, previous                          sql.NullInt64
-			created                                   sql.NullTime
-		)
-		if err := rows.Scan(&id, &env, &action, &vid, &number, &pvid, &previous, &actor, &reason, &created); err != nil {
+		var r deploymentRow
+		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, false, s.fail(ctx, err)
 		}
-		if !id.Valid {
-			continue // the prompt, without records on this page
-		}
-		out = append(out, prompts.Deployment{
-			ID:                    id.String,
-			PromptID:              f.PromptID,
-			Environment:           prompts.Environment(env.String),
-			Action:                prompts.Action(action.String),
-			VersionID:             ptrString(vid),
-			VersionNumber:         ptrInt(number),
-			PreviousVersionID:     ptrString(pvid),
-			PreviousVersionNumber: ptrInt(previous),
-			Actor:                 ptrString(actor),
-			Reason:                ptrString(reason),
-			CreatedAt:             created.Time.UTC(),
-		})
+		if d, ok := r.deployment(f.PromptID); ok {
+			out = append(out, d)
+		} // else the prompt, without records on this page
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, s.fail(ctx, err)
@@ -425,6 +427,38 @@ func (s *Store) listDeployments(ctx context.Context, f prompts.DeploymentFilter)
 		return out[:n], true, nil
 	}
 	return out, false, nil
+}
+
+// deploymentRow receives the columns deploymentCols, which an outer join
+// may leave NULL.
+type deploymentRow struct {
+	id, env, action, vid, pvid, actor, reason sql.NullString
+	number, previous                          sql.NullInt64
+	created                                   sql.NullTime
+}
+
+func (r *deploymentRow) dest() []any {
+	return []any{&r.id, &r.env, &r.action, &r.vid, &r.number, &r.pvid, &r.previous, &r.actor, &r.reason, &r.created}
+}
+
+// deployment returns the record, or false when the columns were NULL.
+func (r *deploymentRow) deployment(promptID string) (prompts.Deployment, bool) {
+	if !r.id.Valid {
+		return prompts.Deployment{}, false
+	}
+	return prompts.Deployment{
+		ID:                    r.id.String,
+		PromptID:              promptID,
+		Environment:           prompts.Environment(r.env.String),
+		Action:                prompts.Action(r.action.String),
+		VersionID:             ptrString(r.vid),
+		VersionNumber:         ptrInt(r.number),
+		PreviousVersionID:     ptrString(r.pvid),
+		PreviousVersionNumber: ptrInt(r.previous),
+		Actor:                 ptrString(r.actor),
+		Reason:                ptrString(r.reason),
+		CreatedAt:             r.created.Time.UTC(),
+	}, true
 }
 
 func ptrString(s sql.NullString) *string {

@@ -35,6 +35,17 @@ var queryNames = [numQueries]string{
 	qGetIdempotency:               "Idempotency (replay)",
 	qSaveIdempotency:              "Idempotency (save)",
 	qExpireIdempotency:            "Idempotency (expire)",
+	qAppendEvents:                 "Events (append, at a transaction's end)",
+	qListEvents:                   "ListEvents",
+	qListEventsByProjects:         "ListEvents (projects)",
+	qLastEventID:                  "LastEventID",
+	qCreateWebhook:                "CreateWebhook",
+	qGetWebhook:                   "GetWebhook",
+	qListWebhooks:                 "ListWebhooks",
+	qDeleteWebhook:                "DeleteWebhook",
+	qListDeliveryAttempts:         "ListDeliveryAttempts",
+	qClaimDeliveries:              "ClaimDeliveries",
+	qFinishDelivery:               "FinishDelivery",
 }
 
 // Queries returns the Store's statements by name, in order.

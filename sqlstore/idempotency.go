@@ -66,7 +66,7 @@ func idempotent[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt]
 			return zero, s.fail(ctx, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(ctx); err != nil {
 		return zero, s.fail(ctx, err)
 	}
 	return v, nil

@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		os.Exit(runSwapChild()) // a process of TestSwapAcrossProcesses
 	case "idempotency":
 		os.Exit(runIdempotencyChild()) // a process of TestIdempotencyAcrossProcesses
+	case "events":
+		os.Exit(runEventsChild()) // a process of TestEventsInCommitOrderAcrossProcesses
+	case "claims":
+		os.Exit(runClaimsChild()) // a process of TestClaimDeliveriesAcrossProcesses
 	default:
 		os.Exit(runChild()) // a writer process of TestCreateVersionAcrossProcesses
 	}

@@ -199,10 +199,14 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.Equal(appliedCount(t, schema), migrationCount(t)) // every migration recorded
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
-	is.Equal(tables, []string{"deployments", "environments", "idempotency", "projects", "prompts", "schema_migrations", "versions"}) // the pointers moved; the history is new
+	is.Equal(tables, []string{"deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
+		"projects", "prompts", "schema_migrations", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events and webhooks are new
 	var records int
 	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))
 	is.Equal(records, 0) // and empty: the first release kept none
+	last, err := s.LastEventID(ctx)
+	is.NoErr(err)
+	is.Equal(last, int64(0)) // nor events
 
 	prod, err := s.GetActive(ctx, promptID, prompts.Production)
 	is.NoErr(err)
@@ -250,6 +254,20 @@ func TestMigrateUpgradesData(t *testing.T) {
 	rolled, err := s.Rollback(ctx, prompts.Rollback{PromptID: promptID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.Equal(rolled.ActiveVersion.ID, v1ID) // back to what the old data had
+
+	// The writes since the upgrade are in the event log, from id 1, with
+	// the resources they made: the old data's versions among them.
+	events, _, err := s.ListEvents(ctx, prompts.EventFilter{})
+	is.NoErr(err)
+	var got []string
+	for i, e := range events {
+		is.Equal(e.ID, int64(i+1)) // from 1, in order
+		got = append(got, string(e.Type))
+	}
+	is.Equal(got, []string{"version.created", "deployment.created", "deployment.created", "deployment.created"})
+	is.Equal(events[0].Version.VersionNumber, 3)
+	is.Equal(*events[3].Deployment.VersionID, v1ID)
+	is.Equal(*events[3].Deployment.PreviousVersionID, v3.ID)
 }
 
 // TestMigrateVariables: migration 4 gives the versions stored before it

@@ -15,9 +15,11 @@ import (
 
 var updatePlans = flag.Bool("update-plans", false, "write the query plans of TestQueryPlans to PLANS.md")
 
-// TestQueryPlans fills a schema with 1,000 projects, 100,000 prompts and
-// 100,000 versions, and checks that the plan of every statement of the
-// Store reads through indexes, never a sequential scan of a table: both
+// TestQueryPlans fills a schema with 1,000 projects, 100,000 prompts,
+// 100,000 versions, deployment records, events, deliveries and attempts,
+// and checks that the
+// plan of every statement of the Store reads through indexes, never a
+// sequential scan of a table: both
 // the custom plan PostgreSQL makes for the first executions of a prepared
 // statement and the generic plan it may switch to after five. With
 // -update-plans it writes the plans to PLANS.md.
@@ -54,41 +56,80 @@ SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_se
 	exec(`INSERT INTO {s}.idempotency (id, op, request, prompt_id, version_id, version_number, created_at)
 SELECT sha256(('key-' || i)::bytea), 'create_version', 'req', '02' || lpad(i::text, 24, '0'), '03' || lpad(i::text, 24, '0'), 1, now() - i * interval '1 second'
 FROM generate_series(1, 100000) i`)
-	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments, {s}.idempotency`)
+	// 100,000 deployment records, 100 for each of the 1,000 prompts with
+	// versions.
+	exec(`INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, created_at)
+SELECT '02' || lpad(i::text, 24, '0'), '04' || lpad((i * 1000 + n)::text, 24, '0'), 'production', 'activate', n, NULLIF(n - 1, 0), now()
+FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
+	// 100,000 events, versions of the prompts above; 1,000 webhooks, each
+	// on a project of its own, and 10 on all; 100,000 deliveries, one in
+	// a hundred due, the others an hour away; 100,000 attempts.
+	exec(`INSERT INTO {s}.events (id, type, project_id, prompt_id, created_at, version_number)
+SELECT i, 'version.created', '01' || lpad((1 + (1 + i % 1000) % 1000)::text, 24, '0'), '02' || lpad((1 + i % 1000)::text, 24, '0'),
+	now() - (100000 - i) * interval '1 second', 1 + i % 100
+FROM generate_series(1, 100000) i`)
+	exec(`INSERT INTO {s}.webhooks (id, url, events, project_ids, secret, created_at)
+SELECT '05' || lpad(i::text, 24, '0'), 'https://hooks.example.com/' || i, '{}',
+	CASE WHEN i <= 1000 THEN ARRAY['01' || lpad(i::text, 24, '0')] END, 'whsec_x', now()
+FROM generate_series(1, 1010) i`)
+	exec(`INSERT INTO {s}.webhook_routes (event_type, project_id, webhook_id)
+SELECT t, COALESCE(w.project_ids[1], ''), w.id FROM {s}.webhooks w,
+	unnest(ARRAY['project.created', 'prompt.created', 'prompt.updated', 'version.created', 'deployment.created']) t`)
+	exec(`INSERT INTO {s}.deliveries (webhook_id, event_id, queued_at, next_at)
+SELECT '05' || lpad((1 + i % 1000)::text, 24, '0'), i, now(), now() + CASE WHEN i % 100 = 0 THEN interval '-1 minute' ELSE interval '1 hour' END
+FROM generate_series(1, 100000) i`)
+	exec(`INSERT INTO {s}.delivery_attempts (id, webhook_id, event_id, attempt, at, status_code, error, duration)
+SELECT '06' || lpad(i::text, 24, '0'), '05' || lpad((1 + i % 1000)::text, 24, '0'), i, 1, now(), 200, '', 1000000
+FROM generate_series(1, 100000) i`)
+	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments, {s}.idempotency, {s}.deployments,
+	{s}.events, {s}.webhooks, {s}.webhook_routes, {s}.deliveries, {s}.delivery_attempts`)
 
 	project := func(i int) string { return fmt.Sprintf("'01%024d'", i) }
 	prompt := func(i int) string { return fmt.Sprintf("'02%024d'", i) }
 	version := func(i, n int) string { return fmt.Sprintf("'03%024d'", i*1000+n) }
+	webhook := func(i int) string { return fmt.Sprintf("'05%024d'", i) }
 	const now, micros = "'2026-11-21T22:19:26.123456Z'", "1763763566123456"
+	const cutoff = "'2026-11-14T22:19:26.123456Z'" // the retention's
 	args := map[string]string{
-		"CreateProject":                        "'04000000000000000000000001', 'New', 'new', '', false, " + now,
-		"GetProject":                           project(8),
-		"ListProjects":                         "'', 101",
-		"ListProjects (ids)":                   "ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreatePrompt":                         "'04000000000000000000000002', " + project(8) + ", 'new', 'New', NULL, " + now + ", " + micros,
-		"GetPrompt":                            prompt(7),
-		"UpdatePrompt":                         prompt(7) + ", true, 'key-new', false, '', true, NULL, " + micros,
-		"ListPrompts":                          prompt(90000) + ", 101",
-		"ListPrompts (one project)":            project(8) + ", " + prompt(50000) + ", 101",
-		"ListPrompts (several projects)":       "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
-		"ListPrompts (key)":                    "'key-7', " + prompt(7000) + ", 101",
-		"ListPrompts (key in projects)":        "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreateVersion":                        prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name']",
-		"CreateVersion (retry under the lock)": prompt(7) + ", '04000000000000000000000003'",
-		"GetVersion":                           prompt(7) + ", 50",
-		"ListVersions":                         prompt(7) + ", " + version(7, 50) + ", 101",
-		"GetActive":                            prompt(7) + ", 'production'",
-		"GetActiveByKey":                       project(8) + ", 'key-0', 'production'",
-		"Activate, Deactivate (lock)":          prompt(7),
-		"Activate (point)":                     prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true, false",
-		"Deactivate (clear)":                   prompt(7) + ", 'staging', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now,
-		"Rollback (target)":                    prompt(7) + ", 'staging'",
-		"ListDeployments":                      prompt(7) + ", '~', 101",
-		"ListDeployments (one environment)":    prompt(7) + ", '~', 101, 'production'",
-		"Idempotency (claim)":                  "sha256('key-7'), 'create_version', 'req', " + now + ", " + now,
-		"Idempotency (replay)":                 "sha256('key-7')",
-		"Idempotency (save)":                   "sha256('key-7'), " + prompt(7) + ", " + version(7, 3) + ", 3, NULL",
-		"Idempotency (expire)":                 now,
+		"CreateProject":                           "'04000000000000000000000001', 'New', 'new', '', false, " + now + ", " + cutoff,
+		"GetProject":                              project(8),
+		"ListProjects":                            "'', 101",
+		"ListProjects (ids)":                      "ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
+		"CreatePrompt":                            "'04000000000000000000000002', " + project(8) + ", 'new', 'New', NULL, " + now + ", " + micros + `, true, '{"id": "x"}', ` + cutoff,
+		"GetPrompt":                               prompt(7),
+		"UpdatePrompt":                            prompt(7) + ", true, 'key-new', false, '', true, NULL, " + micros + ", " + now + ", " + cutoff,
+		"ListPrompts":                             prompt(90000) + ", 101",
+		"ListPrompts (one project)":               project(8) + ", " + prompt(50000) + ", 101",
+		"ListPrompts (several projects)":          "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
+		"ListPrompts (key)":                       "'key-7', " + prompt(7000) + ", 101",
+		"ListPrompts (key in projects)":           "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
+		"CreateVersion":                           prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name'], true, " + cutoff,
+		"CreateVersion (retry under the lock)":    prompt(7) + ", '04000000000000000000000003'",
+		"GetVersion":                              prompt(7) + ", 50",
+		"ListVersions":                            prompt(7) + ", " + version(7, 50) + ", 101",
+		"GetActive":                               prompt(7) + ", 'production'",
+		"GetActiveByKey":                          project(8) + ", 'key-0', 'production'",
+		"Activate, Deactivate (lock)":             prompt(7),
+		"Activate (point)":                        prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true, false",
+		"Deactivate (clear)":                      prompt(7) + ", 'staging', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now,
+		"Rollback (target)":                       prompt(7) + ", 'staging'",
+		"ListDeployments":                         prompt(7) + ", '~', 101",
+		"ListDeployments (one environment)":       prompt(7) + ", '~', 101, 'production'",
+		"Idempotency (claim)":                     "sha256('key-7'), 'create_version', 'req', " + now + ", " + now,
+		"Idempotency (replay)":                    "sha256('key-7')",
+		"Idempotency (save)":                      "sha256('key-7'), " + prompt(7) + ", " + version(7, 3) + ", 3, NULL",
+		"Idempotency (expire)":                    now,
+		"Events (append, at a transaction's end)": "ARRAY['version.created', 'deployment.created'], ARRAY[" + project(8) + ", " + project(8) + "], ARRAY[" + prompt(7) + ", " + prompt(7) + "], ARRAY['', ''], ARRAY[3, 0], ARRAY['', '04000000000000000000000004'], ARRAY[" + now + ", " + now + "]::timestamptz[], " + cutoff,
+		"ListEvents":                              "50000, 101",
+		"ListEvents (projects)":                   "50000, 101, ARRAY[" + project(8) + ", " + project(9) + "]",
+		"LastEventID":                             "",
+		"CreateWebhook":                           "'04000000000000000000000005', 'https://example.com/', '{}', ARRAY[" + project(8) + "], 'whsec_x', " + now + ", ARRAY['project.created', 'prompt.created']",
+		"GetWebhook":                              webhook(7),
+		"ListWebhooks":                            webhook(500) + ", 101",
+		"DeleteWebhook":                           webhook(7),
+		"ListDeliveryAttempts":                    webhook(7) + ", '~', 101",
+		"ClaimDeliveries":                         "now(), 16, now() + interval '30 seconds', now() - interval '7 days'",
+		"FinishDelivery":                          "5000, '04000000000000000000000006', " + now + ", 503, '', 1000000, " + now + ", " + cutoff,
 	}
 
 	var doc strings.Builder
@@ -102,17 +143,24 @@ FROM generate_series(1, 100000) i`)
 		exec(`DEALLOCATE ALL`)
 		exec(`PREPARE plan_test AS ` + texts[i])
 		var plans [2]string
+		execute := "EXECUTE plan_test"
+		if arg != "" {
+			execute += "(" + arg + ")"
+		}
 		for j, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			exec(`SET plan_cache_mode = ` + mode)
 			var lines []string
-			is.NoErr(conn.SelectContext(ctx, &lines, `EXPLAIN (COSTS OFF) EXECUTE plan_test(`+arg+`)`)) // explain
+			is.NoErr(conn.SelectContext(ctx, &lines, `EXPLAIN (COSTS OFF) `+execute)) // explain
 			plans[j] = strings.Join(lines, "\n")
 			scans := strings.Contains(plans[j], "Scan")
 			if strings.Contains(plans[j], "Seq Scan") || scans && !strings.Contains(plans[j], "Index") {
 				t.Errorf("%s, %s: not on indexes:\n%s", name, mode, plans[j])
 			}
 		}
-		fmt.Fprintf(&doc, "## %s\n\n```sql\n%s\n```\n\n", name, strings.ReplaceAll(texts[i], `"`+q+`"`, "prompts"))
+		// As the default schema shows them.
+		shown := strings.NewReplacer(`"`+q+`"`, "prompts", sqlstore.Channel(q), sqlstore.Channel(sqlstore.DefaultSchema))
+		plans[0], plans[1] = shown.Replace(plans[0]), shown.Replace(plans[1])
+		fmt.Fprintf(&doc, "## %s\n\n```sql\n%s\n```\n\n", name, shown.Replace(texts[i]))
 		if plans[0] == plans[1] {
 			fmt.Fprintf(&doc, "Plan (custom and generic alike), for `EXECUTE (%s)`:\n\n```\n%s\n```\n\n", arg, plans[0])
 		} else {
@@ -130,8 +178,9 @@ const plansHeader = `# Query plans
 
 The plans PostgreSQL 15 makes for every statement of sqlstore, on a schema
 holding 1,000 projects, 100,000 prompts (100 per project, 1,000 per key) and
-100,000 versions (100 for each of 1,000 prompts) and 100,000 idempotency
-records, analyzed. The statements
+100,000 versions and deployment records (100 for each of 1,000 prompts),
+100,000 idempotency records, 100,000 events, 1,010 webhooks, 100,000 deliveries (1,000 due)
+and 100,000 delivery attempts, analyzed. The statements
 are prepared, so both plans matter: the custom plan PostgreSQL makes for the
 first five executions with the actual arguments, and the generic plan it may
 use after that. Every one reads through an index: no statement scans a
@@ -143,6 +192,7 @@ Generated by TestQueryPlans, which fails if a plan has a sequential scan:
 
     PROMPTS_TEST_DATABASE_URL=postgres://... go test ./sqlstore -run TestQueryPlans -update-plans
 
-Schema names are shown as ` + "`prompts`" + `, the default.
+Schema names, and the channel the writes notify on, are shown as the
+default schema's, ` + "`prompts`" + `.
 
 `

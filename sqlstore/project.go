@@ -6,14 +6,17 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/promptkit/prompts"
 )
 
-// CreateProject implements prompts.Store. One round trip.
+// CreateProject implements prompts.Store. One round trip, which appends
+// the event.
 func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
-	return bounded(ctx, func() (prompts.Project, error) { return s.createProject(ctx, in) })
+	p, err := bounded(ctx, func() (prompts.Project, error) { return s.createProject(ctx, in) })
+	return woke(s, p, err)
 }
 
 func (s *Store) createProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
@@ -29,11 +32,10 @@ func (s *Store) createProject(ctx context.Context, in prompts.NewProject) (promp
 		IsPrivate:   in.IsPrivate,
 		CreatedAt:   now,
 	}
-	st, err := s.stmt(ctx, qCreateProject)
-	if err != nil {
-		return prompts.Project{}, s.fail(ctx, err)
-	}
-	_, err = st.ExecContext(ctx, p.ID, p.Name, p.Slug, p.Description, p.IsPrivate, p.CreatedAt)
+	err := s.single(ctx, qCreateProject, func(st *sqlx.Stmt) error {
+		_, err := st.ExecContext(ctx, p.ID, p.Name, p.Slug, p.Description, p.IsPrivate, p.CreatedAt, s.cutoff())
+		return err
+	})
 	if isUniqueViolation(err, constraintSlug) {
 		// database/sql runs a statement again on a fresh connection when
 		// the first one broke without an answer; the first run may have
@@ -127,6 +129,55 @@ func listPage[T any](ctx context.Context, s *Store, q query, args []any, n int, 
 		return out[:n], true, nil
 	}
 	return out, false, nil
+}
+
+// projectRow receives the columns projectCols, which an outer join may
+// leave NULL.
+type projectRow struct {
+	id, name, slug, description sql.NullString
+	private                     sql.NullBool
+	created                     sql.NullTime
+}
+
+func (r *projectRow) dest() []any {
+	return []any{&r.id, &r.name, &r.slug, &r.description, &r.private, &r.created}
+}
+
+// project returns the project, or false when the columns were NULL.
+func (r *projectRow) project() (prompts.Project, bool) {
+	if !r.id.Valid {
+		return prompts.Project{}, false
+	}
+	return prompts.Project{ID: r.id.String, Name: r.name.String, Slug: r.slug.String, Description: r.description.String,
+		IsPrivate: r.private.Bool, CreatedAt: r.created.Time.UTC()}, true
+}
+
+// single runs a write of one statement, q: run executes it on the
+// statement it is given. When the database's default isolation is above
+// READ COMMITTED, writers racing for a row (the event counter's, which
+// every write that appends events takes) fail to serialize; then single
+// runs q again in a READ COMMITTED transaction of its own, where a writer
+// waits for the lock instead. Its errors are run's, or the domain's.
+func (s *Store) single(ctx context.Context, q query, run func(*sqlx.Stmt) error) error {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	if err := run(st); !isSerializationFailure(err) {
+		return err
+	}
+	tx, err := s.begin(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op once committed
+	if st, err = tx.stmt(ctx, q); err != nil {
+		return s.fail(ctx, err)
+	}
+	if err := run(st); err != nil {
+		return err
+	}
+	return s.fail(ctx, tx.Commit())
 }
 
 func scanProject(sc scanner) (prompts.Project, error) {

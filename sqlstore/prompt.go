@@ -5,15 +5,17 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/promptkit/prompts"
 )
 
 // CreatePrompt implements prompts.Store. One round trip: the insert reads
-// the project in the same statement.
+// the project, and appends the event, in the same statement.
 func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
-	return bounded(ctx, func() (prompts.Prompt, error) { return s.createPrompt(ctx, in) })
+	p, err := bounded(ctx, func() (prompts.Prompt, error) { return s.createPrompt(ctx, in) })
+	return woke(s, p, err)
 }
 
 func (s *Store) createPrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
@@ -33,30 +35,37 @@ func (s *Store) createPrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 		CreatedAt:   now,
 		Revision:    prompts.NextRevision(0, now),
 	}
+	event, err := promptEvent(prompts.EventPromptCreated, p, now)
+	if err != nil {
+		return prompts.Prompt{}, prompts.Internal(err)
+	}
+	insert := func(st *sqlx.Stmt, appendEvent bool, n *int) error {
+		return st.QueryRowContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt, p.Revision,
+			appendEvent, event.data, s.cutoff()).Scan(n)
+	}
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opCreatePrompt, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.Prompt, error) {
 			st, err := tx.stmt(ctx, qCreatePrompt)
 			if err != nil {
 				return prompts.Prompt{}, err
 			}
-			res, err := st.ExecContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt, p.Revision)
+			var n int
+			err = insert(st, false, &n)
 			if isUniqueViolation(err, constraintPromptKey) {
 				return prompts.Prompt{}, prompts.KeyTaken(p.Key)
 			}
 			if err != nil {
 				return prompts.Prompt{}, err
 			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return prompts.Prompt{}, errors.Join(err, prompts.NotFound("project"))
+			if n == 0 {
+				return prompts.Prompt{}, prompts.NotFound("project")
 			}
+			tx.emit(event)
 			return p, nil
 		}, qCreatePrompt)
 	}
-	st, err := s.stmt(ctx, qCreatePrompt)
-	if err != nil {
-		return prompts.Prompt{}, s.fail(ctx, err)
-	}
-	res, err := st.ExecContext(ctx, p.ID, p.ProjectID, p.Key, p.Name, nullString(p.Description), p.CreatedAt, p.Revision)
+	var n int
+	err = s.single(ctx, qCreatePrompt, func(st *sqlx.Stmt) error { return insert(st, true, &n) })
 	if isUniqueViolation(err, constraintPromptKey) {
 		// As in CreateProject: a run that database/sql repeated after a
 		// broken connection may find its own first run's row.
@@ -73,9 +82,7 @@ func (s *Store) createPrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 	if err != nil {
 		return prompts.Prompt{}, s.fail(ctx, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return prompts.Prompt{}, s.fail(ctx, err)
-	} else if n == 0 {
+	if n == 0 {
 		return prompts.Prompt{}, prompts.NotFound("project")
 	}
 	return p, nil
@@ -104,11 +111,13 @@ func (s *Store) getPrompt(ctx context.Context, id string) (prompts.Prompt, error
 	return p, nil
 }
 
-// UpdatePrompt implements prompts.Store. One round trip; the zero update
-// only reads. An update to the values the prompt has writes them again but
-// keeps the revision.
+// UpdatePrompt implements prompts.Store. One round trip, which appends the
+// event when a value changes; the zero update only reads. An update to the
+// values the prompt has writes them again but keeps the revision, and
+// appends no event.
 func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
-	return bounded(ctx, func() (prompts.Prompt, error) { return s.updatePrompt(ctx, id, in) })
+	p, err := bounded(ctx, func() (prompts.Prompt, error) { return s.updatePrompt(ctx, id, in) })
+	return woke(s, p, err)
 }
 
 func (s *Store) updatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
@@ -125,12 +134,13 @@ func (s *Store) updatePrompt(ctx context.Context, id string, in prompts.PromptUp
 	if in.Description.Set && !in.Description.Null {
 		desc = in.Description.Value
 	}
-	st, err := s.stmt(ctx, qUpdatePrompt)
-	if err != nil {
-		return prompts.Prompt{}, s.fail(ctx, err)
-	}
-	p, err := scanPrompt(st.QueryRowContext(ctx, id,
-		in.Key.Set, in.Key.Value, in.Name.Set, in.Name.Value, in.Description.Set, desc, s.clock.Now().UnixMicro()))
+	now := s.clock.Now()
+	var p prompts.Prompt
+	err := s.single(ctx, qUpdatePrompt, func(st *sqlx.Stmt) (err error) {
+		p, err = scanPrompt(st.QueryRowContext(ctx, id,
+			in.Key.Set, in.Key.Value, in.Name.Set, in.Name.Value, in.Description.Set, desc, now.UnixMicro(), now, s.cutoff()))
+		return err
+	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return prompts.Prompt{}, prompts.NotFound("prompt")

@@ -37,6 +37,17 @@ const (
 	qGetIdempotency
 	qSaveIdempotency
 	qExpireIdempotency
+	qAppendEvents
+	qListEvents
+	qListEventsByProjects
+	qLastEventID
+	qCreateWebhook
+	qGetWebhook
+	qListWebhooks
+	qDeleteWebhook
+	qListDeliveryAttempts
+	qClaimDeliveries
+	qFinishDelivery
 	numQueries
 )
 
@@ -52,12 +63,105 @@ const (
 	// nextRevision is prompts.NextRevision of the row's revision at the
 	// time $8.
 	nextRevision = `GREATEST(p.revision + 1, $8::bigint)`
+	// promptChanged is whether qUpdatePrompt changes a value of the row
+	// old.
+	promptChanged = `(($2::boolean AND old.key IS DISTINCT FROM $3::text)
+		OR ($4::boolean AND old.name IS DISTINCT FROM $5::text)
+		OR ($6::boolean AND old.description IS DISTINCT FROM $7::text))`
+
+	// eventCols are an event's columns (events e) and those of what it
+	// names, from eventJoins: the project (j), the version (v), the
+	// deployment record (d) with its versions (dv, dp).
+	eventCols = `e.id, e.type, e.project_id, e.prompt_id, e.created_at, e.data,
+	j.id, j.name, j.slug, j.description, j.is_private, j.created_at,
+	` + versionCols + `,
+	d.id, d.environment, d.action, dv.id, d.version_number, dp.id, d.previous_version_number, d.actor, d.reason, d.created_at`
+	//
+	//
+	// Each lookup is a LATERAL subquery that the planner may not flatten
+	// (OFFSET 0): one index probe per event, where a join estimated on a
+	// page of unknown size (LIMIT $n in a generic plan) would read whole
+	// tables.
+	eventJoins = `
+LEFT JOIN LATERAL (
+	SELECT * FROM {s}.projects pj WHERE e.type = 'project.created' AND pj.id = e.project_id OFFSET 0
+) j ON true
+LEFT JOIN LATERAL (
+	SELECT * FROM {s}.versions pv
+	WHERE e.type = 'version.created' AND pv.prompt_id = e.prompt_id AND pv.version_number = e.version_number OFFSET 0
+) v ON true
+LEFT JOIN LATERAL (
+	SELECT * FROM {s}.deployments pd
+	WHERE e.type = 'deployment.created' AND pd.prompt_id = e.prompt_id AND pd.id = e.deployment_id OFFSET 0
+) d ON true
+LEFT JOIN {s}.versions dv ON dv.prompt_id = d.prompt_id AND dv.version_number = d.version_number
+LEFT JOIN {s}.versions dp ON dp.prompt_id = d.prompt_id AND dp.version_number = d.previous_version_number`
+
+	webhookCols = `w.id, w.url, w.events, w.project_ids, w.secret, w.created_at`
+	// noEvent is the columns of new_events (see appendEvents) after the
+	// first four, for an event that holds no data and names no version
+	// or record.
+	noEvent = `NULL::json AS data, NULL::integer AS version_number, NULL::text AS deployment_id`
 )
+
+// appendEvents ends the WITH list of a statement that appends the rows of
+// its CTE new_events (ord, type, project_id, prompt_id, data,
+// version_number, deployment_id, created_at; ord 1, 2, … in the log's
+// order) to the event log, and queues a delivery of each to the webhooks
+// it matches. When there are rows, it takes the Store's advisory lock of
+// the log ({eventlock}) until the commit, so the statement must be the
+// last of its transaction, and under it the ids, from the sequence
+// event_ids, in ord order: the sort comes before the projection that calls
+// nextval, which comes after the join that took the lock. Under the lock
+// too, it removes the oldest events when the oldest was created before
+// the time cutoff (a parameter): up to 16, the prefix of the log that old.
+// Each event notifies "<prompt id> <project id>" on the Store's channel.
+//
+// ev_old reads the statement's snapshot, which may be older than the
+// lock: rows another writer removed meanwhile are skipped by the DELETE.
+// The events this statement appends are not in that snapshot: the newest
+// events are never removed.
+func appendEvents(cutoff string) string {
+	return `, ev_lock AS (
+	SELECT pg_advisory_xact_lock({eventlock})::text AS locked FROM (SELECT FROM new_events LIMIT 1) x
+), ev_old AS (
+	SELECT array_agg(w.id) AS ids FROM (
+		SELECT f.id, bool_and(f.created_at < ` + cutoff + `::timestamptz) OVER (ORDER BY f.id) AS gone
+		FROM (SELECT id, created_at FROM {s}.events ORDER BY id LIMIT 16) f
+		WHERE (SELECT created_at FROM {s}.events ORDER BY id LIMIT 1) < ` + cutoff + `::timestamptz
+	) w WHERE w.gone
+), ev AS (
+	INSERT INTO {s}.events (id, type, project_id, prompt_id, created_at, data, version_number, deployment_id)
+	SELECT nextval('{s}.event_ids'::regclass), n.type, n.project_id, n.prompt_id, n.created_at, n.data, n.version_number, n.deployment_id
+	FROM new_events n, ev_lock
+	WHERE pg_notify({channel}, COALESCE(n.prompt_id, '') || ' ' || n.project_id) IS NOT NULL
+	ORDER BY n.ord
+	RETURNING id, type, project_id, created_at
+), ev_queued AS (
+	INSERT INTO {s}.deliveries (webhook_id, event_id, queued_at, next_at)
+	SELECT r.webhook_id, ev.id, ev.created_at, ev.created_at
+	FROM ev CROSS JOIN LATERAL (
+		SELECT webhook_id FROM {s}.webhook_routes x
+		WHERE x.event_type = ev.type AND x.project_id = ANY (ARRAY[ev.project_id, '']) OFFSET 0
+	) r
+	ORDER BY ev.id, r.webhook_id
+), ev_gone AS (
+	DELETE FROM {s}.events WHERE id = ANY ((SELECT ids FROM ev_old)::bigint[]) AND EXISTS (SELECT FROM ev_lock)
+)`
+}
 
 // queryText returns the statements' text, {s} standing for the schema.
 func queryText() [numQueries]string {
 	return [numQueries]string{
-		qCreateProject: `INSERT INTO {s}.projects (` + projectCols + `) VALUES ($1, $2, $3, $4, $5, $6)`,
+		// The project and its event, project.created; $7 is the
+		// retention's cutoff.
+		qCreateProject: `WITH j AS (
+	INSERT INTO {s}.projects (` + projectCols + `) VALUES ($1, $2, $3, $4, $5, $6)
+	RETURNING id, created_at
+), new_events AS (
+	SELECT 1 AS ord, 'project.created'::text AS type, j.id AS project_id, NULL::text AS prompt_id, ` + noEvent + `, j.created_at FROM j
+)` + appendEvents("$7") + `
+SELECT count(*) FROM j`,
 
 		qGetProject: `SELECT ` + projectCols + ` FROM {s}.projects WHERE id = $1`,
 
@@ -67,26 +171,49 @@ WHERE id > $1 ORDER BY id LIMIT $2`,
 		qListProjectsByIDs: `SELECT ` + projectCols + ` FROM {s}.projects
 WHERE id = ANY($1::text[]) AND id > $2 ORDER BY id LIMIT $3`,
 
-		// Inserts nothing when the project does not exist.
-		qCreatePrompt: `INSERT INTO {s}.prompts (id, project_id, key, name, description, created_at, revision)
-SELECT $1::text, j.id, $3::text, $4::text, $5::text, $6::timestamptz, $7::bigint
-FROM {s}.projects j WHERE j.id = $2`,
+		// Inserts nothing when the project does not exist. Appends the
+		// event prompt.created, the prompt's JSON $9, when $8 (else the
+		// transaction does; see tx.emit); $10 is the retention's cutoff.
+		// Answers the number of prompts inserted.
+		qCreatePrompt: `WITH p AS (
+	INSERT INTO {s}.prompts (id, project_id, key, name, description, created_at, revision)
+	SELECT $1::text, j.id, $3::text, $4::text, $5::text, $6::timestamptz, $7::bigint
+	FROM {s}.projects j WHERE j.id = $2
+	RETURNING id, project_id, created_at
+), new_events AS (
+	SELECT 1 AS ord, 'prompt.created'::text AS type, p.project_id, p.id AS prompt_id, $9::json AS data,
+		NULL::integer AS version_number, NULL::text AS deployment_id, p.created_at
+	FROM p WHERE $8::boolean
+)` + appendEvents("$10") + `
+SELECT count(*) FROM p`,
 
 		qGetPrompt: `SELECT ` + promptCols + ` FROM {s}.prompts p WHERE p.id = $1`,
 
 		// $2, $4, $6: whether to set key, name, description. The revision
-		// moves on (to at least $8, the time) only when a value changes; in
-		// SET, p's columns are the row's values before the update.
-		qUpdatePrompt: `UPDATE {s}.prompts p SET
-	key = CASE WHEN $2::boolean THEN $3::text ELSE p.key END,
-	name = CASE WHEN $4::boolean THEN $5::text ELSE p.name END,
-	description = CASE WHEN $6::boolean THEN $7::text ELSE p.description END,
-	revision = CASE WHEN ($2::boolean AND p.key IS DISTINCT FROM $3::text)
-		OR ($4::boolean AND p.name IS DISTINCT FROM $5::text)
-		OR ($6::boolean AND p.description IS DISTINCT FROM $7::text)
-		THEN ` + nextRevision + ` ELSE p.revision END
-WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
-RETURNING ` + promptCols,
+		// moves on (to at least $8, the time) only when a value changes,
+		// and only then is the event prompt.updated appended, at $9, with
+		// the prompt as the update leaves it; $10 is the retention's
+		// cutoff. old locks the row first and reads it as the writer
+		// before (if one held the lock) left it.
+		qUpdatePrompt: `WITH old AS (
+	SELECT key, name, description FROM {s}.prompts WHERE id = $1 FOR UPDATE
+), u AS (
+	UPDATE {s}.prompts p SET
+		key = CASE WHEN $2::boolean THEN $3::text ELSE old.key END,
+		name = CASE WHEN $4::boolean THEN $5::text ELSE old.name END,
+		description = CASE WHEN $6::boolean THEN $7::text ELSE old.description END,
+		revision = CASE WHEN ` + promptChanged + ` THEN ` + nextRevision + ` ELSE p.revision END
+	FROM old
+	WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
+	RETURNING ` + promptCols + `, ` + promptChanged + ` AS changed
+), new_events AS (
+	SELECT 1 AS ord, 'prompt.updated'::text AS type, u.project_id, u.id AS prompt_id,
+		json_build_object('id', u.id, 'project_id', u.project_id, 'key', u.key, 'name', u.name, 'description', u.description,
+			'latest_version_id', COALESCE(u.latest_version_id, ''), 'created_at', u.created_at, 'revision', u.revision) AS data,
+		NULL::integer AS version_number, NULL::text AS deployment_id, $9::timestamptz AS created_at
+	FROM u WHERE u.changed
+)` + appendEvents("$10") + `
+SELECT id, project_id, key, name, description, latest_version_id, created_at, revision FROM u`,
 
 		qListPrompts: `SELECT ` + promptCols + ` FROM {s}.prompts p
 WHERE p.id > $1 ORDER BY p.id LIMIT $2`,
@@ -116,22 +243,32 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		// activate it in the environments $7, moving the revision on (to at
 		// least $8, the time). Nothing happens, and no row returns, when the
 		// prompt does not exist or when its latest version id is not below $2,
-		// the new id: then CreateVersion retries under a lock.
+		// the new id: then CreateVersion retries under a lock. When $9, it
+		// appends the event version.created ($10 is the retention's
+		// cutoff); else the transaction does (see tx.emit). Answers the
+		// number and the prompt's project.
 		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
 		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
-	RETURNING id, version_count
-)
-INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables)
-SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[] FROM p
-RETURNING version_number`,
+	RETURNING id, project_id, version_count
+), v AS (
+	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables)
+	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[] FROM p
+	RETURNING version_number
+), new_events AS (
+	SELECT 1 AS ord, 'version.created'::text AS type, p.project_id, p.id AS prompt_id, NULL::json AS data,
+		v.version_number, NULL::text AS deployment_id, $6::timestamptz AS created_at
+	FROM p, v WHERE $9::boolean
+)` + appendEvents("$10") + `
+SELECT v.version_number, p.project_id FROM p, v`,
 
 		// In a transaction, before qCreateVersion: lock the prompt, read its
-		// latest version and deployment ids, and find the version with id $2
-		// if an earlier attempt of this very call stored it.
-		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number
+		// latest version and deployment ids and its project, and find the
+		// version with id $2 if an earlier attempt of this very call stored
+		// it.
+		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number, p.project_id
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
 WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
@@ -178,12 +315,12 @@ WHERE j.id = $1`,
 		// is none). No row: the prompt is unknown.
 		// The first statement of a transaction that changes the prompt's
 		// environments: lock the prompt's row, and read its revision (for the
-		// caller's precondition) and its latest deployment id (to make the
-		// next). The statements after it read the environments afresh: under
+		// caller's precondition), its latest deployment id (to make the
+		// next) and its project (for the events). The statements after it read the environments afresh: under
 		// READ COMMITTED each statement sees what was committed when it
 		// began, so a writer that waited here sees the change of the writer
 		// it waited for.
-		qLockEnvironments: `SELECT revision, latest_deployment_id FROM {s}.prompts
+		qLockEnvironments: `SELECT revision, latest_deployment_id, project_id FROM {s}.prompts
 WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR UPDATE`,
 
 		// Under that lock: point environment $2 at the version numbered $3
@@ -288,5 +425,132 @@ LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.v
 LEFT JOIN {s}.versions pv ON pv.prompt_id = d.prompt_id AND pv.version_number = d.previous_version_number
 WHERE p.id = $1
 ORDER BY d.id DESC`,
+
+		// The events a transaction made, in order, at its end: arrays of
+		// their types, projects, prompts ('' for none), data ('' for
+		// none), version numbers (0 for none), deployment ids ('' for
+		// none) and times; $8 is the retention's cutoff.
+		qAppendEvents: `WITH new_events AS (
+	SELECT n.ord, n.type, n.project_id, NULLIF(n.prompt_id, '') AS prompt_id, NULLIF(n.data, '')::json AS data,
+		NULLIF(n.version_number, 0) AS version_number, NULLIF(n.deployment_id, '') AS deployment_id, n.created_at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::timestamptz[])
+		WITH ORDINALITY AS n(type, project_id, prompt_id, data, version_number, deployment_id, created_at, ord)
+)` + appendEvents("$8") + `
+SELECT count(*) FROM ev`,
+
+		// The oldest id kept, and the events after $1, at most $2, in its
+		// row (whose event columns are NULL when there is none): one
+		// snapshot for both.
+		qListEvents: `SELECT o.id, ` + eventCols + `
+FROM (SELECT min(id) AS id FROM {s}.events) o
+LEFT JOIN LATERAL (
+	SELECT x.* FROM {s}.events x WHERE x.id > $1 ORDER BY x.id LIMIT $2
+) e ON true` + eventJoins + `
+ORDER BY e.id`,
+
+		// qListEvents of the projects $3: one index range per project,
+		// each at most a page long, merged.
+		qListEventsByProjects: `SELECT o.id, ` + eventCols + `
+FROM (SELECT min(id) AS id FROM {s}.events) o
+LEFT JOIN LATERAL (
+	SELECT x.* FROM unnest($3::text[]) AS p(id)
+	CROSS JOIN LATERAL (
+		SELECT y.* FROM {s}.events y WHERE y.project_id = p.id AND y.id > $1 ORDER BY y.id LIMIT $2
+	) x
+	ORDER BY x.id LIMIT $2
+) e ON true` + eventJoins + `
+ORDER BY e.id`,
+
+		// The retention never removes the newest event.
+		qLastEventID: `SELECT COALESCE(max(id), 0) FROM {s}.events`,
+
+		// The webhook and what it subscribes to ($7: the event types, all
+		// of them when $3 is empty), unless a project of $4 is unknown.
+		// Answers the number of webhooks inserted.
+		qCreateWebhook: `WITH w AS (
+	INSERT INTO {s}.webhooks (id, url, events, project_ids, secret, created_at)
+	SELECT $1, $2, $3, $4, $5, $6
+	WHERE NOT EXISTS (
+		SELECT 1 FROM unnest($4::text[]) AS p(id)
+		WHERE NOT EXISTS (SELECT 1 FROM {s}.projects j WHERE j.id = p.id OFFSET 0) -- a probe per id
+	)
+	RETURNING id, project_ids
+), r AS (
+	INSERT INTO {s}.webhook_routes (event_type, project_id, webhook_id)
+	SELECT t.type, p.id, w.id FROM w, unnest($7::text[]) AS t(type), unnest(COALESCE(w.project_ids, ARRAY['']::text[])) AS p(id)
+	ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM w`,
+
+		qGetWebhook: `SELECT ` + webhookCols + ` FROM {s}.webhooks w WHERE w.id = $1`,
+
+		qListWebhooks: `SELECT ` + webhookCols + ` FROM {s}.webhooks w WHERE w.id > $1 ORDER BY w.id LIMIT $2`,
+
+		// The webhook, its routes (ON DELETE CASCADE), its deliveries and
+		// its attempts. Answers the number of webhooks deleted.
+		qDeleteWebhook: `WITH w AS (
+	DELETE FROM {s}.webhooks WHERE id = $1 RETURNING id
+), d AS (
+	DELETE FROM {s}.deliveries WHERE webhook_id = (SELECT id FROM w)
+), a AS (
+	DELETE FROM {s}.delivery_attempts WHERE webhook_id = (SELECT id FROM w)
+)
+SELECT count(*) FROM w`,
+
+		// Newest first, from below $2. At least one row when the webhook
+		// exists (NULL columns when the page is empty).
+		qListDeliveryAttempts: `SELECT a.id, a.event_id, a.attempt, a.at, a.status_code, a.error, a.duration
+FROM {s}.webhooks w
+LEFT JOIN LATERAL (
+	SELECT x.* FROM {s}.delivery_attempts x
+	WHERE x.webhook_id = w.id AND x.id < $2 ORDER BY x.id DESC LIMIT $3
+) a ON true
+WHERE w.id = $1
+ORDER BY a.id DESC`,
+
+		// Lease up to $2 deliveries due at $1 (queued at $4 or later: the
+		// others are past the retention; of a webhook not deleted) until
+		// $3, those due the longest first; rows another claim has locked are skipped, and a row it
+		// leased meanwhile is no longer due when re-read under the lock.
+		qClaimDeliveries: `WITH due AS (
+	SELECT id, GREATEST(next_at, leased_until) AS due_at FROM {s}.deliveries
+	WHERE GREATEST(next_at, leased_until) <= $1 AND queued_at >= $4
+		AND EXISTS (SELECT 1 FROM {s}.webhooks x WHERE x.id = webhook_id OFFSET 0)
+	ORDER BY GREATEST(next_at, leased_until), id LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), c AS (
+	UPDATE {s}.deliveries x SET leased_until = $3 WHERE x.id = ANY (ARRAY(SELECT id FROM due))
+	RETURNING x.id, x.webhook_id, x.event_id, x.attempts, x.queued_at
+)
+SELECT c.id, c.attempts, c.queued_at, ` + webhookCols + `, ` + eventCols + `
+FROM c
+JOIN due ON due.id = c.id
+CROSS JOIN LATERAL (SELECT * FROM {s}.webhooks x WHERE x.id = c.webhook_id OFFSET 0) w
+JOIN {s}.events e ON e.id = c.event_id` + eventJoins + `
+ORDER BY due.due_at, c.id`,
+
+		// Record attempt $2 (at $3, status $4, error $5, duration $6 in
+		// nanoseconds) of delivery $1, which is due again at $7, or ends
+		// when $7 is NULL; and remove up to 16 attempts with ids below $8,
+		// past the retention. Answers the number of attempts recorded: 0
+		// when the delivery is unknown.
+		qFinishDelivery: `WITH retry AS (
+	UPDATE {s}.deliveries SET attempts = attempts + 1, next_at = $7, leased_until = NULL
+	WHERE id = $1 AND $7::timestamptz IS NOT NULL
+	RETURNING webhook_id, event_id, attempts
+), ended AS (
+	DELETE FROM {s}.deliveries WHERE id = $1 AND $7::timestamptz IS NULL
+	RETURNING webhook_id, event_id, attempts + 1 AS attempts
+), d AS (
+	SELECT * FROM retry UNION ALL SELECT * FROM ended
+), a AS (
+	INSERT INTO {s}.delivery_attempts (id, webhook_id, event_id, attempt, at, status_code, error, duration)
+	SELECT $2, d.webhook_id, d.event_id, d.attempts, $3, $4, $5, $6 FROM d
+	RETURNING 1
+), old AS (
+	DELETE FROM {s}.delivery_attempts WHERE ctid = ANY (ARRAY(
+		SELECT ctid FROM {s}.delivery_attempts WHERE id < $8 ORDER BY id LIMIT 16 FOR UPDATE SKIP LOCKED))
+)
+SELECT count(*) FROM a`,
 	}
 }

@@ -25,9 +25,9 @@ import (
 // ?host=/socket/dir.) Once the statements are prepared on the connection,
 // every read is one round trip, and so are the writes of one statement,
 // CreateVersion among them when it does not race (when it does, its retry
-// under the lock costs four more). Activate and Deactivate run in a
-// transaction: BEGIN, lock, the change when there is one, the answer,
-// COMMIT.
+// under the lock costs four more), each with its event. Activate and
+// Deactivate run in a transaction: BEGIN, lock, the change when there is
+// one, the answer, the event when there is a change, COMMIT.
 //
 // The pool has one connection, so this also proves that a transaction
 // never needs a second one (to prepare a statement, say): with every
@@ -87,35 +87,49 @@ func TestRoundTrips(t *testing.T) {
 			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
 			return err
 		}},
-		{"CreateVersion, active in environments", 6, func() error { // BEGIN, lock, insert, point twice, COMMIT
+		{"CreateVersion, active in environments", 7, func() error { // BEGIN, lock, insert, point twice, events, COMMIT
 			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging, prompts.Production}})
+			return err
+		}},
+		{"ListEvents", 1, func() error { _, _, err := s.ListEvents(ctx, prompts.EventFilter{}); return err }},
+		{"ListEvents, some projects", 1, func() error {
+			_, _, err := s.ListEvents(ctx, prompts.EventFilter{ProjectIDs: []string{proj.ID}})
+			return err
+		}},
+		{"LastEventID", 1, func() error { _, err := s.LastEventID(ctx); return err }},
+		{"CreateWebhook", 1, func() error {
+			_, err := s.CreateWebhook(ctx, prompts.NewWebhook{URL: "https://example.com/hook", ProjectIDs: []string{proj.ID}, Secret: prompts.NewWebhookSecret()})
+			return err
+		}},
+		{"ClaimDeliveries", 1, func() error {
+			_, err := s.ClaimDeliveries(ctx, time.Now(), 10, time.Minute)
 			return err
 		}},
 		{"ListDeployments", 1, func() error {
 			_, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
 			return err
 		}},
-		{"Rollback", 6, func() error { // BEGIN, lock, target, point, read, COMMIT
+		{"Rollback", 7, func() error { // BEGIN, lock, target, point, read, event, COMMIT
 			_, err := s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
 			return err
 		}},
-		{"Activate, a change", 5, func() error { // BEGIN, lock, point, read, COMMIT
+		{"Activate, a change", 6, func() error { // BEGIN, lock, point, read, event, COMMIT
 			flip = 3 - flip // version 1, 2, 1, …
 			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(flip)})
 			return err
 		}},
-		{"Activate, no change", 5, func() error { // the same
+		{"Activate, no change", 5, func() error { // the same, without event
 			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionID: prompts.Some(v1.ID)})
 			return err
 		}},
-		{"Deactivate, a change", 5, func() error { // BEGIN, lock, clear, read, COMMIT
+		{"Deactivate, a change", 6, func() error { // BEGIN, lock, clear, read, event, COMMIT
 			if _, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(v1.ID)}); err != nil {
 				return err
 			}
 			proxy.reset() // count only what follows
 			return deactivate(ctx, s, p.ID, prompts.Staging)
 		}},
-		{"Deactivate, no change", 5, func() error { return deactivate(ctx, s, p.ID, prompts.Staging) }}, // the same
+		{"Deactivate, no change", 5, func() error { return deactivate(ctx, s, p.ID, prompts.Staging) }}, // the same, without event
 	}
 	for _, c := range calls {
 		is.NoErr(c.call()) // first call: prepares the statement on the connection
@@ -147,7 +161,7 @@ func TestRoundTrips(t *testing.T) {
 		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "behind"})
 		is.NoErr(err) // a version from behind
 		if i == 1 {
-			is.Equal(proxy.trips(), 1+4) // the statement, then BEGIN, lock, insert, COMMIT
+			is.Equal(proxy.trips(), 1+4) // the statement, then BEGIN, lock, insert (with its event), COMMIT
 		}
 	}
 }

@@ -38,7 +38,10 @@
 // projects, prompts, versions, environments (what each environment of a
 // prompt points at: one row per prompt and environment with an active
 // version), deployments (the records of the changes of environments),
-// plus schema_migrations, which Migrate keeps.
+// idempotency (see Idempotency); the event log, events, with the sequence
+// event_ids, and the webhooks, webhooks and webhook_routes (what each
+// subscribes to), with their outbox, deliveries and delivery_attempts (see
+// Events); plus schema_migrations, which Migrate keeps.
 //
 // # Errors
 //
@@ -64,6 +67,65 @@
 // ErrUnavailable on a write does not prove that nothing was written: the
 // commit may succeed as the connection dies. A write given a
 // prompts.Idempotency can be repeated safely: it is done once.
+//
+// # Events
+//
+// The Store keeps the log of its changes (prompts.EventLog) and webhooks
+// with their outbox (prompts.WebhookStore). Every write appends its events
+// in its own transaction, and in the same statement queues a delivery of
+// each to the webhooks it matches (found on an index of webhook_routes); a
+// write that changes nothing appends nothing.
+//
+// Event ids increase in the order in which the writes commit, with no
+// gap a reader could see later, whatever the number of processes. A
+// sequence alone hands numbers out in the order in which transactions ask,
+// so that a reader who saw 42 could miss 41 committing after it. So the
+// write takes its ids (from the sequence event_ids) in its last statement,
+// under a transaction-level advisory lock of the schema's log, which
+// PostgreSQL releases only once the commit is visible: writers take their
+// ids in turn, in the order in which they commit. The price: the ends of
+// all writing transactions (that statement and the commit, with its flush
+// to disk) run one at a time, across all processes; the rest of a write
+// runs alongside others as before. A write of one statement (CreateProject,
+// CreatePrompt, UpdatePrompt, CreateVersion) does it in that statement; a
+// transaction (Activate, Deactivate, Rollback, a version created active, a
+// write with an idempotency key) in one more round trip before COMMIT,
+// when it changed something. Ids need not be consecutive: a write that
+// fails after taking ids leaves a hole that no reader ever sees filled. The
+// lock is taken with pg_advisory_xact_lock and a key derived from the
+// schema's name; an application that shares the database and takes
+// advisory locks too is unlikely to pick the same 64-bit key. On a
+// database whose default isolation is above READ COMMITTED, racing writers
+// of one statement may fail to serialize: they are run again in a READ
+// COMMITTED transaction.
+//
+// Events are kept for the retention (WithEventRetention, by default
+// prompts.DefaultEventRetention, by the Store's clock) and removed
+// afterwards by the writes that append events, under the lock, up to 16 at
+// a time from the oldest, never the newest: ListEvents after an id below
+// the oldest kept, less one, is prompts.ErrEventsExpired. A delivery goes
+// with its event; attempts past the retention are removed by
+// FinishDelivery, 16 at a time. Nothing runs on a goroutine of its own. A
+// prompt's events hold the prompt as it was (JSON); the others name the
+// project, version or deployment record they report, which never change,
+// and a read joins it.
+//
+// WaitEvents reads the newest id, then waits without polling: the Store
+// is woken by its own writes and, when it is given to a Feed as its sink,
+// by every write of other processes (each event notifies on Channel):
+//
+//	go feed.Run(ctx, prompts.Sinks(c, store)) // a cache and the waiters
+//
+// Without a Feed, a waiter sees the writes of other processes within
+// EventPoll.
+//
+// ClaimDeliveries leases deliveries with FOR UPDATE SKIP LOCKED and a
+// time (leased_until): a delivery is in the hands of one claim, in one
+// process, until its lease ends. A delivery's id is a ULID of its queue
+// time and its row's number. Deliveries and attempts name their webhook
+// without a foreign key, so that a write never waits for, or fails on, a
+// webhook being deleted; DeleteWebhook removes them, and a delivery queued
+// in that race is never claimed.
 //
 // # Idempotency
 //
@@ -92,7 +154,11 @@
 // Migration 6 (0006_idempotency_ids.sql) makes the idempotency records
 // keep ids instead of whole results, and converts the records already
 // there, which still replay; an older replica left running would fail
-// every write given an idempotency key.
+// every write given an idempotency key. Migration 7 (0007_events.sql)
+// adds the event log and the webhooks, empty: the log starts with the
+// writes that follow (ids from 1); an older replica left running would
+// write without appending events, which readers of the log would never
+// see.
 //
 // # Speed
 //
@@ -104,8 +170,8 @@
 // version is created active somewhere (see there). Activate, Deactivate
 // and Rollback run in a transaction that locks the prompt's row, changes
 // the environment and writes its deployment record (five round trips with
-// BEGIN and COMMIT; six for Rollback). TestRoundTrips counts them through
-// a proxy. Lists page by keyset
+// BEGIN and COMMIT, six for Rollback, and one more for the event when the
+// environment changed). TestRoundTrips counts them through a proxy. Lists page by keyset
 // (id > after ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep
 // page costs what the first costs; PLANS.md shows the query plans.
 //
@@ -123,8 +189,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -195,6 +264,10 @@ type Store struct {
 	stmts   [numQueries]atomic.Pointer[sqlx.Stmt] // prepared on first use
 	closed  atomic.Bool
 	writers writeQueue // this process's version writers, one at a time per prompt
+
+	retention time.Duration // of events (WithEventRetention)
+	waitMu    sync.Mutex
+	waitCh    chan struct{} // closed by the next wake-up of WaitEvents; nil while none waits
 }
 
 // New returns a Store that keeps its data in db, a pool of connections to
@@ -205,7 +278,7 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("sqlstore: nil db")
 	}
-	s := &Store{db: db, schema: DefaultSchema}
+	s := &Store{db: db, schema: DefaultSchema, retention: prompts.DefaultEventRetention}
 	for _, o := range opts {
 		if o != nil {
 			o.applyStore(s)
@@ -220,8 +293,12 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	h := fnv.New64a()
 	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
 	s.lockKey = int64(h.Sum64())
+	h.Reset()
+	h.Write([]byte("github.com/promptkit/prompts/sqlstore.events:" + s.schema))
+	eventLock := int64(h.Sum64())
 	s.channel = Channel(s.schema)
-	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel))
+	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel),
+		"{eventlock}", strconv.FormatInt(eventLock, 10))
 	for i, q := range queryText() {
 		s.queries[i] = r.Replace(q)
 	}

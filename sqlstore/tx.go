@@ -18,7 +18,7 @@ import (
 //	if err := doTheWork(ctx, tx, ...); err != nil { // lower-case helpers taking tx
 //		return s.fail(ctx, err)
 //	}
-//	return s.fail(ctx, tx.Commit())
+//	return s.fail(ctx, tx.commit(ctx)) // appends the events tx.emit made, then commits
 //
 // The reads on the hot path stay single statements outside any
 // transaction: one round trip each.
@@ -26,10 +26,12 @@ import (
 // tx is a transaction of the Store.
 type tx struct {
 	*sqlx.Tx
-	s *Store
+	s      *Store
+	events []pendingEvent // appended by commit
 }
 
-// begin prepares the statements the transaction uses, then starts it
+// begin prepares the statements the transaction uses (and qAppendEvents,
+// for its commit), then starts it
 // READ COMMITTED, whatever the database's default isolation: the writes
 // lock what they change (the prompt's row first), and under READ
 // COMMITTED a writer that waited for a lock sees the row as the writer
@@ -40,7 +42,7 @@ type tx struct {
 // of its own from the pool: inside the transaction, with every connection
 // held by a transaction, it would wait forever.
 func (s *Store) begin(ctx context.Context, uses ...query) (*tx, error) {
-	for _, q := range uses {
+	for _, q := range append(uses, qAppendEvents) {
 		if _, err := s.stmt(ctx, q); err != nil {
 			return nil, s.fail(ctx, err)
 		}

@@ -17,8 +17,8 @@ import (
 //
 // One round trip when it does not race and activates nothing: a single
 // statement (qCreateVersion) counts the version on the prompt's row, which
-// takes the row's lock, inserts the version under that number and sets
-// latest_version_id, all or nothing. Writers of one prompt, in any
+// takes the row's lock, inserts the version under that number, sets
+// latest_version_id and appends the event, all or nothing. Writers of one prompt, in any
 // process, queue on that lock, and each sees the count the previous one
 // left: numbers are gapless and unique.
 //
@@ -37,7 +37,8 @@ import (
 // A version created active in environments takes that transaction from
 // the start, and in it points each environment at the version and writes
 // its deployment record (one round trip each), with ids made after the
-// prompt's latest record's, read under the lock.
+// prompt's latest record's, read under the lock; the events, the
+// version's first, are appended before COMMIT (one more).
 //
 // The writers of one prompt in this process take turns before they make
 // their ids (see writeQueue), so that they reach the row lock in the
@@ -46,7 +47,8 @@ import (
 // third of what it is with the turns (BenchmarkCreateVersionParallel).
 // A writer waiting for its turn gives up when ctx ends.
 func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
-	return bounded(ctx, func() (prompts.PromptVersion, error) { return s.createVersion(ctx, in) })
+	v, err := bounded(ctx, func() (prompts.PromptVersion, error) { return s.createVersion(ctx, in) })
+	return woke(s, v, err)
 }
 
 func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
@@ -84,7 +86,8 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = st.QueryRowContext(ctx, versionArgs(v)...).Scan(&v.VersionNumber)
+	var projectID string
+	err = st.QueryRowContext(ctx, append(versionArgs(v), true, s.cutoff())...).Scan(&v.VersionNumber, &projectID)
 	switch {
 	case err == nil:
 		return v, nil
@@ -111,12 +114,13 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	var (
 		latest, latestDeployment sql.NullString
 		stored                   sql.NullInt64
+		projectID                string
 	)
 	lock, err := tx.stmt(ctx, qLockPrompt)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &latestDeployment, &stored)
+	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &latestDeployment, &stored, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
@@ -124,7 +128,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
 	if stored.Valid {
-		// The first statement did store the version.
+		// The first statement did store the version, and its event.
 		v.VersionNumber = int(stored.Int64)
 		return v, nil // the deferred Rollback ends what only read
 	}
@@ -139,7 +143,10 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = create.QueryRowContext(ctx, versionArgs(v)...).Scan(&v.VersionNumber)
+	// The event: appended by this statement when it is the transaction's
+	// last, else at the commit, after the records.
+	inline := own && len(envs) == 0
+	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff())...).Scan(&v.VersionNumber, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -148,17 +155,20 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
+	if !inline {
+		tx.emit(pendingEvent{typ: prompts.EventVersionCreated, projectID: projectID, promptID: v.PromptID, versionNumber: v.VersionNumber, at: v.CreatedAt})
+	}
 	record := latestDeployment.String
 	for _, env := range envs {
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
-		c := change{promptID: v.PromptID, env: env, Change: prompts.Change{Actor: actor, AllowVariableChange: allow}, now: v.CreatedAt, recordID: record, holds: true}
+		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: prompts.Change{Actor: actor, AllowVariableChange: allow}, now: v.CreatedAt, recordID: record, holds: true}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
 	}
 	if own {
-		if err := tx.Commit(); err != nil {
+		if err := tx.commit(ctx); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
 	}
