@@ -83,7 +83,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics)
 		db.Close()
 		return opened{}, err
 	}
-	pg, err := sqlstore.New(db, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
+	pg, err := sqlstore.New(db, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger), sqlstore.WithEventRetention(cfg.eventRetention))
 	if err != nil {
 		db.Close()
 		return opened{}, err
@@ -92,34 +92,39 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics)
 		pg.Close()
 		db.Close()
 	}
-	if !cfg.cache {
-		return opened{
-			store:   pg,
-			ping:    pg.Ping,
-			state:   func() string { return "database" },
-			release: closeAll,
-		}, nil
+	// The notifications of every replica's writes wake the Store's waiters
+	// for events (the streams, the dispatcher), and keep the cache fresh.
+	var (
+		store prompts.Store = pg
+		sink  prompts.Sink  = pg
+		c     *cache.Store
+	)
+	if cfg.cache {
+		c = cache.New(pg, cache.WithSize(cfg.cacheMiB<<20))
+		m.watchCache(c)
+		store, sink = c, prompts.Sinks(c, pg)
 	}
-	c := cache.New(pg, cache.WithSize(cfg.cacheMiB<<20))
-	m.watchCache(c)
 	feed := sqlstore.NewFeed(cfg.dsn, sqlstore.WithSchema(cfg.schema), sqlstore.WithLogger(logger))
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		if err := feed.Run(feedCtx, c); err != nil && !errors.Is(err, context.Canceled) {
-			logger.Error("the cache's feed stopped; reads go to the database", "err", err)
+		if err := feed.Run(feedCtx, sink); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Error("the feed stopped; reads go to the database, and other replicas' events are seen within a second", "err", err)
 		}
 	}()
 	state := func() string {
-		if c.Stats().Lost {
+		switch {
+		case c == nil:
+			return "database"
+		case c.Stats().Lost:
 			// The replica answers right (its reads go to the database);
 			// it only says so.
 			return "database; cache feed lost, reads go to the database"
 		}
 		return "database; cache fed"
 	}
-	return opened{store: c, ping: pg.Ping, state: state, release: func() { stopFeed(); <-fed; closeAll() }}, nil
+	return opened{store: store, ping: pg.Ping, state: state, release: func() { stopFeed(); <-fed; closeAll() }}, nil
 }
 
 // migrate brings the schema up to date, on a connection of its own.
