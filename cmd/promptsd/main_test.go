@@ -76,7 +76,7 @@ var (
 // start runs the server with args and env and waits until it is ready
 // (its store open). The process is killed when the test ends, if it
 // still runs.
-func start(t *testing.T, env []string, args ...string) *server {
+func start(t testing.TB, env []string, args ...string) *server {
 	t.Helper()
 	s := launch(t, env, args...)
 	s.waitLog(t, readyRe)
@@ -87,7 +87,7 @@ func start(t *testing.T, env []string, args ...string) *server {
 }
 
 // launch runs the server with args and env and waits until it listens.
-func launch(t *testing.T, env []string, args ...string) *server {
+func launch(t testing.TB, env []string, args ...string) *server {
 	t.Helper()
 	// In memory unless the test says otherwise: no file in the package's
 	// directory.
@@ -116,7 +116,7 @@ func launch(t *testing.T, env []string, args ...string) *server {
 
 // waitLog waits until the server's output matches re, and returns the
 // match. It fails the test when the server exits first.
-func (s *server) waitLog(t *testing.T, re *regexp.Regexp) []string {
+func (s *server) waitLog(t testing.TB, re *regexp.Regexp) []string {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -138,7 +138,7 @@ func (s *server) waitLog(t *testing.T, re *regexp.Regexp) []string {
 }
 
 // call sends a request and decodes the JSON answer into out (when not nil).
-func (s *server) call(t *testing.T, method, path, body string, out any) *http.Response {
+func (s *server) call(t testing.TB, method, path, body string, out any) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *server) call(t *testing.T, method, path, body string, out any) *http.Re
 }
 
 // stop sends SIGTERM and returns the process's exit error.
-func (s *server) stop(t *testing.T) error {
+func (s *server) stop(t testing.TB) error {
 	t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

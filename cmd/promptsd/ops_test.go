@@ -34,7 +34,7 @@ import (
 // testDatabase returns the test database's URL and a fresh schema name,
 // dropped when the test ends; it skips the test without a database
 // (fails it when PROMPTS_TEST_REQUIRE_DATABASE is set).
-func testDatabase(t *testing.T) (dsn *url.URL, schema string) {
+func testDatabase(t testing.TB) (dsn *url.URL, schema string) {
 	t.Helper()
 	raw := os.Getenv("PROMPTS_TEST_DATABASE_URL")
 	if raw == "" {
@@ -354,7 +354,7 @@ func (s *server) waitInFlight(t *testing.T, n int) {
 }
 
 // newPrompt creates a prompt in the server's first project.
-func (s *server) newPrompt(t *testing.T) prompt {
+func (s *server) newPrompt(t testing.TB) prompt {
 	t.Helper()
 	var projects []project
 	s.call(t, "GET", "/projects", "", &projects)

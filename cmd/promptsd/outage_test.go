@@ -37,7 +37,7 @@ type cutProxy struct {
 	conns  map[net.Conn]bool
 }
 
-func startCutProxy(t *testing.T, target string) *cutProxy {
+func startCutProxy(t testing.TB, target string) *cutProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -246,7 +246,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 }
 
 // waitFor polls cond until it holds or 30 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
