@@ -19,12 +19,12 @@ import (
 )
 
 // The tests need PostgreSQL. Its URL comes from this variable, for
-// instance postgres://postgres@127.0.0.1:5432/test?sslmode=disable; each
+// instance postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable; each
 // store a test makes lives in a schema of its own, dropped afterwards.
 const databaseURLVar = "PROMPTS_TEST_DATABASE_URL"
 
 const skipMessage = "sqlstore tests need PostgreSQL: set " + databaseURLVar +
-	"=postgres://postgres@127.0.0.1:5432/test?sslmode=disable (any database the user may create schemas in; see README)"
+	"=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (any database the user may create schemas in; README, section Tests)"
 
 // testDB is the pool the tests share, open when databaseURLVar is set.
 var testDB *sqlx.DB
