@@ -155,11 +155,9 @@
 // streams share the tail of the log: one of them at a time waits on the
 // store (EventLog.WaitEvents) and reads the new events once for all,
 // encoded once; the others take the events of their projects from it.
-// So a thousand streams cost one store read per event, not a thousand,
-// and about 32 KiB each (heap and stacks, the connection's buffers
-// included). The tail keeps the newest events, up to 1024 of them or
-// 8 MiB; a stream further behind reads the store itself until it
-// catches up.
+// So a thousand streams cost one store read per event, not a thousand.
+// The tail keeps the newest events, up to 1024 of them or 8 MiB; a stream
+// further behind reads the store itself until it catches up.
 //
 // # Webhooks
 //

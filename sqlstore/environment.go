@@ -54,8 +54,9 @@ func (r *activeRow) active(env prompts.Environment) (prompts.ActivePrompt, bool)
 	return a, true
 }
 
-// GetActive implements prompts.Store. One round trip: one statement joins
-// the prompt, the environment's pointer and the version.
+// GetActive implements prompts.Store. One statement joins the prompt, the
+// environment's pointer and the version, so all three are read as of one
+// moment.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.getActive(ctx, promptID, env) })
 }
@@ -92,8 +93,8 @@ func scanActive(row *sql.Row, env prompts.Environment) (prompts.ActivePrompt, er
 	return a, nil
 }
 
-// GetActiveByKey implements prompts.Store. One round trip, which also tells
-// an unknown project from an unknown key.
+// GetActiveByKey implements prompts.Store. One statement reads it all, as
+// for GetActive, and tells an unknown project from an unknown key.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.getActiveByKey(ctx, projectID, key, env) })
 }
@@ -130,11 +131,11 @@ func (s *Store) getActiveByKey(ctx context.Context, projectID, key string, env p
 	return a, nil
 }
 
-// Activate implements prompts.Store. In one transaction: lock the prompt
-// (one round trip), point the environment at the version and record the
-// change unless it points there already (one), read the prompt as
-// GetActive does (one), and append the record's event if there is one
-// (one); with BEGIN and COMMIT, five or six.
+// Activate implements prompts.Store. In one transaction it locks the
+// prompt's row, points the environment at the version and records the
+// change with its event (unless it points there already), and reads the
+// prompt as GetActive does. Changes of one prompt's environments, in any
+// process, take turns on that lock, each seeing the one before it.
 func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.activate(ctx, in) })
 	return woke(s, a, err)
@@ -166,11 +167,10 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	}, qPointEnvironment)
 }
 
-// Deactivate implements prompts.Store. In one transaction: lock the prompt
-// (one round trip), point env at no version and record the change when it
-// pointed at one (one), read the prompt as GetActive does (one), and
-// append the record's event if there is one (one); with BEGIN and COMMIT,
-// five or six.
+// Deactivate implements prompts.Store. In one transaction it locks the
+// prompt's row (as Activate does), points env at no version and records
+// the change with its event when it pointed at one, and reads the prompt
+// as GetActive does.
 func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.deactivate(ctx, in) })
 	return woke(s, a, err)
@@ -201,11 +201,11 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 	}, qClearEnvironment)
 }
 
-// Rollback implements prompts.Store. In one transaction: lock the prompt
-// (one round trip), read the version before the environment's latest
-// change (one), point the environment at it and record the change (one),
-// read the prompt as GetActive does (one), and append the record's event
-// (one); with BEGIN and COMMIT, seven.
+// Rollback implements prompts.Store. In one transaction it locks the
+// prompt's row (as Activate does), finds the version the environment
+// pointed at before its latest change, points the environment at it and
+// records the change with its event, and reads the prompt as GetActive
+// does.
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.rollback(ctx, in) })
 	return woke(s, a, err)
@@ -373,9 +373,9 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// ListDeployments implements prompts.Store. One round trip, on the primary
-// key (prompt_id, id), or the index (prompt_id, environment, id) for one
-// environment, read backwards from the page's position.
+// ListDeployments implements prompts.Store. It reads the primary key
+// (prompt_id, id), or the index (prompt_id, environment, id) for one
+// environment, backwards from the page's position.
 func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.Deployment, bool, error) { return s.listDeployments(ctx, f) })
 }

@@ -90,9 +90,9 @@ func promptEvent(typ prompts.EventType, p prompts.Prompt, at time.Time) (pending
 	return pendingEvent{typ: typ, projectID: p.ProjectID, promptID: p.ID, data: string(b), at: at}, nil
 }
 
-// ListEvents implements prompts.EventLog. One round trip, on the primary
-// key, or the index (project_id, id) per project. An After below the
-// oldest id kept, less one, is prompts.ErrEventsExpired.
+// ListEvents implements prompts.EventLog. It reads the primary key, or
+// the index (project_id, id) per project. An After below the oldest id
+// kept, less one, is prompts.ErrEventsExpired.
 func (s *Store) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompts.Event, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.Event, bool, error) { return s.listEvents(ctx, f) })
 }
@@ -149,7 +149,7 @@ func (s *Store) listEvents(ctx context.Context, f prompts.EventFilter) ([]prompt
 }
 
 // LastEventID implements prompts.EventLog: the id of the newest event (the
-// retention never removes it). One round trip.
+// retention never removes it).
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	return bounded(ctx, func() (int64, error) { return s.lastEventID(ctx) })
 }
@@ -166,13 +166,12 @@ func (s *Store) lastEventID(ctx context.Context) (int64, error) {
 	return last, nil
 }
 
-// WaitEvents implements prompts.EventLog. It reads the newest id once (one
-// round trip) and returns at once when it is past after; otherwise it
-// waits, without a goroutine and without reading again, until the Store
-// is woken, ctx ends, or EventPoll passes. The Store is woken by its own
-// writes, and by a Feed that reports to it (as a prompts.Sink) the writes
-// of other processes: without a Feed, a waiter sees those within
-// EventPoll.
+// WaitEvents implements prompts.EventLog. It reads the newest id once and
+// returns at once when it is past after; otherwise it waits, without a
+// goroutine and without reading again, until the Store is woken, ctx ends,
+// or EventPoll passes. The Store is woken by its own writes, and by a Feed
+// that reports to it (as a prompts.Sink) the writes of other processes:
+// without a Feed, a waiter sees those within EventPoll.
 func (s *Store) WaitEvents(ctx context.Context, after int64) error {
 	if err := (prompts.EventFilter{After: after}).Validate(); err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// CreateProject implements prompts.Store. One round trip, which appends
-// the event.
+// CreateProject implements prompts.Store. One statement inserts the
+// project and appends its event.
 func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (prompts.Project, error) {
 	p, err := bounded(ctx, func() (prompts.Project, error) { return s.createProject(ctx, in) })
 	return woke(s, p, err)
@@ -56,7 +56,7 @@ func (s *Store) createProject(ctx context.Context, in prompts.NewProject) (promp
 	return p, nil
 }
 
-// GetProject implements prompts.Store. One round trip.
+// GetProject implements prompts.Store.
 func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, error) {
 	return bounded(ctx, func() (prompts.Project, error) { return s.getProject(ctx, id) })
 }
@@ -79,7 +79,7 @@ func (s *Store) getProject(ctx context.Context, id string) (prompts.Project, err
 	return p, nil
 }
 
-// ListProjects implements prompts.Store. One round trip, on the primary key.
+// ListProjects implements prompts.Store. It pages on the primary key.
 func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.Project, bool, error) { return s.listProjects(ctx, f) })
 }

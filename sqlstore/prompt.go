@@ -11,8 +11,8 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// CreatePrompt implements prompts.Store. One round trip: the insert reads
-// the project, and appends the event, in the same statement.
+// CreatePrompt implements prompts.Store. One statement checks the
+// project, inserts the prompt and appends its event.
 func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
 	p, err := bounded(ctx, func() (prompts.Prompt, error) { return s.createPrompt(ctx, in) })
 	return woke(s, p, err)
@@ -88,7 +88,7 @@ func (s *Store) createPrompt(ctx context.Context, in prompts.NewPrompt) (prompts
 	return p, nil
 }
 
-// GetPrompt implements prompts.Store. One round trip.
+// GetPrompt implements prompts.Store.
 func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
 	return bounded(ctx, func() (prompts.Prompt, error) { return s.getPrompt(ctx, id) })
 }
@@ -111,10 +111,10 @@ func (s *Store) getPrompt(ctx context.Context, id string) (prompts.Prompt, error
 	return p, nil
 }
 
-// UpdatePrompt implements prompts.Store. One round trip, which appends the
-// event when a value changes; the zero update only reads. An update to the
-// values the prompt has writes them again but keeps the revision, and
-// appends no event.
+// UpdatePrompt implements prompts.Store. One statement updates the prompt
+// and appends the event when a value changes; the zero update only reads.
+// An update to the values the prompt has writes them again but keeps the
+// revision, and appends no event.
 func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
 	p, err := bounded(ctx, func() (prompts.Prompt, error) { return s.updatePrompt(ctx, id, in) })
 	return woke(s, p, err)
@@ -152,11 +152,11 @@ func (s *Store) updatePrompt(ctx context.Context, id string, in prompts.PromptUp
 	return p, nil
 }
 
-// ListPrompts implements prompts.Store. One round trip. Each filter has a
-// statement of its own that an index answers in id order from the page's
-// position: the primary key for all prompts, (project_id, id) for one
-// project and, merged, for several, (key, id) for a key, and the unique
-// (project_id, key) for a key in some projects.
+// ListPrompts implements prompts.Store. Each filter has a statement of its
+// own that an index answers in id order from the page's position: the
+// primary key for all prompts, (project_id, id) for one project and,
+// merged, for several, (key, id) for a key, and the unique (project_id,
+// key) for a key in some projects.
 func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]prompts.Prompt, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.Prompt, bool, error) { return s.listPrompts(ctx, f) })
 }

@@ -1,8 +1,8 @@
 package sqlstore
 
 // The statements of the Store, prepared on first use. {s} stands for the
-// quoted schema. Every statement is one round trip once prepared on a
-// connection. Each list shape has its own statement, with conditions an
+// quoted schema. A statement is parsed once per connection, then only
+// bound and run. Each list shape has its own statement, with conditions an
 // index answers, rather than one statement with optional conditions ($1 IS
 // NULL OR ...) that a generic plan could not put on an index.
 
@@ -76,8 +76,6 @@ const (
 	j.id, j.name, j.slug, j.description, j.is_private, j.created_at,
 	` + versionCols + `,
 	d.id, d.environment, d.action, dv.id, d.version_number, dp.id, d.previous_version_number, d.actor, d.reason, d.created_at`
-	//
-	//
 	// Each lookup is a LATERAL subquery that the planner may not flatten
 	// (OFFSET 0): one index probe per event, where a join estimated on a
 	// page of unknown size (LIMIT $n in a generic plan) would read whole

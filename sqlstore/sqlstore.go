@@ -89,8 +89,8 @@
 // runs alongside others as before. A write of one statement (CreateProject,
 // CreatePrompt, UpdatePrompt, CreateVersion) does it in that statement; a
 // transaction (Activate, Deactivate, Rollback, a version created active, a
-// write with an idempotency key) in one more round trip before COMMIT,
-// when it changed something. Ids need not be consecutive: a write that
+// write with an idempotency key) in a last statement before COMMIT, when
+// it changed something. Ids need not be consecutive: a write that
 // fails after taking ids leaves a hole that no reader ever sees filled. The
 // lock is taken with pg_advisory_xact_lock and a key derived from the
 // schema's name; an application that shares the database and takes
@@ -133,13 +133,12 @@
 // in one transaction with the key's record (table idempotency, migrations
 // 5 and 6): the key is claimed first, so that a concurrent repeat, in this
 // process or another, waits for the first transaction and then answers its
-// result; a failure rolls the record back with the write. Such a write
-// takes the locked path (a transaction of four more round trips). A
-// record keeps the ids of what the write made (a row of about 200
-// bytes, whatever the size of the version), and a repeat reads that
-// again in its transaction (see prompts.Replay). Records older than
-// prompts.IdempotencyRetention are taken over by a new write of their
-// key, and removed 16 at a time by later idempotent writes.
+// result; a failure rolls the record back with the write. A record keeps
+// the ids of what the write made (a row of about 200 bytes, whatever the
+// size of the version), and a repeat reads that again in its transaction
+// (see prompts.Replay). Records older than prompts.IdempotencyRetention
+// are taken over by a new write of their key, and removed 16 at a time by
+// later idempotent writes.
 //
 // # Upgrading
 //
@@ -160,20 +159,19 @@
 // write without appending events, which readers of the log would never
 // see.
 //
-// # Speed
+// # Statements and paging
 //
-// The statements are prepared on first use (lib/pq has no statement cache:
-// an unprepared query with parameters costs two round trips). Reading a
-// prompt with its active version, by id or by key, is one round trip; so are
-// the other reads, the history included, and the writes of projects,
-// prompts and versions, except CreateVersion when writers race or the
-// version is created active somewhere (see there). Activate, Deactivate
-// and Rollback run in a transaction that locks the prompt's row, changes
-// the environment and writes its deployment record (five round trips with
-// BEGIN and COMMIT, six for Rollback, and one more for the event when the
-// environment changed). TestRoundTrips counts them through a proxy. Lists page by keyset
-// (id > after ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep
-// page costs what the first costs; PLANS.md shows the query plans.
+// The statements are prepared on first use and reused on every
+// connection: lib/pq keeps no statement cache, so an unprepared query
+// would be parsed again on every call. The reads, the history included,
+// and the writes of projects, prompts and versions are single statements;
+// Activate, Deactivate, Rollback and a version created active in
+// environments run in a transaction that locks the prompt's row (see
+// Store.Activate), and a write with an idempotency key in a transaction
+// with its record (see Idempotency). Lists page by keyset (id > after
+// ORDER BY id LIMIT n) on indexes, never by OFFSET, so a deep page costs
+// what the first costs; PLANS.md shows the query plans, and the module's
+// BENCHMARKS.md the round trips of each method.
 //
 // It is tested on PostgreSQL 15.
 //
@@ -345,12 +343,11 @@ func validSchema(name string) bool {
 // Schema returns the name of the schema that holds the Store's tables.
 func (s *Store) Schema() string { return s.schema }
 
-// Ping reports whether the Store can serve, for a readiness probe: it
-// reads the schema's table schema_migrations, one round trip. A database
-// that cannot be reached, or does not answer before ctx ends, is
-// prompts.ErrUnavailable; a schema that is missing (dropped, say) or not
-// migrated as far as this release needs is internal: Migrate mends it,
-// waiting does not.
+// Ping reports whether the Store can serve, for a readiness probe: it reads
+// the schema's table schema_migrations. A database that cannot be reached,
+// or does not answer before ctx ends, is prompts.ErrUnavailable; a schema
+// that is missing (dropped, say) or not migrated as far as this release
+// needs is internal: Migrate mends it, waiting does not.
 func (s *Store) Ping(ctx context.Context) error {
 	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.ping(ctx) })
 	return err

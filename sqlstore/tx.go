@@ -20,8 +20,8 @@ import (
 //	}
 //	return s.fail(ctx, tx.commit(ctx)) // appends the events tx.emit made, then commits
 //
-// The reads on the hot path stay single statements outside any
-// transaction: one round trip each.
+// The reads stay single statements outside any transaction: a statement
+// reads one snapshot, and needs no BEGIN or COMMIT.
 
 // tx is a transaction of the Store.
 type tx struct {

@@ -13,39 +13,11 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// CreateVersion implements prompts.Store.
-//
-// One round trip when it does not race and activates nothing: a single
-// statement (qCreateVersion) counts the version on the prompt's row, which
-// takes the row's lock, inserts the version under that number, sets
-// latest_version_id and appends the event, all or nothing. Writers of one prompt, in any
-// process, queue on that lock, and each sees the count the previous one
-// left: numbers are gapless and unique.
-//
-// Version ids must also increase with the numbers. The id is made from this
-// process's clock before the statement runs, and the statement applies only
-// if the prompt's latest id is below it. Another process, whose clock is ahead
-// or whose id for the same millisecond came out larger, may have stored a
-// larger one first; then the statement changes nothing and CreateVersion
-// retries once, in a transaction that locks the prompt's row first, reads the
-// latest id and makes the new id after it (prompts.NewIDAfter), which cannot
-// fail: BEGIN, lock, insert, COMMIT, four round trips more. The retry also
-// finds the version if the first statement did store it (database/sql runs a
-// statement again on a new connection when the first broke without an
-// answer), so one call never stores two versions.
-//
-// A version created active in environments takes that transaction from
-// the start, and in it points each environment at the version and writes
-// its deployment record (one round trip each), with ids made after the
-// prompt's latest record's, read under the lock; the events, the
-// version's first, are appended before COMMIT (one more).
-//
-// The writers of one prompt in this process take turns before they make
-// their ids (see writeQueue), so that they reach the row lock in the
-// order of their ids and none of them needs the retry: with 8 goroutines
-// writing one prompt, half the writes retried, and the throughput was a
-// third of what it is with the turns (BenchmarkCreateVersionParallel).
-// A writer waiting for its turn gives up when ctx ends.
+// CreateVersion implements prompts.Store. Numbers are gapless and unique
+// per prompt, and ids increase with them, however many processes write:
+// the writers of one prompt take turns on its row lock. One call never
+// stores two versions, even when database/sql runs its statement again on
+// a new connection. A writer waiting for its turn gives up when ctx ends.
 func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
 	v, err := bounded(ctx, func() (prompts.PromptVersion, error) { return s.createVersion(ctx, in) })
 	return woke(s, v, err)
@@ -58,6 +30,9 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
+	// This process's writers of the prompt take turns before they make
+	// their ids, so that they reach the row lock in the order of their ids
+	// and none needs the retry below (see writeQueue).
 	turn, err := s.writers.wait(ctx, in.PromptID)
 	if err != nil {
 		return prompts.PromptVersion{}, prompts.ContextDone(err)
@@ -82,6 +57,13 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	if len(envs) > 0 {
 		return s.createVersionLocked(ctx, nil, v, envs, in.Actor, in.AllowVariableChange)
 	}
+	// One statement counts the version on the prompt's row, which takes
+	// the row's lock, inserts the version under that number, sets
+	// latest_version_id and appends the event, all or nothing. It applies
+	// only if the prompt's latest id is below v.ID: another process, whose
+	// clock is ahead or whose id for the same millisecond came out larger,
+	// may have stored a larger one first. Then it changes nothing, and the
+	// version is stored under the lock, after the latest id.
 	st, err := s.stmt(ctx, qCreateVersion)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
@@ -101,7 +83,14 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 
 // createVersionLocked stores v as the prompt's next version, active in
 // envs with actor's records, in a transaction that holds the prompt's row
-// lock from the start: tx, or one of its own when tx is nil.
+// lock from the start: tx, or one of its own when tx is nil. It reads the
+// latest version id under the lock and makes v's id after it
+// (prompts.NewIDAfter), which cannot fail. It also finds the version if
+// CreateVersion's first statement did store it (database/sql runs a
+// statement again on a new connection when the first broke without an
+// answer), so that one call never stores two versions. The records' ids
+// come after the prompt's latest record's, read under the lock; the
+// events, the version's first, are appended before COMMIT.
 func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.PromptVersion, envs []prompts.Environment, actor string, allow bool) (prompts.PromptVersion, error) {
 	own := tx == nil
 	if own {
@@ -194,7 +183,7 @@ func environments(envs []prompts.Environment) []prompts.Environment {
 	return out
 }
 
-// GetVersion implements prompts.Store. One round trip.
+// GetVersion implements prompts.Store.
 func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
 	return bounded(ctx, func() (prompts.PromptVersion, error) { return s.getVersion(ctx, promptID, number) })
 }
@@ -235,8 +224,8 @@ func versionNumber(n int) int {
 // all sort below '~' in the "C" collation.
 const afterAll = "~"
 
-// ListVersions implements prompts.Store. One round trip, on the index
-// (prompt_id, id) read backwards from the page's position.
+// ListVersions implements prompts.Store. It reads the index (prompt_id,
+// id) backwards from the page's position.
 func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.PromptVersion, bool, error) { return s.listVersions(ctx, promptID, p) })
 }

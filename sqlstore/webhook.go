@@ -19,7 +19,7 @@ import (
 
 var _ prompts.WebhookStore = (*Store)(nil)
 
-// CreateWebhook implements prompts.WebhookStore. One round trip.
+// CreateWebhook implements prompts.WebhookStore.
 func (s *Store) CreateWebhook(ctx context.Context, in prompts.NewWebhook) (prompts.Webhook, error) {
 	return bounded(ctx, func() (prompts.Webhook, error) { return s.createWebhook(ctx, in) })
 }
@@ -68,7 +68,7 @@ func eventTypes(ts []prompts.EventType) pq.StringArray {
 	return out
 }
 
-// GetWebhook implements prompts.WebhookStore. One round trip.
+// GetWebhook implements prompts.WebhookStore.
 func (s *Store) GetWebhook(ctx context.Context, id string) (prompts.Webhook, error) {
 	return bounded(ctx, func() (prompts.Webhook, error) { return s.getWebhook(ctx, id) })
 }
@@ -91,8 +91,8 @@ func (s *Store) getWebhook(ctx context.Context, id string) (prompts.Webhook, err
 	return w, nil
 }
 
-// ListWebhooks implements prompts.WebhookStore. One round trip, on the
-// primary key.
+// ListWebhooks implements prompts.WebhookStore. It pages on the primary
+// key.
 func (s *Store) ListWebhooks(ctx context.Context, p prompts.Page) ([]prompts.Webhook, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.Webhook, bool, error) {
 		if err := p.Validate(); err != nil {
@@ -104,7 +104,7 @@ func (s *Store) ListWebhooks(ctx context.Context, p prompts.Page) ([]prompts.Web
 }
 
 // DeleteWebhook implements prompts.WebhookStore. Its queued deliveries and
-// its attempts go with it. One round trip.
+// its attempts go with it.
 func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.deleteWebhook(ctx, id) })
 	return err
@@ -160,8 +160,8 @@ func scanWebhook(sc scanner) (prompts.Webhook, error) {
 	return r.webhook(), nil
 }
 
-// ListDeliveryAttempts implements prompts.WebhookStore. One round trip, on
-// the index (webhook_id, id) read backwards from the page's position.
+// ListDeliveryAttempts implements prompts.WebhookStore. It reads the index
+// (webhook_id, id) backwards from the page's position.
 func (s *Store) ListDeliveryAttempts(ctx context.Context, webhookID string, p prompts.Page) ([]prompts.DeliveryAttempt, bool, error) {
 	return boundedPage(ctx, func() ([]prompts.DeliveryAttempt, bool, error) { return s.listDeliveryAttempts(ctx, webhookID, p) })
 }
@@ -227,10 +227,10 @@ func (s *Store) listDeliveryAttempts(ctx context.Context, webhookID string, p pr
 }
 
 // ClaimDeliveries implements prompts.WebhookStore: those due the longest
-// first, in one round trip. Claims in any number of processes skip the
-// deliveries another claim holds (FOR UPDATE SKIP LOCKED) and find those
-// it leased no longer due. A delivery queued longer ago than the event
-// retention, by the Store's clock, is never handed out.
+// first. Claims in any number of processes skip the deliveries another
+// claim holds (FOR UPDATE SKIP LOCKED) and find those it leased no longer
+// due. A delivery queued longer ago than the event retention, by the
+// Store's clock, is never handed out.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
 	return bounded(ctx, func() ([]prompts.Delivery, error) { return s.claimDeliveries(ctx, now, max, lease) })
 }
@@ -275,8 +275,8 @@ func (s *Store) claimDeliveries(ctx context.Context, now time.Time, max int, lea
 	return out, nil
 }
 
-// FinishDelivery implements prompts.WebhookStore. One round trip, which
-// also removes a few attempts past the event retention.
+// FinishDelivery implements prompts.WebhookStore. It also removes a few
+// attempts past the event retention.
 func (s *Store) FinishDelivery(ctx context.Context, id string, a prompts.DeliveryAttempt, retryAt time.Time) error {
 	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.finishDelivery(ctx, id, a, retryAt) })
 	return err

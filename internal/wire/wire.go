@@ -25,9 +25,9 @@ import (
 const TimeFormat = "2006-01-02T15:04:05.000000Z"
 
 // AppendTime appends t in TimeFormat, quoted. It writes the digits
-// itself, as time.Time.AppendFormat would but without reading a layout
-// (a fifth of the time, on the path of every read of a prompt), and leaves years outside 0 to
-// 9999 to AppendFormat.
+// itself, as time.Time.AppendFormat would but without reading a layout,
+// since it is on the path of every read of a prompt, and leaves years
+// outside 0 to 9999 to AppendFormat.
 func AppendTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
