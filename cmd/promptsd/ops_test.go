@@ -439,6 +439,7 @@ func TestStoreWatchJudgesFailuresByTheirStart(t *testing.T) {
 	is := is.New(t)
 	var logs syncBuffer
 	w := newStoreWatch(slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	w.quiet = 0
 	is.True(w.isDown()) // not up until open
 	w.opened()
 	is.True(!w.isDown())
@@ -465,12 +466,30 @@ func TestStoreWatchJudgesFailuresByTheirStart(t *testing.T) {
 	is.True(strings.Contains(logs.String(), "failed_requests=2"))
 }
 
+// A ping that answers while requests still fail (on connections the
+// outage broke) does not end the outage: the store is back once no
+// request has failed for the quiet time.
+func TestStoreWatchWaitsForQuiet(t *testing.T) {
+	is := is.New(t)
+	w := newStoreWatch(slog.New(slog.DiscardHandler), nil)
+	w.quiet = time.Hour
+	w.opened()
+	down := prompts.Unavailable(errors.New("connection reset"))
+	w.failed(context.Background(), time.Now(), down)
+	w.pinged(time.Now(), nil)
+	is.True(w.isDown()) // a request failed just now
+	w.quiet = 0
+	w.pinged(time.Now(), nil)
+	is.True(!w.isDown())
+}
+
 // While the store is down, the watch pings it every second, and logs its
 // recovery without a request or a probe.
 func TestStoreWatchPingsWhileDown(t *testing.T) {
 	is := is.New(t)
 	var logs syncBuffer
 	w := newStoreWatch(slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	w.quiet = 0
 	w.opened()
 	var back atomic.Bool
 	pings := make(chan struct{}, 100)

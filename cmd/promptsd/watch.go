@@ -16,8 +16,10 @@ import (
 // once: "store unavailable" at the first request that the store failed
 // as unavailable (httpapi tells every store error, see WithErrorObserver),
 // "store recovered", with the count of failed requests, when a ping of
-// the store answers again (run pings it while it is down; so does
-// /readyz). An outage is two log lines, however many requests fail
+// the store answers again and no request has failed for a second (run
+// pings it while it is down; so does /readyz): the pool's connections
+// broken by the outage fail a few requests after the store is back, and
+// are not another outage. An outage is two log lines, however many requests fail
 // during it. A failure speaks for the moment its request started: one
 // that started before the store came back does not start another outage.
 // It counts every error by code. Until open, the store is not up.
@@ -30,11 +32,17 @@ type storeWatch struct {
 	down     bool      // the last state: unavailable
 	since    time.Time // when it changed last
 	failures int       // requests failed since it went down
+	lastFail time.Time // when a request failed as unavailable last
+	quiet    time.Duration
 	wake     chan struct{}
 }
 
+// recoveryQuiet is how long no request may have failed before the store
+// is taken as back.
+const recoveryQuiet = time.Second
+
 func newStoreWatch(log *slog.Logger, errors func(code string)) *storeWatch {
-	return &storeWatch{log: log, errors: errors, wake: make(chan struct{}, 1)}
+	return &storeWatch{log: log, errors: errors, quiet: recoveryQuiet, wake: make(chan struct{}, 1)}
 }
 
 // opened says the store is open, and up.
@@ -76,8 +84,10 @@ func (w *storeWatch) failed(ctx context.Context, started time.Time, err error) {
 	switch {
 	case w.down:
 		w.failures++
+		w.lastFail = time.Now()
 	case started.After(w.since):
 		w.down, w.since, w.failures = true, time.Now(), 1
+		w.lastFail = w.since
 		w.log.Error("store unavailable; requests that need it are answered 503 until it is back", "err", err)
 		select {
 		case w.wake <- struct{}{}:
@@ -95,7 +105,7 @@ func (w *storeWatch) pinged(started time.Time, err error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.down && started.After(w.since) {
+	if w.down && started.After(w.since) && time.Since(w.lastFail) >= w.quiet {
 		w.down = false
 		w.log.Info("store recovered", "unavailable_for", time.Since(w.since).Round(time.Millisecond), "failed_requests", w.failures)
 		w.since = time.Now()
