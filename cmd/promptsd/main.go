@@ -10,7 +10,8 @@
 // PROMPTS_PROJECT (names separated by commas), -wait-db by
 // PROMPTS_WAIT_DB, -request-timeout by PROMPTS_REQUEST_TIMEOUT,
 // -shutdown-grace by PROMPTS_SHUTDOWN_GRACE, -log-level by
-// PROMPTS_LOG_LEVEL. A flag wins over its variable.
+// PROMPTS_LOG_LEVEL, -event-retention by PROMPTS_EVENT_RETENTION. A flag
+// wins over its variable.
 //
 // Keys: -api-key is an admin key named default for every project; -key
 // NAME:ROLE:SECRET[:SLUG,…] (repeatable) and -keys FILE (one such entry a
@@ -21,6 +22,10 @@
 // printed once at start. With no -project and an empty store, a project
 // named Demo is created, so that there is somewhere to put prompts: the
 // HTTP interface cannot create projects.
+//
+// Every change is an event: GET /v1/integration/events reads the log, or
+// streams it (server-sent events), and the server delivers events to the
+// webhooks that admin keys create (-webhooks, -webhooks-allow-private).
 //
 // The server listens first, then opens the store, waiting for the
 // database up to -wait-db. Besides the API it serves, without a key,
