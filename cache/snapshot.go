@@ -191,12 +191,12 @@ type (
 		Prompts *[]snapshotItemJSON `json:"prompts"`
 	}
 	projectJSON struct {
-		ID          *string    `json:"id"`
-		Name        *string    `json:"name"`
-		Slug        *string    `json:"slug"`
-		Description *string    `json:"description"`
-		IsPrivate   *bool      `json:"is_private"`
-		CreatedAt   *string    `json:"created_at"`
+		ID          *string `json:"id"`
+		Name        *string `json:"name"`
+		Slug        *string `json:"slug"`
+		Description *string `json:"description"`
+		IsPrivate   *bool   `json:"is_private"`
+		CreatedAt   *string `json:"created_at"`
 	}
 	snapshotItemJSON struct {
 		Prompt       *promptJSON                 `json:"prompt"`
