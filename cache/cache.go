@@ -139,7 +139,8 @@ func Standalone() Option { return func(s *Store) { s.standalone = true } }
 // answers (a prompt the store does not know stays unknown), and is never
 // kept: once the store answers a read, its value answers it, whatever
 // the snapshot's revision. Given more than once, the cache answers from
-// every snapshot, the later one winning for a prompt in two. A nil
+// every snapshot, the later one winning for a prompt in two. The cache
+// copies what it answers: changing snap afterwards changes nothing. A nil
 // snapshot adds nothing.
 func WithFallback(snap *Snapshot) Option {
 	return func(s *Store) {

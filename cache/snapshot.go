@@ -146,8 +146,8 @@ func snapshotSize(sp SnapshotPrompt) int64 {
 // MarshalJSON implements json.Marshaler: the snapshot in SnapshotFormat,
 // each resource in the form its own read has (the project as the list of
 // projects, the prompt as the list of prompts, a version as the read of
-// one version), which ParseSnapshot reads back.
-func (s *Snapshot) MarshalJSON() ([]byte, error) {
+// one version), which ParseSnapshot reads back. It never fails.
+func (s Snapshot) MarshalJSON() ([]byte, error) {
 	b := append([]byte(nil), `{"format":`...)
 	b = wire.AppendString(b, SnapshotFormat)
 	b = append(b, `,"taken_at":`...)
@@ -275,6 +275,17 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 		s.Prompts = append(s.Prompts, sp)
 	}
 	return s, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler with ParseSnapshot, so that a
+// Snapshot inside another document reads (and refuses) the same.
+func (s *Snapshot) UnmarshalJSON(data []byte) error {
+	parsed, err := ParseSnapshot(data)
+	if err != nil {
+		return err
+	}
+	*s = *parsed
+	return nil
 }
 
 func (p *projectJSON) parse() (prompts.Project, error) {

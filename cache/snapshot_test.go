@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
@@ -181,6 +182,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	again, err := back.MarshalJSON()
 	is.NoErr(err)
 	is.Equal(string(again), string(data)) // and the same bytes
+
+	// encoding/json uses the same format, by value or pointer, both ways.
+	type doc struct{ Snap cache.Snapshot }
+	data, err = json.Marshal(doc{*s})
+	is.NoErr(err)
+	is.True(strings.Contains(string(data), `"format":"prompts.snapshot/1"`))
+	var d doc
+	is.NoErr(json.Unmarshal(data, &d))
+	is.True(reflect.DeepEqual(&d.Snap, s))
+	is.True(json.Unmarshal([]byte(`{"Snap":{"format":"other"}}`), &d) != nil) // refused as ParseSnapshot refuses
 
 	empty := &cache.Snapshot{Project: proj, TakenAt: s.TakenAt}
 	data, err = empty.MarshalJSON()
