@@ -130,6 +130,11 @@ func New(next prompts.Store, opts ...Option) *Store {
 	return s
 }
 
+// Next returns the store under the cache, the one New was given. Its
+// reads are fresh from the store: httpapi makes there the reads whose
+// request asks for no stored answer (Cache-Control: no-cache).
+func (s *Store) Next() prompts.Store { return s.next }
+
 // Stats are a cache's counters since New.
 type Stats struct {
 	Hits      int64 // reads answered from memory

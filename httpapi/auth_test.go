@@ -86,6 +86,10 @@ func TestAKeySeesOnlyItsProjects(t *testing.T) {
 			unknown := e.call(e.otherKey, rt.method, strings.ReplaceAll(fill(rt.pattern, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i), "{webhook_id}", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), fill(rt.body, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i))
 			switch rt.pattern {
 			case "/v1/integration/prompts", "/v1/integration/projects", "/v1/integration/events", "/v1/integration/webhooks":
+				if rt.method == "POST" && rt.pattern == "/v1/integration/projects" {
+					is.Equal(r.status, 403) // it could not see the project it made
+					return
+				}
 				if rt.method == "GET" {
 					is.Equal(r.status, 200)
 					is.True(!strings.Contains(string(r.body), e.project.ID)) // never in lists
@@ -268,7 +272,8 @@ func TestMethodNotAllowed(t *testing.T) {
 		{"/v1/integration/prompts/" + id + "/environments/staging/rollback", "POST"},
 		{"/v1/integration/prompts/" + id + "/deployments", "GET, HEAD"},
 		{"/v1/integration/projects/" + id + "/prompts/a/b", "GET, HEAD"},
-		{"/v1/integration/projects", "GET, HEAD"},
+		{"/v1/integration/projects", "GET, HEAD, POST"},
+		{"/v1/integration/projects/" + e.project.ID, "GET, HEAD"},
 	} {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "BREW"} {
 			if strings.Contains(tc.allow, method) {

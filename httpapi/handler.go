@@ -19,7 +19,8 @@ const DefaultBodyLimit = 1 << 20
 // an http.Handler, safe for concurrent use; make one with New.
 type Handler struct {
 	store   prompts.Store
-	stale   staleReader // store, when it can report stale answers (a cache.Store)
+	stale   staleReader   // store, when it can report stale answers (a cache.Store)
+	fresh   prompts.Store // the store under store's caches, for reads that ask for a fresh answer; nil without one
 	auth    Authenticator
 	log     *slog.Logger
 	observe func(*http.Request, error) // nil: none
@@ -145,6 +146,10 @@ func AllowPrivateWebhooks() Option {
 // The URLs the handler sends back (Location, Link) are relative references,
 // so they stay right under a prefix or behind a proxy that rewrites paths.
 //
+// A read whose request says Cache-Control: no-cache (or max-age=0) is
+// answered by the store under store's cache, when store is one (see
+// package cache): fresh, never stale.
+//
 // The event log and webhook routes need a store that implements
 // prompts.EventLog and prompts.WebhookStore; over one that does not, they
 // answer 501.
@@ -155,6 +160,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 	h := &Handler{
 		stale:      stale,
 		store:      store,
+		fresh:      underCaches(store),
 		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		limit:      DefaultBodyLimit,
 		mux:        http.NewServeMux(),

@@ -40,6 +40,8 @@ var allRoutes = []struct {
 	{"GET", "/v1/integration/prompts/{prompt_id}/deployments", "", httpapi.RoleRead},
 	{"POST", "/v1/integration/prompts/{prompt_id}/render", `{"version_number":1,"variables":{}}`, httpapi.RoleRead},
 	{"GET", "/v1/integration/projects", "", httpapi.RoleRead},
+	{"POST", "/v1/integration/projects", `{"name":"Project {n}"}`, httpapi.RoleAdmin},
+	{"GET", "/v1/integration/projects/{project_id}", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/events", "", httpapi.RoleRead},
 	{"POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/hook","project_id":"{project_id}"}`, httpapi.RoleAdmin},

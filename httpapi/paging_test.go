@@ -98,7 +98,7 @@ func TestMountedUnderAPrefix(t *testing.T) {
 	}
 	r = e.do("DELETE", "/v1/integration/projects", "")
 	is.Equal(r.status, 405)
-	is.Equal(r.header.Get("Allow"), "GET, HEAD")
+	is.Equal(r.header.Get("Allow"), "GET, HEAD, POST")
 	r = e.call("", "GET", "/v1/integration/projects", "")
 	is.Equal(r.status, 401)
 }

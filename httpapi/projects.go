@@ -7,6 +7,65 @@ import (
 	"github.com/promptkit/prompts/internal/wire"
 )
 
+// createProject is POST /projects, for admin keys of every project: a
+// key limited to some projects could not see the project it made, so it
+// is 403. There is no Idempotency-Key (prompts.NewProject has none): a
+// repeat finds its slug taken, given or derived from the name, and is 409.
+func (h *Handler) createProject() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if !a.AllProjects {
+			h.problem(w, kindForbidden, "creating a project needs a key for every project", nil)
+			return
+		}
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		var name, slug, description prompts.Optional[string]
+		var private bool
+		if bad := decodeObject(body, []member{
+			{"name", "a string", &name},
+			{"slug", "a string or null", &slug},
+			{"description", "a string or null", &description},
+			{"is_private", "true or false", &private},
+		}); bad != nil {
+			h.badRequest(w, bad)
+			return
+		}
+		in := prompts.NewProject{Name: name.Value, Slug: slug.Value, Description: description.Value, IsPrivate: private}
+		if err := in.Validate(); err != nil {
+			h.invalidInput(w, r, err)
+			return
+		}
+		p, err := h.store.CreateProject(r.Context(), in)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		w.Header()["Location"] = []string{"projects/" + p.ID}
+		writeValue(h, w, p, wire.AppendProject)
+	}
+}
+
+// readProject is GET /projects/{project_id}: one project, as the list
+// has it.
+func (h *Handler) readProject() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		id := r.PathValue("project_id")
+		if !a.Allows(id) {
+			h.notFoundAs(w, "project")
+			return
+		}
+		store, _ := h.reader(r)
+		p, err := store.GetProject(r.Context(), id)
+		if err != nil {
+			h.storeError(w, r, err)
+			return
+		}
+		writeValue(h, w, p, wire.AppendProject)
+	}
+}
+
 // listProjects is GET /projects?limit=&after=, the projects the key
 // may see.
 func (h *Handler) listProjects() handlerFunc {

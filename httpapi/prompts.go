@@ -67,7 +67,7 @@ func (h *Handler) readPrompt() handlerFunc {
 			h.invalid(w, q)
 			return
 		}
-		ap, stale, err := h.getActive(r.Context(), r.PathValue("prompt_id"), env)
+		ap, stale, err := h.getActive(r, r.PathValue("prompt_id"), env)
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
@@ -93,10 +93,11 @@ func (h *Handler) readByKey() handlerFunc {
 			stale bool
 			err   error
 		)
-		if h.stale != nil {
-			ap, stale, err = h.stale.GetActiveByKeyStale(r.Context(), projectID, r.PathValue("key"), env)
+		store, staleStore := h.reader(r)
+		if staleStore != nil {
+			ap, stale, err = staleStore.GetActiveByKeyStale(r.Context(), projectID, r.PathValue("key"), env)
 		} else {
-			ap, err = h.store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
+			ap, err = store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
 		}
 		h.answerRead(w, r, a, ap, stale, err)
 	}
@@ -132,12 +133,14 @@ type staleReader interface {
 	GetActiveByKeyStale(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, bool, error)
 }
 
-// getActive is the store's GetActive, with whether the answer was stale.
-func (h *Handler) getActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	if h.stale != nil {
-		return h.stale.GetActiveStale(ctx, promptID, env)
+// getActive is the GetActive of the store the request reads (see
+// reader), with whether the answer was stale.
+func (h *Handler) getActive(r *http.Request, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	store, stale := h.reader(r)
+	if stale != nil {
+		return stale.GetActiveStale(r.Context(), promptID, env)
 	}
-	ap, err := h.store.GetActive(ctx, promptID, env)
+	ap, err := store.GetActive(r.Context(), promptID, env)
 	return ap, false, err
 }
 

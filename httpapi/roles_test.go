@@ -127,6 +127,13 @@ func (e *env) state(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
+	projects, _, err := e.store.ListProjects(ctx, prompts.ProjectFilter{Page: prompts.Page{Limit: prompts.MaxLimit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range projects {
+		fmt.Fprintf(&b, "project %s %s\n", p.ID, p.Slug)
+	}
 	list, _, err := e.store.ListPrompts(ctx, prompts.PromptFilter{Page: prompts.Page{Limit: prompts.MaxLimit}})
 	if err != nil {
 		t.Fatal(err)

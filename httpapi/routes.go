@@ -34,6 +34,10 @@ func (h *Handler) routes() []route {
 		{"POST /v1/integration/prompts/{prompt_id}/render", RoleRead, h.render()},
 		{"GET /v1/integration/projects/{project_id}/prompts/{key...}", RoleRead, h.readByKey()},
 		{"GET /v1/integration/projects", RoleRead, h.listProjects()},
+		// Only a key of every project may create one: createProject
+		// checks that.
+		{"POST /v1/integration/projects", RoleAdmin, h.createProject()},
+		{"GET /v1/integration/projects/{project_id}", RoleRead, h.readProject()},
 		// The event log; with Accept: text/event-stream, its stream.
 		{"GET /v1/integration/events", RoleRead, h.listEvents()},
 		// Webhooks need RoleAdmin, reads included: a URL may hold a token.

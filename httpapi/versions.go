@@ -109,7 +109,8 @@ func (h *Handler) readVersion() handlerFunc {
 			h.notFoundAs(w, "version")
 			return
 		}
-		v, err := h.store.GetVersion(r.Context(), id, n)
+		store, _ := h.reader(r)
+		v, err := store.GetVersion(r.Context(), id, n)
 		if err != nil {
 			h.storeError(w, r, err)
 			return
