@@ -16,13 +16,13 @@ func TestPromptWritesSendTheReadsETag(t *testing.T) {
 	is.Equal(created.status, 200)
 	id := created.obj(t)["id"].(string)
 	tag := func() string { return e.do("GET", "/v1/integration/prompts/"+id, "").header.Get("ETag") }
-	is.True(created.header.Get("ETag") != "")  // the create sends one
+	is.True(created.header.Get("ETag") != "")   // the create sends one
 	is.Equal(created.header.Get("ETag"), tag()) // the read's
 
 	updated := e.do("PATCH", "/v1/integration/prompts/"+id, `{"name":"Renamed"}`)
 	is.Equal(updated.status, 200)
 	is.True(updated.header.Get("ETag") != created.header.Get("ETag")) // the update moved it on
-	is.Equal(updated.header.Get("ETag"), tag())                        // to the read's
+	is.Equal(updated.header.Get("ETag"), tag())                       // to the read's
 
 	same := e.do("PATCH", "/v1/integration/prompts/"+id, `{}`)
 	is.Equal(same.header.Get("ETag"), updated.header.Get("ETag")) // nothing changed, nor the tag
