@@ -50,10 +50,40 @@ func (c *Client) GetActiveByKey(ctx context.Context, projectID, key string, env 
 	if key == "" {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	path, ok := keyPath(key)
+	if !ok {
+		return c.getActiveByListedKey(ctx, projectID, key, env)
+	}
 	var q query
 	q.add("environment", string(env))
-	return c.read(ctx, request{method: http.MethodGet, path: "/projects/" + url.PathEscape(projectID) + "/prompts/" + keyPath(key),
+	return c.read(ctx, request{method: http.MethodGet, path: "/projects/" + url.PathEscape(projectID) + "/prompts/" + path,
 		query: q.String(), header: header(c.fresh.byKey(projectID))}, env, true)
+}
+
+// getActiveByListedKey is GetActiveByKey for a key that no path can hold
+// (see keyPath): the prompt is found in the prompt list by key, then read
+// by id.
+func (c *Client) getActiveByListedKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	for range 3 { // a rename between the two reads makes the second miss
+		var q query
+		q.add("project_id", projectID)
+		q.add("key", key)
+		found, _, err := list[prompts.Prompt](ctx, c, "/prompts", q, nil)
+		switch {
+		case errors.Is(err, prompts.ErrNotFound):
+			return prompts.ActivePrompt{}, prompts.NotFound("project")
+		case err != nil:
+			return prompts.ActivePrompt{}, err
+		case len(found) == 0:
+			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		}
+		c.memo.prompt(found[0])
+		a, err := c.getActive(ctx, found[0].ID, env, true)
+		if err != nil || a.Key == key {
+			return a, err
+		}
+	}
+	return prompts.ActivePrompt{}, prompts.Internal(errors.New("client: the prompt's key kept changing while it was read"))
 }
 
 // read makes r, a read of a prompt in env, and completes its answer. A
@@ -120,6 +150,12 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 // read answers it; if the prompt was renamed meanwhile, by a read of it
 // now.
 func (c *Client) changed(ctx context.Context, res *response, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	var a prompts.ActivePrompt
+	if err := decode(res, &a); err != nil {
+		c.fresh.wrote(promptID, "")
+		return a, err
+	}
+	c.fresh.wrote(promptID, a.ProjectID)
 	a, ok, err := c.active(ctx, res, env, true)
 	if err != nil || ok {
 		return a, err
@@ -153,7 +189,6 @@ func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.A
 	if err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	c.fresh.wrote(in.PromptID, "")
 	return c.changed(ctx, res, in.PromptID, in.Environment)
 }
 
@@ -215,7 +250,6 @@ func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Act
 	if err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	c.fresh.wrote(in.PromptID, "")
 	return c.changed(ctx, res, in.PromptID, in.Environment)
 }
 

@@ -227,7 +227,7 @@ func (c *Client) WaitEvents(ctx context.Context, after int64) error {
 		}
 	}
 	var p sseParser
-	err = scanLines(body, func(line []byte) bool {
+	err = scanLines(body, maxLine, func(line []byte) bool {
 		_, ok := p.line(line)
 		return !ok // until the first event
 	})

@@ -146,7 +146,7 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 			PromptID  *string `json:"prompt_id"`
 		}
 	)
-	err := scanLines(body, func(line []byte) bool {
+	err := scanLines(body, maxLine, func(line []byte) bool {
 		silent.Reset(f.idle)
 		e, ok := p.line(line)
 		if p.retry > 0 {

@@ -1,8 +1,10 @@
 package client_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/promptkit/prompts"
@@ -19,18 +21,41 @@ const (
 	readKey  = "read-key-0123456789"
 )
 
-// server is httpapi over a fresh memstore, behind a real HTTP server.
+// server is httpapi over a fresh memstore, behind a real HTTP server that
+// records the requests it gets.
 type server struct {
 	store *memstore.Store
 	h     *httpapi.Handler
 	srv   *httptest.Server
+	URL   string
+
+	mu   sync.Mutex
+	seen []seen
 }
 
-// newServer starts a server over a memstore made with opts; it stops
-// with the test (its streams first, so that Close does not wait on them).
+// seen is a request a server got.
+type seen struct {
+	method, path string
+	header       http.Header
+}
+
+// setup says how to build a server.
+type setup struct {
+	store   []memstore.Option
+	handler []httpapi.Option
+	wrap    func(http.Handler) http.Handler // in front of the handler
+}
+
+// newServer starts a server over a memstore made with opts.
 func newServer(t testing.TB, opts ...memstore.Option) *server {
+	return newServerWith(t, setup{store: opts})
+}
+
+// newServerWith starts a server as su says; it stops with the test (its
+// streams first, so that Close does not wait for them).
+func newServerWith(t testing.TB, su setup) *server {
 	t.Helper()
-	ms := memstore.New(opts...)
+	ms := memstore.New(su.store...)
 	keys := httpapi.NewKeys()
 	for _, k := range []httpapi.Key{
 		{Name: "admin", Role: httpapi.RoleAdmin, Secret: adminKey},
@@ -41,11 +66,31 @@ func newServer(t testing.TB, opts ...memstore.Option) *server {
 		}
 	}
 	// A body limit above the default: the suite writes versions of 1 MiB.
-	h := httpapi.New(ms, httpapi.WithAuthenticator(keys), httpapi.WithBodyLimit(8<<20))
-	s := &server{store: ms, h: h, srv: httptest.NewServer(h)}
+	h := httpapi.New(ms, append([]httpapi.Option{httpapi.WithAuthenticator(keys), httpapi.WithBodyLimit(8 << 20)}, su.handler...)...)
+	s := &server{store: ms, h: h}
+	var root http.Handler = h
+	if su.wrap != nil {
+		root = su.wrap(h)
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.seen = append(s.seen, seen{r.Method, r.URL.Path, r.Header.Clone()})
+		s.mu.Unlock()
+		root.ServeHTTP(w, r)
+	}))
+	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
 	t.Cleanup(h.CloseStreams)
 	return s
+}
+
+// requests returns the requests the server got, and forgets them.
+func (s *server) requests() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.seen
+	s.seen = nil
+	return out
 }
 
 // client returns a client of the server with the admin key.

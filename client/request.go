@@ -25,18 +25,18 @@ func envPath(id string, env prompts.Environment) string {
 
 // keyPath escapes a prompt's key for the path of a read by key: each
 // segment between slashes escaped, the slashes kept, so that proxies that
-// refuse an escaped slash pass it; but a key with an empty, "." or ".."
-// segment, which a proxy or router would clean away, is escaped whole
-// (%2F), as the interface also reads it.
-func keyPath(key string) string {
+// refuse an escaped slash pass it. ok is false for a key with an empty,
+// "." or ".." segment: a router cleans such a path, escaped or not, and
+// the interface answers it 404.
+func keyPath(key string) (path string, ok bool) {
 	segs := strings.Split(key, "/")
 	for i, s := range segs {
 		if s == "" || s == "." || s == ".." {
-			return url.PathEscape(key)
+			return "", false
 		}
 		segs[i] = url.PathEscape(s)
 	}
-	return strings.Join(segs, "/")
+	return strings.Join(segs, "/"), true
 }
 
 // body builds a request's JSON object, strings escaped as the interface

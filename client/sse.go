@@ -90,10 +90,11 @@ func isDigits(b []byte) bool {
 
 // scanLines reads r line by line, calling f with each (without its end)
 // until f returns false (scanLines then returns nil) or r ends (it
-// returns r's error, io.EOF at a clean end).
-func scanLines(r io.Reader, f func(line []byte) bool) error {
+// returns r's error, io.EOF at a clean end). A line longer than max is an
+// error.
+func scanLines(r io.Reader, max int, f func(line []byte) bool) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	sc.Buffer(make([]byte, 0, 4096), max)
 	sc.Split(splitLines())
 	first := true
 	for sc.Scan() {
