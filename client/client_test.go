@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,4 +94,28 @@ func TestLastEventIDOfALongLog(t *testing.T) {
 	t.Logf("%d requests for a log of %d events", n, want)
 	is.True(n <= 2*9+2) // about 2·log2(300)
 	_ = client.Prefix
+}
+
+// Requests carry the client's User-Agent, and its logger hears of its
+// retries.
+func TestUserAgentAndLogger(t *testing.T) {
+	is := is.New(t)
+	ctx := t.Context()
+	f := &failing{status: http.StatusBadGateway, suffix: "/projects"}
+	s := newServerWith(t, setup{wrap: f.wrap})
+	_, _, err := s.client(t).ListProjects(ctx, prompts.ProjectFilter{})
+	is.NoErr(err)
+	is.Equal(s.requests()[0].header.Get("User-Agent"), client.DefaultUserAgent)
+
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f.set(1, "")
+	cl := s.client(t, fast, client.WithUserAgent("my-service/2"), client.WithLogger(logger))
+	_, _, err = cl.ListProjects(ctx, prompts.ProjectFilter{})
+	is.NoErr(err) // a 502 from a proxy is retried
+	got := s.requests()
+	is.Equal(len(got), 2)
+	is.Equal(got[0].header.Get("User-Agent"), "my-service/2")
+	is.True(strings.Contains(logs.String(), "client: retrying")) // logged
+	is.True(!strings.Contains(logs.String(), adminKey))          // never the key
 }
