@@ -36,6 +36,26 @@
 // GetActiveByKeyStale (httpapi uses them for Cache-Status); a read it never saw
 // fails with the store's error.
 //
+// # Fallback snapshots
+//
+// A Snapshot is every prompt of a project with the version active in each
+// environment: TakeSnapshot reads one from a Store, the HTTP interface
+// sends one (GET /v1/integration/projects/{project_id}/snapshot),
+// MarshalJSON and ParseSnapshot write and read its JSON. Given to New
+// with WithFallback, it answers the reads the cache holds nothing for
+// while the store is unavailable, marked stale as above: an application
+// that embeds a snapshot file (go:embed) starts and serves even when its
+// store cannot be reached, and reads fresh values as soon as it can.
+//
+//	//go:embed prompts.snapshot.json
+//	var snapshotJSON []byte
+//
+//	snap, err := cache.ParseSnapshot(snapshotJSON)
+//	if err != nil {
+//		return err // a build that embeds a bad file should not start
+//	}
+//	c := cache.New(store, cache.WithFallback(snap))
+//
 // # Memory
 //
 // Entries are bounded by a byte budget (WithSize, default 64 MiB), the
@@ -83,6 +103,9 @@ type Store struct {
 	writingAnyProject int // writes whose project is unknown
 	stats             Stats
 	seed              maphash.Seed
+	// What the snapshots of WithFallback answer, by read; never changed
+	// after New.
+	fallback map[key]any
 }
 
 // stripes is how many generation counters invalidations spread over: an
@@ -108,6 +131,39 @@ func WithSize(bytes int64) Option {
 // Standalone says that no other process writes to the store, so that the
 // cache needs no feed to be fresh: it caches from the start.
 func Standalone() Option { return func(s *Store) { s.standalone = true } }
+
+// WithFallback gives the cache a snapshot to answer from when the store
+// is unavailable (prompts.ErrUnavailable) and the cache holds nothing for
+// the read: GetActive and GetActiveByKey of the snapshot's prompts in
+// either environment, GetPrompt of its prompts, GetProject of its
+// project. Such an answer is stale, as the last value known is in an
+// outage: counted in Stats.Stale, reported by GetActiveStale and
+// GetActiveByKeyStale. The snapshot never answers a read the store
+// answers (a prompt the store does not know stays unknown), and is never
+// kept: once the store answers a read, its value answers it, whatever
+// the snapshot's revision. Given more than once, the cache answers from
+// every snapshot, the later one winning for a prompt in two. The cache
+// copies what it answers: changing snap afterwards changes nothing. A nil
+// snapshot adds nothing.
+func WithFallback(snap *Snapshot) Option {
+	return func(s *Store) {
+		if snap == nil {
+			return
+		}
+		if s.fallback == nil {
+			s.fallback = make(map[key]any)
+		}
+		s.fallback[key{kind: kindProject, a: snap.Project.ID}] = snap.Project
+		for _, p := range snap.Prompts {
+			s.fallback[key{kind: kindPrompt, a: p.Prompt.ID}] = p.Prompt.Copy()
+			for _, env := range prompts.Environments {
+				a := p.ActiveIn(env).Copy()
+				s.fallback[key{kind: kindActive, a: a.ID, env: env}] = a
+				s.fallback[key{kind: kindActiveByKey, a: a.ProjectID, b: a.Key, env: env}] = a
+			}
+		}
+	}
+}
 
 // New returns a cache over next. Without Standalone it caches nothing
 // until a feed reports Recovered.
@@ -142,7 +198,7 @@ type Stats struct {
 	Evictions int64 // entries dropped for the budget
 	Entries   int64 // entries held now
 	Bytes     int64 // their estimated size
-	Stale     int64 // reads answered with a stale value while the store was unavailable
+	Stale     int64 // reads answered with a stale value while the store was unavailable (the last value known, or WithFallback's)
 	Lost      bool  // the feed is lost (or not yet connected): reads go to the store
 
 	// What the feed reported: Losses counts the Lost that came while the
@@ -273,6 +329,7 @@ type call struct {
 	snap  snapshot // when it began
 	value any      // what it answered, once done is closed
 	err   error
+	stale bool // the answer is a fallback's
 }
 
 // snapshot is what a fill compares before it stores: the counters that an
@@ -332,6 +389,14 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 			if c.err != nil {
 				return zero, c.err
 			}
+			if c.stale {
+				s.mu.Lock()
+				s.stats.Stale++
+				s.mu.Unlock()
+				if stale != nil {
+					*stale = true
+				}
+			}
 			return copyOut(c.value.(T)), nil
 		}
 		s.stats.Misses++
@@ -346,49 +411,62 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 		v, promptID, revision, err := fetch(ctx)
 
 		s.mu.Lock()
-		answer, answerErr := s.settle(stale, k, snap, v, promptID, revision, err)
+		answer, wasStale, answerErr := s.settle(k, snap, v, promptID, revision, err)
 		if c != nil {
-			// The readers that joined get what this one answers.
+			// The readers that joined get what this one answers; but
+			// when this one's context ended, they read again on theirs
+			// rather than take a fallback's answer.
 			if s.inflight[k] == c {
 				delete(s.inflight, k)
 			}
-			c.value, c.err = answer, answerErr
+			if wasStale && ctx.Err() != nil {
+				c.err = prompts.ContextDone(ctx.Err())
+			} else {
+				c.value, c.err, c.stale = answer, answerErr, wasStale
+			}
 			close(c.done)
 		}
 		s.mu.Unlock()
 		if answerErr != nil {
 			return zero, answerErr
 		}
+		if wasStale && stale != nil {
+			*stale = true
+		}
 		return copyOut(answer.(T)), nil
 	}
 }
 
-// settle decides what a read that fetched v (or err) answers, and stores
-// it when it may. The caller holds mu.
-func (s *Store) settle(stale *bool, k key, snap snapshot, v any, promptID string, revision int64, err error) (any, error) {
+// settle decides what a read that fetched v (or err) answers, and
+// whether that is stale, and stores it when it may. The caller holds mu.
+func (s *Store) settle(k key, snap snapshot, v any, promptID string, revision int64, err error) (any, bool, error) {
 	e, held := s.entries[k]
 	switch {
 	case err != nil:
-		if held && s.dark && errors.Is(err, prompts.ErrUnavailable) {
-			s.stats.Stale++
-			if stale != nil {
-				*stale = true
-			}
-			return e.value, nil // the last value known
+		if !errors.Is(err, prompts.ErrUnavailable) {
+			return nil, false, err
 		}
-		return nil, err
+		if held && s.dark {
+			s.stats.Stale++
+			return e.value, true, nil // the last value known
+		}
+		if fv, ok := s.fallback[k]; ok && !held {
+			s.stats.Stale++
+			return fv, true, nil // the snapshot's, never kept
+		}
+		return nil, false, err
 	case held && e.revision > revision:
-		return e.value, nil // never older than what was answered
+		return e.value, false, nil // never older than what was answered
 	case s.snap(k) != snap:
 		// An invalidation (or a loss, or a recovery) came while this read
 		// ran: what it read may be older than the change. Answer it (it
 		// was current when read), keep nothing.
-		return v, nil
+		return v, false, nil
 	}
 	// Kept also while the feed is lost, where it answers only when the
 	// store is unavailable (a hit needs a fresh cache).
 	s.put(k, v, promptID, revision)
-	return v, nil
+	return v, false, nil
 }
 
 // beingWritten reports whether a write through the cache is changing

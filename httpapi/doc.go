@@ -1,8 +1,9 @@
 // Package httpapi serves the /v1/integration HTTP interface of prompt
 // management over any prompts.Store: create prompts and versions, read a
 // prompt with the version active in an environment, promote and roll back,
-// list prompts, versions and projects; read and follow the log of changes,
-// and subscribe webhooks to it.
+// list prompts, versions and projects; create projects and take snapshots
+// of them; read and follow the log of changes, and subscribe webhooks to
+// it.
 //
 // New returns an http.Handler to mount on the application's own mux, at
 // the root or under a prefix:
@@ -67,6 +68,26 @@
 // authentication; route and method; permission (403); media type, size
 // and body syntax; field rules; existence; precondition (412); conflicts. A refused
 // request changes nothing.
+//
+// # Projects, fresh reads and snapshots
+//
+// POST /projects creates a project (role admin, with a key of every
+// project: a key limited to some could not see what it made, 403); it
+// takes no Idempotency-Key, and a repeat finds its slug taken, 409. GET
+// /projects/{id} reads one.
+//
+// A read (of a prompt, an environment, a key, a version, a project) whose
+// request says Cache-Control: no-cache or max-age=0, or, without
+// Cache-Control, Pragma: no-cache, is answered by the store under the
+// handler's store when that is a cache (package cache, or any store with
+// a Next method that returns the store under it): a client reads at once
+// what it wrote through another replica. Such an answer is never stale.
+//
+// GET /projects/{id}/snapshot (role read) answers every prompt of the
+// project with the version active in each environment, as
+// cache.Snapshot's MarshalJSON writes it, read by cache.TakeSnapshot from
+// the store under the cache; a project past cache.MaxSnapshotPrompts
+// prompts or cache.MaxSnapshotSize bytes of text is 413, naming the bound.
 //
 // # Entity tags
 //

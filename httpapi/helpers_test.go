@@ -42,6 +42,7 @@ var allRoutes = []struct {
 	{"GET", "/v1/integration/projects", "", httpapi.RoleRead},
 	{"POST", "/v1/integration/projects", `{"name":"Project {n}"}`, httpapi.RoleAdmin},
 	{"GET", "/v1/integration/projects/{project_id}", "", httpapi.RoleRead},
+	{"GET", "/v1/integration/projects/{project_id}/snapshot", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/projects/{project_id}/prompts/{key}", "", httpapi.RoleRead},
 	{"GET", "/v1/integration/events", "", httpapi.RoleRead},
 	{"POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/hook","project_id":"{project_id}"}`, httpapi.RoleAdmin},

@@ -38,6 +38,7 @@ func (h *Handler) routes() []route {
 		// checks that.
 		{"POST /v1/integration/projects", RoleAdmin, h.createProject()},
 		{"GET /v1/integration/projects/{project_id}", RoleRead, h.readProject()},
+		{"GET /v1/integration/projects/{project_id}/snapshot", RoleRead, h.readSnapshot()},
 		// The event log; with Accept: text/event-stream, its stream.
 		{"GET /v1/integration/events", RoleRead, h.listEvents()},
 		// Webhooks need RoleAdmin, reads included: a URL may hold a token.

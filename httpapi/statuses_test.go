@@ -152,6 +152,8 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 		{"listProjects", "GET", "/v1/integration/projects?limit=0", "", nil},
 		{"readProject", "GET", "/v1/integration/projects/" + e.project.ID, "", nil},
 		{"readProject", "GET", "/v1/integration/projects/" + unknown, "", nil},
+		{"readSnapshot", "GET", "/v1/integration/projects/" + e.project.ID + "/snapshot", "", nil},
+		{"readSnapshot", "GET", "/v1/integration/projects/" + unknown + "/snapshot", "", nil},
 		{"createProject", "POST", "/v1/integration/projects", `{"name":"Brand new"}`, nil},
 		{"createProject", "POST", "/v1/integration/projects", `{"name":"Again","slug":"brand-new"}`, nil},
 		{"createPrompt", "POST", "/v1/integration/prompts", `{"project_id":"` + e.project.ID + `","key":"new","name":"N"}`, []string{"Idempotency-Key", "p1"}},
@@ -217,6 +219,9 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	clock.add(prompts.DefaultEventRetention + time.Hour)
 	old.newPrompt(old.project.ID)
 	add(byID["listEvents"], old.do("GET", "/v1/integration/events?after=1", ""))
+	// A project past a snapshot's bounds.
+	huge := newEnv(t)
+	add(byID["readSnapshot"], hugeSnapshot(t, huge))
 	// A store without an event log or webhooks: 501.
 	bare := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { return bareStore{s} }})
 	for _, o := range ops {
