@@ -93,7 +93,6 @@ func TestLastEventIDOfALongLog(t *testing.T) {
 	n := len(s.requests())
 	t.Logf("%d requests for a log of %d events", n, want)
 	is.True(n <= 2*9+2) // about 2·log2(300)
-	_ = client.Prefix
 }
 
 // Requests carry the client's User-Agent, and its logger hears of its
