@@ -33,6 +33,13 @@ const (
 	// an event older than the oldest kept; events it has not seen are gone,
 	// and it must read everything again.
 	CodeEventsExpired Code = "events_expired"
+	// CodeUnauthenticated: a remote Store (package client) was refused
+	// for want of a valid API key. No local Store returns it.
+	CodeUnauthenticated Code = "unauthenticated"
+	// CodeForbidden: a remote Store's API key may not do what was asked
+	// (its role is below the one the call needs). No local Store returns
+	// it.
+	CodeForbidden Code = "forbidden"
 )
 
 // Sentinel errors, one per code, for errors.Is:
@@ -48,6 +55,8 @@ var (
 	ErrVariablesChanged     = &Error{Code: CodeVariablesChanged, Message: "variables changed"}
 	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused, Message: "idempotency key reused"}
 	ErrEventsExpired        = &Error{Code: CodeEventsExpired, Message: "the events after this id are no longer kept; read everything again"}
+	ErrUnauthenticated      = &Error{Code: CodeUnauthenticated, Message: "a valid API key is required"}
+	ErrForbidden            = &Error{Code: CodeForbidden, Message: "the API key's role does not allow this"}
 )
 
 // FieldError names one invalid field of an input and what is wrong with it.

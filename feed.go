@@ -22,6 +22,14 @@ type Invalidation struct {
 //     went silent), until the next Recovered.
 //
 // Until the first Recovered the sink must assume that it sees nothing.
+//
+// A feed that loses nothing across a loss (package client's follows an
+// event stream that resumes from the last event it delivered) reports
+// Resumed instead of Recovered after a Lost, to a sink that is a Resumer,
+// when it sees changes again and every change made while it could not
+// has been, or will be before any later one, reported by Invalidate. It
+// reports Recovered when changes were lost for good (the events it
+// missed are no longer kept), and to a sink that is no Resumer.
 type Feed interface {
 	Run(ctx context.Context, sink Sink) error
 }
@@ -68,4 +76,27 @@ func (l sinkList) Recovered() {
 	for _, s := range l {
 		s.Recovered()
 	}
+}
+
+// Resumed tells each sink that can keep what it holds so, and the others
+// Recovered: a list is a Resumer whatever it holds.
+func (l sinkList) Resumed() {
+	for _, s := range l {
+		if r, ok := s.(Resumer); ok {
+			r.Resumed()
+		} else {
+			s.Recovered()
+		}
+	}
+}
+
+// A Resumer is a Sink that can keep what it holds across a loss that lost
+// nothing (a cache.Store is one). Resumed, after a Lost, says that the
+// feed sees changes again and that every change made while it could not
+// has been, or will be before any later one, reported by Invalidate: what
+// the sink held before the loss and has not been told of is still
+// current. A feed calls Resumed only on a sink that implements Resumer.
+type Resumer interface {
+	Sink
+	Resumed()
 }

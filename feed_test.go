@@ -29,3 +29,20 @@ func TestSinksTellsEachSink(t *testing.T) {
 	is.Equal(b.calls, want) // and so is the second; nil is skipped
 	prompts.Sinks().Lost()  // no sink: nothing to tell, no panic
 }
+
+// resumingSink can keep what it holds across a loss.
+type resumingSink struct{ recordingSink }
+
+func (r *resumingSink) Resumed() { r.calls = append(r.calls, "resumed") }
+
+// A list of sinks is a Resumer: a resume reaches those that can resume
+// as Resumed, and the others as Recovered.
+func TestSinksResume(t *testing.T) {
+	is := is.New(t)
+	plain, resuming := &recordingSink{}, &resumingSink{}
+	s, ok := prompts.Sinks(plain, resuming).(prompts.Resumer)
+	is.True(ok)
+	s.Resumed()
+	is.Equal(plain.calls, []string{"recovered"})
+	is.Equal(resuming.calls, []string{"resumed"})
+}

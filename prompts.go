@@ -12,6 +12,8 @@
 //   - cache: a Store over any Store that answers reads from memory, kept
 //     fresh across processes by a Feed (sqlstore.NewFeed over PostgreSQL).
 //   - httpapi: the /v1/integration HTTP interface over any Store.
+//   - client: a Store over that interface, and a Feed over its event
+//     stream, for services that read their prompts from a server.
 //   - cmd/promptsd: the standalone server, for services not written in Go.
 //
 // An application reads a prompt the way it refers to it, by project and key,

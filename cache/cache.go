@@ -16,7 +16,10 @@
 // on a goroutine of its own: the cache starts none. Until the feed first
 // reports Recovered, and from a Lost until the next Recovered, the cache
 // cannot know what changed: every read goes to the store, and Recovered
-// then drops everything cached before. A cache over a store no other process writes
+// then drops everything cached before. A feed that loses nothing across a
+// loss (package client's, over an event stream that resumes from its last
+// event) reports Resumed instead, and the cache keeps what it holds: the
+// changes made meanwhile come as invalidations (prompts.Resumer). A cache over a store no other process writes
 // (memstore in one process) needs no feed: New it with Standalone.
 //
 // A cache never answers a read with an older prompt than one it answered
@@ -205,6 +208,9 @@ type Stats struct {
 	// Stats still show in them.
 	Losses     int64
 	Recoveries int64
+	// Resumptions counts the Resumed that ended a loss: the feed lost
+	// nothing, and the cache kept what it held (see Resumed).
+	Resumptions int64
 }
 
 // Stats returns the cache's counters.
@@ -270,6 +276,11 @@ func (s *Store) Lost() {
 func (s *Store) Recovered() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.recovered()
+}
+
+// recovered is Recovered. The caller holds mu.
+func (s *Store) recovered() {
 	for _, e := range s.entries {
 		s.remove(e)
 	}

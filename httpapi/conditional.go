@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"math"
+	"net/http"
 	"strings"
 
 	"github.com/promptkit/prompts"
@@ -64,4 +65,13 @@ func noneMatch(values []string, tag []byte) bool {
 		}
 	}
 	return false
+}
+
+// setPromptETag sends, with the answer to a create or an update of a
+// prompt, the ETag that a read of the prompt (GET /prompts/{id}, in
+// production) sends now, as RFC 5789 does for PATCH: so that a client
+// learns the revision its write made (the body's fixed fields hold none)
+// without reading the prompt again.
+func setPromptETag(w http.ResponseWriter, p prompts.Prompt) {
+	w.Header()["Etag"] = []string{string(wire.AppendETag(nil, prompts.ActivePrompt{Prompt: p, Environment: prompts.Production}))}
 }

@@ -122,7 +122,10 @@
 // (prompts.Change.IfRevision). Since the revision covers the whole
 // prompt, a rename or a new version also fails an older tag: the swap
 // errs on the side of caution. A weak tag, or a tag of another prompt or
-// environment, never matches; "*" asks only that the prompt exists.
+// environment, never matches; "*" asks only that the prompt exists. The
+// answers to a create and an update of a prompt (POST /prompts, PATCH
+// /prompts/{id}) send the tag that the read of the prompt in production
+// sends now, so that a client learns the revision its write made.
 //
 // # Templates
 //

@@ -51,6 +51,7 @@ func (h *Handler) createPrompt() handlerFunc {
 		}
 		replayed(w, p.Replayed)
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
+		setPromptETag(w, p)
 		writeValue(h, w, p, wire.AppendPrompt)
 	}
 }
@@ -189,6 +190,7 @@ func (h *Handler) updatePrompt() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
+		setPromptETag(w, p)
 		writeValue(h, w, p, wire.AppendPrompt)
 	}
 }

@@ -1,0 +1,84 @@
+// Package client is a prompts.Store over the /v1/integration HTTP
+// interface of a prompts server (cmd/promptsd, or httpapi mounted in an
+// application), so that code written against memstore or sqlstore runs
+// unchanged against a server, and a prompts.Feed over its event stream, so
+// that a cache in front of it reads at memory speed and stays fresh:
+//
+//	cl, err := client.New("https://prompts.internal", os.Getenv("PROMPTS_API_KEY"))
+//	if err != nil { ... }
+//	c := cache.New(cl)
+//	go cl.Feed().Run(ctx, c)
+//	p, err := c.GetActiveByKey(ctx, projectID, "support/greeting", prompts.Production)
+//
+// The client starts no goroutine of its own (but for the concurrent reads
+// of one ListPrompts call, which it waits for) and logs nothing unless
+// given a logger (WithLogger). It sends its requests with its own
+// http.Client, which keeps up to 64 idle connections to the server, or
+// with the caller's (WithHTTPClient).
+//
+// # Calls and errors
+//
+// Every method of prompts.Store maps to one request of the interface, or a
+// few where the interface answers less than the Store returns (see each
+// method). Inputs are checked first with their Validate method, as every
+// Store does, and a malformed id is not found without a request. Errors
+// are *prompts.Error: a problem's code is the error's Code (invalid_request
+// is prompts.CodeInvalid, not_found prompts.CodeNotFound, and so on), its
+// detail the Message and its errors the Fields; a 401 is
+// prompts.CodeUnauthenticated and a 403 prompts.CodeForbidden; a server
+// that cannot be reached, a 503, or an answer from a proxy that says so
+// (502, 504) is prompts.CodeUnavailable; a context that ended is
+// prompts.CodeUnavailable wrapping the context's error. A server whose
+// store keeps no event log answers the EventLog methods with an error for
+// which errors.Is(err, errors.ErrUnsupported) holds.
+//
+// What the interface records differs from a local Store in two ways. The
+// actor of a change (prompts.Change.Actor, prompts.NewVersion.Actor) is
+// not sent: the server records the API key's name, so that a key cannot
+// act as another. And the prompt of a prompt.created or prompt.updated
+// event (ListEvents) has no Revision: the event sends the prompt with the
+// list's fields. An Idempotency's Request is not sent either: the server
+// derives it from the request itself; its Scope is folded into the key
+// (see RetryPolicy).
+//
+// The revision of a prompt comes from the ETag of the answers that carry
+// one (reads of a prompt in an environment, writes of a prompt and of an
+// environment), which the interface makes of the prompt's revision; a
+// change with prompts.Change.IfRevision sends the matching If-Match. The
+// client reads the tags of its own release's form.
+//
+// # Retries
+//
+// A call that fails for want of the server (a 503, a timeout, a lost
+// connection) is retried with jittered exponential backoff, honouring
+// Retry-After, within the call's context (see RetryPolicy). Every write
+// that creates (CreatePrompt, CreateVersion, Rollback) carries an
+// Idempotency-Key: the caller's prompts.Idempotency.Key when it gives one,
+// else a random ULID the client makes for the call and keeps across its
+// retries. So a write whose answer was lost after the server did it is
+// done once: the retry is answered as the first attempt was, marked
+// Replayed. An Idempotency with a Scope sends the hex SHA-256 of its scope
+// and key (prompts.Idempotency.RecordKey) as the key, so that one key in
+// two scopes names two writes; the server scopes every key further by the
+// API key's name. Request bodies are bytes, sent again as they are.
+//
+// # Reading one's own writes
+//
+// A server with many replicas behind a load balancer, each with a cache,
+// learns of a write made through another replica from its feed, some
+// milliseconds later. So for DefaultFreshWindow after a write of a prompt,
+// the client's reads of that prompt, and its reads by key in its project
+// (in every project after a version's create or a deactivation, whose
+// answers do not name the project), send Cache-Control: no-cache, which the server answers
+// from its store: a process reads its own writes at once, through any
+// replica.
+//
+// # The feed
+//
+// Feed follows the server's event stream for a cache (see Feed): every
+// event is an invalidation; a stream that breaks resumes after the last
+// event it saw, losing nothing, and says so with Resumed
+// (prompts.Resumer), so that the cache keeps what it holds; only when the
+// events it missed are gone (410) does the cache drop everything.
+// WaitEvents also waits on the stream.
+package client

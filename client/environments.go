@@ -1,0 +1,273 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/promptkit/prompts"
+)
+
+// GetActive implements prompts.Store: GET /prompts/{id}?environment=,
+// whose ETag gives the revision. Its body holds neither the prompt's
+// created_at nor the active version's change summary and variables: the
+// client reads them (from the prompt list by key, and GET
+// /prompts/{id}/versions/{number}) the first time it sees the prompt and
+// the version, and remembers them, since they never change.
+func (c *Client) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if err := env.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.ActivePrompt{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(promptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	return c.getActive(ctx, promptID, env, true)
+}
+
+// getActive reads the prompt in env, completed (see complete).
+func (c *Client) getActive(ctx context.Context, promptID string, env prompts.Environment, withVersion bool) (prompts.ActivePrompt, error) {
+	var q query
+	q.add("environment", string(env))
+	return c.read(ctx, request{method: http.MethodGet, path: promptPath(promptID), query: q.String(), header: header(c.fresh.prompt(promptID))}, env, withVersion)
+}
+
+// GetActiveByKey implements prompts.Store: GET
+// /projects/{project_id}/prompts/{key}?environment=, as GetActive.
+func (c *Client) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if err := env.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.ActivePrompt{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(projectID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("project")
+	}
+	if key == "" {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	path, ok := keyPath(key)
+	if !ok {
+		return c.getActiveByListedKey(ctx, projectID, key, env)
+	}
+	var q query
+	q.add("environment", string(env))
+	return c.read(ctx, request{method: http.MethodGet, path: "/projects/" + url.PathEscape(projectID) + "/prompts/" + path,
+		query: q.String(), header: header(c.fresh.byKey(projectID))}, env, true)
+}
+
+// getActiveByListedKey is GetActiveByKey for a key that no path can hold
+// (see keyPath): the prompt is found in the prompt list by key, then read
+// by id.
+func (c *Client) getActiveByListedKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	for range 3 { // a rename between the two reads makes the second miss
+		var q query
+		q.add("project_id", projectID)
+		q.add("key", key)
+		found, _, err := list[prompts.Prompt](ctx, c, "/prompts", q, nil)
+		switch {
+		case errors.Is(err, prompts.ErrNotFound):
+			return prompts.ActivePrompt{}, prompts.NotFound("project")
+		case err != nil:
+			return prompts.ActivePrompt{}, err
+		case len(found) == 0:
+			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		}
+		c.memo.prompt(found[0])
+		a, err := c.getActive(ctx, found[0].ID, env, true)
+		if err != nil || a.Key == key {
+			return a, err
+		}
+	}
+	return prompts.ActivePrompt{}, prompts.Internal(errors.New("client: the prompt's key kept changing while it was read"))
+}
+
+// read makes r, a read of a prompt in env, and completes its answer. A
+// prompt renamed between its read and the read of its created_at is read
+// again.
+func (c *Client) read(ctx context.Context, r request, env prompts.Environment, withVersion bool) (prompts.ActivePrompt, error) {
+	for range 3 {
+		res, err := c.do(ctx, r)
+		if err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		a, ok, err := c.active(ctx, res, env, withVersion)
+		if err != nil || ok {
+			return a, err
+		}
+	}
+	return prompts.ActivePrompt{}, prompts.Internal(errors.New("client: the prompt's key kept changing while it was read"))
+}
+
+// active decodes an answer shaped as a read of a prompt in env, with the
+// revision from its ETag, and completes it (see complete); ok is false
+// when the prompt was renamed before its created_at could be read.
+func (c *Client) active(ctx context.Context, res *response, env prompts.Environment, withVersion bool) (a prompts.ActivePrompt, ok bool, err error) {
+	if err := decode(res, &a); err != nil {
+		return prompts.ActivePrompt{}, false, err
+	}
+	a.Environment = env
+	a.Revision = revision(res.header)
+	a.Replayed = replayed(res.header)
+	ok, err = c.complete(ctx, &a, withVersion)
+	return a, ok, err
+}
+
+// complete fills what a read of a prompt in an environment does not send:
+// the prompt's created_at, and the active version's change summary and
+// variables when withVersion, from the memo or else from the server. ok
+// is false when the prompt has another key now than in a.
+func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVersion bool) (ok bool, err error) {
+	if !c.memo.fillPrompt(&a.Prompt) {
+		var q query
+		q.add("project_id", a.ProjectID)
+		q.add("key", a.Key)
+		found, _, err := list[prompts.Prompt](ctx, c, "/prompts", q, nil)
+		if err != nil {
+			return false, err
+		}
+		if len(found) != 1 || found[0].ID != a.ID {
+			return false, nil
+		}
+		a.CreatedAt = found[0].CreatedAt
+		c.memo.prompt(found[0])
+	}
+	if withVersion && a.ActiveVersion != nil && !c.memo.fillVersion(a.ActiveVersion) {
+		v, err := c.GetVersion(ctx, a.ID, a.ActiveVersion.VersionNumber)
+		if err != nil {
+			return false, err
+		}
+		a.ActiveVersion.ChangeSummary, a.ActiveVersion.Variables = v.ChangeSummary, v.Variables
+	}
+	return true, nil
+}
+
+// changed completes the answer to a change of env (PUT, rollback): as a
+// read answers it; if the prompt was renamed meanwhile, by a read of it
+// now.
+func (c *Client) changed(ctx context.Context, res *response, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	var a prompts.ActivePrompt
+	if err := decode(res, &a); err != nil {
+		c.fresh.wrote(promptID, "")
+		return a, err
+	}
+	c.fresh.wrote(promptID, a.ProjectID)
+	a, ok, err := c.active(ctx, res, env, true)
+	if err != nil || ok {
+		return a, err
+	}
+	return c.getActive(ctx, promptID, env, true)
+}
+
+// Activate implements prompts.Store: PUT
+// /prompts/{id}/environments/{env}, with If-Match when in.IfRevision is
+// set. in.Actor is not sent: the server records the API key's name as
+// the actor.
+func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.ActivePrompt{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	var b body
+	if in.VersionID.HasValue() {
+		b.str("version_id", in.VersionID.Value)
+	} else {
+		b.num("version_number", in.VersionNumber.Value)
+	}
+	c.change(&b, in.Change)
+	res, err := c.do(ctx, request{method: http.MethodPut, path: envPath(in.PromptID, in.Environment), body: b.bytes(),
+		header: writeHeader("", ifMatch(in.PromptID, in.Environment, in.IfRevision))})
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	return c.changed(ctx, res, in.PromptID, in.Environment)
+}
+
+// change adds a change's reason and promotion guard to a body.
+func (c *Client) change(b *body, ch prompts.Change) {
+	if ch.Reason != "" {
+		b.str("reason", ch.Reason)
+	}
+	if ch.AllowVariableChange {
+		b.boolean("allow_variable_change", true)
+	}
+}
+
+// Deactivate implements prompts.Store: DELETE
+// /prompts/{id}/environments/{env}, with If-Match when in.IfRevision is
+// set. Its answer has no body: the client then reads the prompt in the
+// environment (from the server's store), so the answer may show a change
+// made after this one. in.Actor is not sent.
+func (c *Client) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.ActivePrompt{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	var q query
+	q.add("reason", in.Reason)
+	_, err := c.do(ctx, request{method: http.MethodDelete, path: envPath(in.PromptID, in.Environment), query: q.String(),
+		header: writeHeader("", ifMatch(in.PromptID, in.Environment, in.IfRevision))})
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	c.fresh.wrote(in.PromptID, "")
+	return c.getActive(ctx, in.PromptID, in.Environment, true)
+}
+
+// Rollback implements prompts.Store: POST
+// /prompts/{id}/environments/{env}/rollback, with an Idempotency-Key
+// (in.Idempotency's, or one of the client's own: a rollback done twice
+// would undo itself) and If-Match when in.IfRevision is set. in.Actor is
+// not sent.
+func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.ActivePrompt{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	var b body
+	c.change(&b, in.Change)
+	res, err := c.do(ctx, request{method: http.MethodPost, path: envPath(in.PromptID, in.Environment) + "/rollback", body: b.bytes(),
+		header: writeHeader(idempotencyKey(in.Idempotency), ifMatch(in.PromptID, in.Environment, in.IfRevision))})
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	return c.changed(ctx, res, in.PromptID, in.Environment)
+}
+
+// ListDeployments implements prompts.Store: GET
+// /prompts/{id}/deployments. Over HTTP a record's actor is the name of the
+// API key that made the change.
+func (c *Client) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
+	if err := f.Validate(); err != nil {
+		return nil, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(f.PromptID) {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	var q query
+	q.add("environment", string(f.Environment))
+	q.page(f.Page)
+	return list[prompts.Deployment](ctx, c, promptPath(f.PromptID)+"/deployments", q, nil)
+}

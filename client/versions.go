@@ -1,0 +1,109 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/promptkit/prompts"
+)
+
+// CreateVersion implements prompts.Store: POST /prompts/{id}/versions,
+// with an Idempotency-Key (in.Idempotency's, or one of the client's own),
+// so that it is done once however often it is retried. The answer's body
+// holds no change summary or variables: the version has the ones asked
+// for, and those of its content (prompts.Variables), as the server
+// computed them. in.Actor is not sent: the server records the API key's
+// name as the actor of the deployments.
+func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
+	if err := in.Validate(); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.PromptVersion{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(in.PromptID) {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	var b body
+	b.str("content", in.Content)
+	if in.ChangeSummary != nil {
+		b.str("change_summary", *in.ChangeSummary)
+	}
+	if !in.Metadata.IsNull() {
+		b.raw("metadata_", string(in.Metadata))
+	}
+	if in.Environments != nil {
+		b.name("environments")
+		b.b = append(b.b, '[')
+		for i, e := range in.Environments {
+			if i > 0 {
+				b.b = append(b.b, ',')
+			}
+			b.b = strconv.AppendQuote(b.b, string(e))
+		}
+		b.b = append(b.b, ']')
+	}
+	if in.AllowVariableChange {
+		b.boolean("allow_variable_change", true)
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: promptPath(in.PromptID) + "/versions", body: b.bytes(),
+		header: writeHeader(idempotencyKey(in.Idempotency), "")})
+	if err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	var v prompts.PromptVersion
+	if err := decode(res, &v); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	if in.ChangeSummary != nil {
+		s := *in.ChangeSummary
+		v.ChangeSummary = &s
+	}
+	v.Variables = prompts.Variables(v.Content)
+	v.Replayed = replayed(res.header)
+	c.memo.version(v)
+	c.fresh.wrote(v.PromptID, "")
+	return v, nil
+}
+
+// GetVersion implements prompts.Store: GET
+// /prompts/{id}/versions/{number}.
+func (c *Client) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
+	if err := ctx.Err(); err != nil {
+		return prompts.PromptVersion{}, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(promptID) {
+		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	}
+	res, err := c.do(ctx, request{method: http.MethodGet, path: promptPath(promptID) + "/versions/" + strconv.Itoa(number)})
+	if err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	var v prompts.PromptVersion
+	if err := decode(res, &v); err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	c.memo.version(v)
+	return v, nil
+}
+
+// ListVersions implements prompts.Store: GET /prompts/{id}/versions.
+func (c *Client) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
+	if err := p.Validate(); err != nil {
+		return nil, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(promptID) {
+		return nil, false, prompts.NotFound("prompt")
+	}
+	var q query
+	q.page(p)
+	page, more, err := list[prompts.PromptVersion](ctx, c, promptPath(promptID)+"/versions", q, nil)
+	for _, v := range page {
+		c.memo.version(v)
+	}
+	return page, more, err
+}
