@@ -152,7 +152,7 @@ func TestServerKeepsItsGeneratedKey(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "prompts.data")
 	s := start(t, nil, "-data", data)
 	is.True(s.key != "") // printed at the first start
-	is.True(strings.Contains(s.out.String(), "Try: curl -H 'X-API-Key: "+s.key+"' http://"))
+	is.True(strings.Contains(s.out.String(), `Try: curl -H "X-API-Key: `+s.key+`" http://`))
 	fi, err := os.Stat(data + ".key")
 	is.NoErr(err)
 	is.Equal(fi.Mode().Perm(), os.FileMode(0o600))
@@ -164,10 +164,10 @@ func TestServerKeepsItsGeneratedKey(t *testing.T) {
 	is.NoErr(s.stop(t))
 
 	s = start(t, nil, "-data", data)
-	is.Equal(s.key, "")                                                      // not printed again
-	is.True(!strings.Contains(s.out.String(), key))                          // anywhere
-	s.logLine(t, "API key: the one printed at the first start")              // but said
-	is.True(strings.Contains(s.out.String(), "X-API-Key: $PROMPTS_API_KEY")) // the curl line without it
+	is.Equal(s.key, "")                                                        // not printed again
+	is.True(!strings.Contains(s.out.String(), key))                            // anywhere
+	s.logLine(t, "API key: the one printed at the first start")                // but said
+	is.True(strings.Contains(s.out.String(), `"X-API-Key: $PROMPTS_API_KEY"`)) // the curl line without it, in quotes the shell expands
 	s.key = key
 	is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 200)
 	s.key = "pk_another-key-of-enough-length"

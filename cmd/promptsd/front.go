@@ -56,7 +56,7 @@ func (f *front) readyz(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)
-		io.WriteString(w, "not ready: "+state+" does not answer\n")
+		io.WriteString(w, "not ready: the store does not answer ("+state+")\n")
 		return
 	}
 	io.WriteString(w, "ready: "+state+"\n")

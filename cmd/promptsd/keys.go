@@ -214,7 +214,7 @@ func ownerOnly(f *os.File, path string) error {
 		return err
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%s may be read by others (mode %#o): it holds API keys; chmod 600 %s", path, perm, path)
+		return fmt.Errorf("%s is open to its group or to others (mode %#o): it holds API keys, so only its owner may read or write it; chmod 600 %s", path, perm, path)
 	}
 	return nil
 }

@@ -385,7 +385,7 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		return st.state(), err
 	})
 	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg))
-	fmt.Fprintf(stdout, "Try: curl -H 'X-API-Key: %s' http://%s/v1/integration/projects\n", shown, addr)
+	fmt.Fprintf(stdout, "Try: curl -H \"X-API-Key: %s\" http://%s/v1/integration/projects\n", shown, addr)
 	return releaseAll, nil
 }
 
