@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -167,7 +168,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	finished := make(chan time.Time, d.concurrency) // a retry's time, or zero
 	inFlight := 0
 	due := true                 // deliveries may be due: claim
-	var nextRetry time.Time     // the earliest retry this dispatcher scheduled
+	var retries []time.Time     // the retries this dispatcher scheduled, not yet due
 	errWait := time.Duration(0) // the wait after a failed claim
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -192,9 +193,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			default:
 				errWait = 0
 				due = len(ds) == d.concurrency-inFlight // more may be due
-				if !nextRetry.After(now) {
-					nextRetry = time.Time{} // due now: claimed, or another process's
-				}
+				// Those due now are claimed, or another process's.
+				retries = slices.DeleteFunc(retries, func(at time.Time) bool { return !at.After(now) })
 				for _, dl := range ds {
 					inFlight++
 					wg.Add(1)
@@ -208,8 +208,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return nil
 		}
-		if !nextRetry.IsZero() && inFlight < d.concurrency { // (when full, an attempt's end wakes it)
-			wait = min(wait, max(nextRetry.Sub(d.clock.Now()), 0))
+		if len(retries) > 0 && inFlight < d.concurrency { // (when full, an attempt's end wakes it)
+			wait = min(wait, max(slices.MinFunc(retries, time.Time.Compare).Sub(d.clock.Now()), 0))
 		}
 		timer.Reset(wait)
 		select {
@@ -217,8 +217,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			return nil
 		case at := <-finished:
 			inFlight--
-			if !at.IsZero() && (nextRetry.IsZero() || at.Before(nextRetry)) {
-				nextRetry = at
+			if !at.IsZero() {
+				retries = append(retries, at)
 			}
 		case <-d.wake:
 			due = true

@@ -496,3 +496,23 @@ func TestDispatcherRestsWhileEveryWorkerIsBusy(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	is.True(c.Reads()-before < 10) // the dispatcher waits for a worker rather than spin
 }
+
+// Every retry it scheduled wakes the dispatcher when it falls due, not
+// only the earliest: two deliveries failing 300 ms apart are both tried
+// again on time, with no poll and no Wake to help.
+func TestDispatcherWakesForEveryRetry(t *testing.T) {
+	s := memstore.New()
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	subscribe(t, s, rc.URL)
+	d := webhook.NewDispatcher(s, webhook.AllowPrivate(), webhook.WithPoll(time.Hour))
+	start(t, d)
+	project(t, s, "One")
+	d.Wake()
+	eventually(t, "the first attempt", func() bool { return len(rc.requests()) >= 1 })
+	time.Sleep(300 * time.Millisecond) // the second event falls due later than the first
+	project(t, s, "Two")
+	d.Wake()
+	eventually(t, "both first attempts and both first retries", func() bool { return len(rc.requests()) >= 4 })
+}
