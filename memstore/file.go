@@ -287,7 +287,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // crash, holds every write that returned. Close it when done.
 //
 // Open resolves path once, through symbolic links: the data stays in the
-// file a link points at. It refuses a directory that any user may write
+// file a link points at. It refuses a directory (the file's, or one above it) that any user may write
 // (without the sticky bit), and a file that another Open holds, in this
 // process or another; see the package doc.
 //

@@ -43,6 +43,13 @@ func TestFileStoreRefusesAWorldWritableDirectory(t *testing.T) {
 	is.NoErr(os.Symlink(own, filepath.Join(dir, "link")))
 	_, err = memstore.Open(filepath.Join(dir, "link"))
 	is.True(err != nil && strings.Contains(err.Error(), dir)) // refused
+
+	// So does a directory above: whoever may write it may move the
+	// directory below and put one of theirs in its place.
+	sub := filepath.Join(dir, "private")
+	is.NoErr(os.Mkdir(sub, 0o700))
+	_, err = memstore.Open(filepath.Join(sub, "prompts.data"))
+	is.True(err != nil && strings.Contains(err.Error(), dir) && strings.Contains(err.Error(), "above")) // refused, naming it
 }
 
 // Removing the lock file by hand lets no second Open write the file: the
