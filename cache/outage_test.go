@@ -5,10 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/url"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -17,82 +15,9 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/internal/tcpproxy"
 	"github.com/promptkit/prompts/sqlstore"
 )
-
-// cutProxy forwards TCP to PostgreSQL until cut: then it closes every
-// connection and refuses new ones, as a database that went away. The
-// shared PostgreSQL server is never touched.
-type cutProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]bool
-}
-
-func startCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, conns: map[net.Conn]bool{}}
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			if p.cut {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			p.conns[c], p.conns[up] = true, true
-			p.mu.Unlock()
-			go func() { _, _ = copyConn(up, c); up.Close(); c.Close() }()
-			go func() { _, _ = copyConn(c, up); up.Close(); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func copyConn(dst, src net.Conn) (int64, error) {
-	buf := make([]byte, 32<<10)
-	var n int64
-	for {
-		k, err := src.Read(buf)
-		if k > 0 {
-			if _, werr := dst.Write(buf[:k]); werr != nil {
-				return n, werr
-			}
-			n += int64(k)
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-}
-
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-		p.conns = map[net.Conn]bool{}
-	}
-}
 
 // The fallback through a real outage: a cache over PostgreSQL, reached
 // through a proxy the test cuts, starts cold while the database cannot be
@@ -112,9 +37,9 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 	if err != nil || u.Host == "" {
 		t.Skipf("needs a TCP postgres:// URL: %q", dsn)
 	}
-	proxy := startCutProxy(t, u.Host)
+	proxy := tcpproxy.Start(t, u.Host)
 	viaProxy := *u
-	viaProxy.Host = proxy.ln.Addr().String()
+	viaProxy.Host = proxy.Addr()
 	rnd := make([]byte, 6)
 	_, _ = rand.Read(rnd)
 	schema := "cache_test_" + hex.EncodeToString(rnd)
@@ -145,7 +70,7 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 	is.NoErr(err)
 	c := cache.New(store, cache.WithFallback(snap))
 
-	proxy.setCut(true) // the application starts while the database cannot be reached
+	proxy.Cut(true) // the application starts while the database cannot be reached
 	a, stale, err := c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
 	is.NoErr(err) // it serves
 	is.True(stale)
@@ -153,13 +78,13 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 	_, err = c.GetActiveByKey(ctx, proj.ID, "nope", prompts.Production)
 	is.True(errors.Is(err, prompts.ErrUnavailable)) // what it does not hold fails
 
-	proxy.setCut(false)
+	proxy.Cut(false)
 	a, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
 	is.NoErr(err)
 	is.True(!stale)
 	is.Equal(a.ActiveVersion.Content, "two") // fresh as soon as it can
 
-	proxy.setCut(true)
+	proxy.Cut(true)
 	a, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
 	is.NoErr(err)
 	is.True(stale)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/tcpproxy"
 )
 
 // testDatabase returns the test database's URL and a fresh schema name,
@@ -282,9 +283,9 @@ func TestServerListensFirst(t *testing.T) {
 func TestServerWaitsForTheDatabase(t *testing.T) {
 	is := is.New(t)
 	dsn, schema := testDatabase(t)
-	proxy := startCutProxy(t, dsn.Host)
-	proxy.setCut(true)
-	s := launch(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.ln.Addr().String()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey}, "-wait-db", "5m")
+	proxy := tcpproxy.Start(t, dsn.Host)
+	proxy.Cut(true)
+	s := launch(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.Addr()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey}, "-wait-db", "5m")
 	s.key = testKey
 	s.waitLog(t, regexp.MustCompile(`msg="waiting for the database" attempt=2 `))
 	is.Equal(probe(t, s, "/livez"), 200)
@@ -300,7 +301,7 @@ func TestServerWaitsForTheDatabase(t *testing.T) {
 	is.Equal(metric(t, scrape, "prompts_store_up"), "0") // not up while it is waited for
 	is.Equal(metric(t, scrape, `prompts_http_requests_total{method="GET",route="/v1/integration",status="503"}`), "1")
 
-	proxy.setCut(false)
+	proxy.Cut(false)
 	s.waitLog(t, readyRe)
 	s.logLine(t, "msg=\"database reachable\"")
 	var projects []project
@@ -314,9 +315,9 @@ func TestServerWaitsForTheDatabase(t *testing.T) {
 func TestServerGivesUpWaitingForTheDatabase(t *testing.T) {
 	is := is.New(t)
 	dsn, schema := testDatabase(t)
-	proxy := startCutProxy(t, dsn.Host)
-	proxy.setCut(true)
-	s := launch(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.ln.Addr().String()), "PROMPTS_SCHEMA=" + schema}, "-wait-db", "1s")
+	proxy := tcpproxy.Start(t, dsn.Host)
+	proxy.Cut(true)
+	s := launch(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.Addr()), "PROMPTS_SCHEMA=" + schema}, "-wait-db", "1s")
 	err := <-s.done
 	var exit *exec.ExitError
 	is.True(errors.As(err, &exit))

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,102 +19,9 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/tcpproxy"
 	"github.com/promptkit/prompts/sqlstore"
 )
-
-// cutProxy forwards TCP to PostgreSQL until cut: then it closes every
-// connection and refuses new ones, as a database that went away; restore
-// lets connections through again. The shared PostgreSQL server is never
-// touched.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	frozen bool // connections stay open, no byte goes through
-	thawed *sync.Cond
-	conns  map[net.Conn]bool
-}
-
-func startCutProxy(t testing.TB, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
-	p.thawed = sync.NewCond(&p.mu)
-	t.Cleanup(func() { ln.Close(); p.setFrozen(false); p.setCut(true) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			if p.cut {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				p.mu.Unlock()
-				c.Close()
-				continue
-			}
-			p.conns[c], p.conns[up] = true, true
-			p.mu.Unlock()
-			go func() { p.pump(up, c); up.Close(); c.Close() }()
-			go func() { p.pump(c, up); up.Close(); c.Close() }()
-		}
-	}()
-	return p
-}
-
-// pump forwards src to dst, holding what it reads while the proxy is
-// frozen.
-func (p *cutProxy) pump(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			for p.frozen {
-				p.thawed.Wait()
-			}
-			p.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// setFrozen stops forwarding bytes, the connections left open (or starts
-// again): a database gone silent, its processes stopped or its network
-// path dead.
-func (p *cutProxy) setFrozen(frozen bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.frozen = frozen
-	p.thawed.Broadcast()
-}
-
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-		p.conns = map[net.Conn]bool{}
-	}
-}
 
 // TestServerThroughAnOutage runs the built server on PostgreSQL through a
 // proxy that the test cuts: cached reads answer 200 marked stale, other
@@ -134,9 +40,9 @@ func TestServerThroughAnOutage(t *testing.T) {
 	if err != nil || u.Host == "" {
 		t.Skipf("needs a TCP postgres:// URL: %q", dsn)
 	}
-	proxy := startCutProxy(t, u.Host)
+	proxy := tcpproxy.Start(t, u.Host)
 	viaProxy := *u
-	viaProxy.Host = proxy.ln.Addr().String()
+	viaProxy.Host = proxy.Addr()
 	rnd := make([]byte, 6)
 	_, _ = rand.Read(rnd)
 	schema := "server_test_" + hex.EncodeToString(rnd)
@@ -194,7 +100,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 	metric(t, scrape, "prompts_cache_evictions_total")
 	is.True(metricValue(t, scrape, "prompts_cache_bytes") > 0)
 	is.Equal(metric(t, scrape, "prompts_store_up"), "1")
-	proxy.setCut(true)
+	proxy.Cut(true)
 	waitFor(t, "the feed reports the loss", func() bool { return strings.Contains(s.out.String(), "feed lost") })
 	is.Equal(probe(t, s, "/readyz"), 503) // the database does not answer
 	is.Equal(probe(t, s, "/livez"), 200)  // the process does
@@ -223,7 +129,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 	// However many requests fail, the outage is one line in the log.
 	is.Equal(strings.Count(s.out.String(), `msg="store unavailable`), 1)
 
-	proxy.setCut(false)
+	proxy.Cut(false)
 	restored := time.Now()
 	waitFor(t, "writes work again", func() bool {
 		return s.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":1}`, nil).StatusCode == 200
@@ -278,15 +184,15 @@ func probe(t *testing.T, s *server, path string) int {
 func TestServerThroughASilentDatabase(t *testing.T) {
 	is := is.New(t)
 	dsn, schema := testDatabase(t)
-	proxy := startCutProxy(t, dsn.Host)
-	s := start(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.ln.Addr().String()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey},
+	proxy := tcpproxy.Start(t, dsn.Host)
+	s := start(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.Addr()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey},
 		"-request-timeout", "1s")
 	s.key = testKey
 	p := s.newPrompt(t)
 	is.Equal(s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"one"}`, nil).StatusCode, 200)
 	waitFor(t, "the feed listens", func() bool { return strings.Contains(s.out.String(), "feed listening") })
 
-	proxy.setFrozen(true)
+	proxy.Freeze(true)
 	client := &http.Client{Timeout: 20 * time.Second} // far past the 1 s deadline: a hang fails the test
 	for _, req := range []struct{ method, path, body string }{
 		{"POST", "/prompts/" + p.ID + "/versions", `{"content":"two"}`},
@@ -307,7 +213,7 @@ func TestServerThroughASilentDatabase(t *testing.T) {
 	is.Equal(probe(t, s, "/readyz"), 503)
 	is.Equal(probe(t, s, "/livez"), 200)
 
-	proxy.setFrozen(false)
+	proxy.Freeze(false)
 	waitFor(t, "writes work again", func() bool {
 		return s.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"after"}`, nil).StatusCode == 200
 	})
@@ -332,10 +238,10 @@ func TestServerThroughASilentDatabase(t *testing.T) {
 func TestServerUnderLoadThroughOutages(t *testing.T) {
 	is := is.New(t)
 	dsn, schema := testDatabase(t)
-	proxy := startCutProxy(t, dsn.Host)
+	proxy := tcpproxy.Start(t, dsn.Host)
 	app := "prompts_" + schema // names the server's connections, for pg_terminate_backend
 	viaProxy := *dsn
-	viaProxy.Host = proxy.ln.Addr().String()
+	viaProxy.Host = proxy.Addr()
 	q := viaProxy.Query()
 	q.Set("application_name", app)
 	viaProxy.RawQuery = q.Encode()
@@ -414,16 +320,16 @@ func TestServerUnderLoadThroughOutages(t *testing.T) {
 	defer db.Close()
 	pause := func() { time.Sleep(time.Second) } // load runs meanwhile
 	pause()
-	proxy.setCut(true)
+	proxy.Cut(true)
 	pause()
-	proxy.setCut(false)
+	proxy.Cut(false)
 	pause()
 	var killed int
 	is.NoErr(db.Get(&killed, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) k`, app))
 	pause()
-	proxy.setFrozen(true)
+	proxy.Freeze(true)
 	pause()
-	proxy.setFrozen(false)
+	proxy.Freeze(false)
 	pause()
 	close(stop)
 	wg.Wait()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts/internal/tcpproxy"
 )
 
 // sseEvent is one event read from a stream.
@@ -79,8 +81,8 @@ func TestServerStreamsAcrossReplicas(t *testing.T) {
 	env := []string{"PROMPTS_DSN=" + dsn.String(), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey}
 	a := start(t, env)
 	a.key = testKey
-	proxy := startCutProxy(t, dsn.Host)
-	b := start(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.ln.Addr().String()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey})
+	proxy := tcpproxy.Start(t, dsn.Host)
+	b := start(t, []string{"PROMPTS_DSN=" + via(dsn, proxy.Addr()), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey})
 	b.key = testKey
 	stream := b.openStream(t, 0)
 	p := a.newPrompt(t)
@@ -88,12 +90,12 @@ func TestServerStreamsAcrossReplicas(t *testing.T) {
 	for i := range n {
 		is.Equal(a.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"v`+strconv.Itoa(i)+`"}`, nil).StatusCode, 200)
 	}
-	proxy.setCut(true) // b loses its database; its stream stays open
+	proxy.Cut(true) // b loses its database; its stream stays open
 	for i := range n {
 		is.Equal(a.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"w`+strconv.Itoa(i)+`"}`, nil).StatusCode, 200)
 	}
 	time.Sleep(time.Second) // b's stream meets the outage
-	proxy.setCut(false)
+	proxy.Cut(false)
 	var got []sseEvent
 	deadline := time.After(30 * time.Second)
 	for len(got) < 1+2*n {
