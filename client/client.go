@@ -382,3 +382,20 @@ func retryAfter(h http.Header) time.Duration {
 	}
 	return 0
 }
+
+// beginPrompt is the preamble of every method on one prompt: the input's
+// rules first (invalid, its Validate's result), then the context, then
+// an id that cannot name a prompt, not found without a request, as every
+// Store answers it.
+func beginPrompt(ctx context.Context, invalid error, promptID string) error {
+	if invalid != nil {
+		return invalid
+	}
+	if err := ctx.Err(); err != nil {
+		return prompts.ContextDone(err)
+	}
+	if !prompts.ValidID(promptID) {
+		return prompts.NotFound("prompt")
+	}
+	return nil
+}

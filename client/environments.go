@@ -16,14 +16,8 @@ import (
 // /prompts/{id}/versions/{number}) the first time it sees the prompt and
 // the version, and remembers them, since they never change.
 func (c *Client) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := env.Validate(); err != nil {
+	if err := beginPrompt(ctx, env.Validate(), promptID); err != nil {
 		return prompts.ActivePrompt{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return prompts.ActivePrompt{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(promptID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	return c.getActive(ctx, promptID, env, true)
 }
@@ -168,14 +162,8 @@ func (c *Client) changed(ctx context.Context, res *response, promptID string, en
 // set. in.Actor is not sent: the server records the API key's name as
 // the actor.
 func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
+	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return prompts.ActivePrompt{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(in.PromptID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	var b body
 	if in.VersionID.HasValue() {
@@ -208,14 +196,8 @@ func (c *Client) change(b *body, ch prompts.Change) {
 // environment (from the server's store), so the answer may show a change
 // made after this one. in.Actor is not sent.
 func (c *Client) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
+	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return prompts.ActivePrompt{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(in.PromptID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	var q query
 	q.add("reason", in.Reason)
@@ -234,14 +216,8 @@ func (c *Client) Deactivate(ctx context.Context, in prompts.Deactivation) (promp
 // would undo itself) and If-Match when in.IfRevision is set. in.Actor is
 // not sent.
 func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
-	if err := in.Validate(); err != nil {
+	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return prompts.ActivePrompt{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(in.PromptID) {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	var b body
 	c.change(&b, in.Change)
@@ -257,14 +233,8 @@ func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Act
 // /prompts/{id}/deployments. Over HTTP a record's actor is the name of the
 // API key that made the change.
 func (c *Client) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
-	if err := f.Validate(); err != nil {
+	if err := beginPrompt(ctx, f.Validate(), f.PromptID); err != nil {
 		return nil, false, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, false, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(f.PromptID) {
-		return nil, false, prompts.NotFound("prompt")
 	}
 	var q query
 	q.add("environment", string(f.Environment))

@@ -43,11 +43,8 @@ func (c *Client) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompt
 // ETag gives the revision, and which needs the prompt list by key for its
 // created_at the first time).
 func (c *Client) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
-	if err := ctx.Err(); err != nil {
-		return prompts.Prompt{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(id) {
-		return prompts.Prompt{}, prompts.NotFound("prompt")
+	if err := beginPrompt(ctx, nil, id); err != nil {
+		return prompts.Prompt{}, err
 	}
 	a, err := c.getActive(ctx, id, prompts.Production, false)
 	return a.Prompt, err
@@ -57,14 +54,8 @@ func (c *Client) GetPrompt(ctx context.Context, id string) (prompts.Prompt, erro
 // fields given. PATCH sets values, so a repeat after a lost answer
 // changes nothing more: it is retried as reads are.
 func (c *Client) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
-	if err := in.Validate(); err != nil {
+	if err := beginPrompt(ctx, in.Validate(), id); err != nil {
 		return prompts.Prompt{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return prompts.Prompt{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(id) {
-		return prompts.Prompt{}, prompts.NotFound("prompt")
 	}
 	var b body
 	if in.Key.Set {

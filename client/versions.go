@@ -16,14 +16,8 @@ import (
 // computed them. in.Actor is not sent: the server records the API key's
 // name as the actor of the deployments.
 func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
-	if err := in.Validate(); err != nil {
+	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.PromptVersion{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return prompts.PromptVersion{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(in.PromptID) {
-		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
 	var b body
 	b.str("content", in.Content)
@@ -70,11 +64,8 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 // GetVersion implements prompts.Store: GET
 // /prompts/{id}/versions/{number}.
 func (c *Client) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
-	if err := ctx.Err(); err != nil {
-		return prompts.PromptVersion{}, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(promptID) {
-		return prompts.PromptVersion{}, prompts.NotFound("prompt")
+	if err := beginPrompt(ctx, nil, promptID); err != nil {
+		return prompts.PromptVersion{}, err
 	}
 	res, err := c.do(ctx, request{method: http.MethodGet, path: promptPath(promptID) + "/versions/" + strconv.Itoa(number)})
 	if err != nil {
@@ -90,14 +81,8 @@ func (c *Client) GetVersion(ctx context.Context, promptID string, number int) (p
 
 // ListVersions implements prompts.Store: GET /prompts/{id}/versions.
 func (c *Client) ListVersions(ctx context.Context, promptID string, p prompts.Page) ([]prompts.PromptVersion, bool, error) {
-	if err := p.Validate(); err != nil {
+	if err := beginPrompt(ctx, p.Validate(), promptID); err != nil {
 		return nil, false, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, false, prompts.ContextDone(err)
-	}
-	if !prompts.ValidID(promptID) {
-		return nil, false, prompts.NotFound("prompt")
 	}
 	var q query
 	q.page(p)
