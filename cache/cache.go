@@ -36,6 +36,22 @@
 // GetActiveByKeyStale (httpapi uses them for Cache-Status); a read it never saw
 // fails with the store's error.
 //
+// Such a read does not wait for the store. When the cache holds an answer
+// to give should the store fail (the last value known while the feed is
+// lost, or a fallback snapshot's), it asks the store with a context that
+// says so (FailFast): a store that retries an unavailable backend, as
+// package client's does, tries once and fails at once, and the cache
+// answers. And once a read found the store unavailable, the reads that
+// have such an answer give it without asking the store, but for one read
+// a second that asks again (a probe), until the store answers a read, a
+// write goes through the cache, or the feed reports Recovered or Resumed
+// (it reached the store). So in an outage, even of a store that does not
+// answer at all (a host that drops packets, where each request would wait
+// for its timeout), every read but the probes answers from memory at
+// once; a store that came back is read again within a second, or as soon
+// as the feed sees it. Reads the cache has no answer for always ask the
+// store, with its retries.
+//
 // # Fallback snapshots
 //
 // A Snapshot is every prompt of a project with the version active in each
@@ -69,6 +85,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"sync"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
@@ -106,6 +123,28 @@ type Store struct {
 	// What the snapshots of WithFallback answer, by read; never changed
 	// after New.
 	fallback map[key]any
+	// When a read last found the store unavailable (or a probe began);
+	// zero when the store answered since.
+	downAt time.Time
+	now    func() time.Time
+}
+
+// probeEvery is how often, once a read found the store unavailable, a read
+// with a stale answer at hand asks the store again rather than answer.
+const probeEvery = time.Second
+
+// failFastKey is the context key of FailFast.
+type failFastKey struct{}
+
+// FailFast reports whether ctx is that of a read the cache sends to its
+// store while it holds an answer to give should the store be unavailable
+// (the last value it knows while its feed is lost, or a fallback
+// snapshot's). A store that would wait and retry for a backend it cannot
+// reach should fail at once with prompts.ErrUnavailable instead: the
+// cache answers. Package client tries such a read once.
+func FailFast(ctx context.Context) bool {
+	v, _ := ctx.Value(failFastKey{}).(bool)
+	return v
 }
 
 // stripes is how many generation counters invalidations spread over: an
@@ -178,6 +217,7 @@ func New(next prompts.Store, opts ...Option) *Store {
 		writing:        make(map[string]int),
 		writingProject: make(map[string]int),
 		seed:           maphash.MakeSeed(),
+		now:            time.Now,
 	}
 	for _, o := range opts {
 		o(s)
@@ -285,6 +325,7 @@ func (s *Store) recovered() {
 		s.remove(e)
 	}
 	s.dark = false
+	s.downAt = time.Time{} // the feed reached the store
 	s.epoch++
 	s.stats.Recoveries++
 }
@@ -399,6 +440,20 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 			}
 			return copyOut(c.value.(T)), nil
 		}
+		// A stale answer at hand (the last value known while the feed is
+		// lost, else the fallback's): the store is not waited for.
+		fctx := ctx
+		if sv, ok := s.staleAnswer(k); ok {
+			if s.skipStore() {
+				s.stats.Stale++
+				s.mu.Unlock()
+				if stale != nil {
+					*stale = true
+				}
+				return copyOut(sv.(T)), nil
+			}
+			fctx = context.WithValue(ctx, failFastKey{}, true)
+		}
 		s.stats.Misses++
 		snap := s.snap(k)
 		var c *call
@@ -408,9 +463,10 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 		}
 		s.mu.Unlock()
 
-		v, promptID, revision, err := fetch(ctx)
+		v, promptID, revision, err := fetch(fctx)
 
 		s.mu.Lock()
+		s.noteStore(ctx, err)
 		answer, wasStale, answerErr := s.settle(k, snap, v, promptID, revision, err)
 		if c != nil {
 			// The readers that joined get what this one answers; but
@@ -467,6 +523,45 @@ func (s *Store) settle(k key, snap snapshot, v any, promptID string, revision in
 	// store is unavailable (a hit needs a fresh cache).
 	s.put(k, v, promptID, revision)
 	return v, false, nil
+}
+
+// staleAnswer returns what a read of k answers if the store is
+// unavailable, as settle decides it: the entry held while the feed is
+// lost, else the fallback's when nothing is held. The caller holds mu.
+func (s *Store) staleAnswer(k key) (any, bool) {
+	if e, held := s.entries[k]; held {
+		return e.value, s.dark
+	}
+	v, ok := s.fallback[k]
+	return v, ok
+}
+
+// skipStore reports whether a read with a stale answer at hand gives it
+// without asking the store: a read found the store unavailable less than
+// probeEvery ago. After that, one read asks (it probes), and the others
+// answer for probeEvery more. The caller holds mu.
+func (s *Store) skipStore() bool {
+	if s.downAt.IsZero() {
+		return false
+	}
+	now := s.now()
+	if now.Sub(s.downAt) < probeEvery {
+		return true
+	}
+	s.downAt = now // this read probes
+	return false
+}
+
+// noteStore records what a read learnt of the store: unavailable, or
+// there (any other answer, not found included). A read whose own context
+// ended learnt nothing. The caller holds mu.
+func (s *Store) noteStore(ctx context.Context, err error) {
+	switch {
+	case err == nil || !errors.Is(err, prompts.ErrUnavailable):
+		s.downAt = time.Time{}
+	case ctx.Err() == nil:
+		s.downAt = s.now()
+	}
 }
 
 // beingWritten reports whether a write through the cache is changing

@@ -21,45 +21,50 @@ type down struct {
 	prompts.Store
 	isDown atomic.Bool
 	reads  atomic.Int64
+	fast   atomic.Int64 // reads asked with cache.FailFast
+}
+
+// read counts a read and says whether it fails.
+func (d *down) read(ctx context.Context) bool {
+	d.reads.Add(1)
+	if cache.FailFast(ctx) {
+		d.fast.Add(1)
+	}
+	return d.isDown.Load()
 }
 
 var errDown = prompts.Unavailable(errors.New("connection refused"))
 
 func (d *down) GetActive(ctx context.Context, id string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	d.reads.Add(1)
-	if d.isDown.Load() {
+	if d.read(ctx) {
 		return prompts.ActivePrompt{}, errDown
 	}
 	return d.Store.GetActive(ctx, id, env)
 }
 
 func (d *down) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	d.reads.Add(1)
-	if d.isDown.Load() {
+	if d.read(ctx) {
 		return prompts.ActivePrompt{}, errDown
 	}
 	return d.Store.GetActiveByKey(ctx, projectID, key, env)
 }
 
 func (d *down) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
-	d.reads.Add(1)
-	if d.isDown.Load() {
+	if d.read(ctx) {
 		return prompts.Prompt{}, errDown
 	}
 	return d.Store.GetPrompt(ctx, id)
 }
 
 func (d *down) GetProject(ctx context.Context, id string) (prompts.Project, error) {
-	d.reads.Add(1)
-	if d.isDown.Load() {
+	if d.read(ctx) {
 		return prompts.Project{}, errDown
 	}
 	return d.Store.GetProject(ctx, id)
 }
 
 func (d *down) GetVersion(ctx context.Context, id string, n int) (prompts.PromptVersion, error) {
-	d.reads.Add(1)
-	if d.isDown.Load() {
+	if d.read(ctx) {
 		return prompts.PromptVersion{}, errDown
 	}
 	return d.Store.GetVersion(ctx, id, n)
@@ -100,6 +105,8 @@ func TestFallbackAnswersWhileTheStoreIsDown(t *testing.T) {
 	d := &down{Store: ms}
 	d.isDown.Store(true)
 	c := cache.New(d, cache.WithFallback(snap)) // a feed that never connected: every read asks the store
+	clock := newFakeNow()
+	cache.SetNow(c, clock.now)
 
 	a, stale, err := c.GetActiveStale(ctx, greeting.ID, prompts.Production)
 	is.NoErr(err)                                    // from the snapshot
@@ -141,6 +148,7 @@ func TestFallbackAnswersWhileTheStoreIsDown(t *testing.T) {
 	is.True(errors.Is(err, prompts.ErrInvalid)) // checked before any of it
 
 	d.isDown.Store(false)
+	clock.add(time.Second) // a read asks again (TestAStoreFoundDownIsNotWaitedFor)
 	a, stale, err = c.GetActiveStale(ctx, greeting.ID, prompts.Production)
 	is.NoErr(err)
 	is.True(!stale)

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"
@@ -69,6 +70,8 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 	store, err := sqlstore.New(db, sqlstore.WithSchema(schema))
 	is.NoErr(err)
 	c := cache.New(store, cache.WithFallback(snap))
+	clock := newFakeNow()
+	cache.SetNow(c, clock.now)
 
 	proxy.Cut(true) // the application starts while the database cannot be reached
 	a, stale, err := c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
@@ -79,6 +82,7 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 	is.True(errors.Is(err, prompts.ErrUnavailable)) // what it does not hold fails
 
 	proxy.Cut(false)
+	clock.add(time.Second) // the next read asks the database again (no feed runs here to say it is back)
 	a, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
 	is.NoErr(err)
 	is.True(!stale)

@@ -1,6 +1,10 @@
 package cache
 
-import "github.com/promptkit/prompts"
+import (
+	"time"
+
+	"github.com/promptkit/prompts"
+)
 
 var _ prompts.Resumer = (*Store)(nil)
 
@@ -28,5 +32,6 @@ func (s *Store) Resumed() {
 		return
 	}
 	s.dark = false
+	s.downAt = time.Time{} // the feed reached the store
 	s.stats.Resumptions++
 }

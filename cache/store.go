@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
@@ -163,6 +164,9 @@ func (s *Store) write(ctx context.Context, promptID string) (done func()) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		invalidate()
+		// The next read asks the store (it reads this write), whatever
+		// a read found of it before.
+		s.downAt = time.Time{}
 		if s.writing[promptID]--; s.writing[promptID] == 0 {
 			delete(s.writing, promptID)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 )
 
 // Prefix is the path under which the HTTP interface lives, which the client
@@ -105,6 +106,14 @@ func WithUserAgent(ua string) Option {
 // of a write the server did (whose answer was lost) does nothing new and
 // answers as the first did. CreateProject's POST takes no key: it is
 // retried only when its connection could not be made.
+//
+// A refused connection is retried as any other failure: a server that
+// restarts refuses connections for a moment, and a write made then goes
+// through once it is back. But a read that a cache (package cache) sends
+// while it holds an answer to give (the last value it knows while its
+// feed is lost, or its fallback snapshot's; cache.FailFast) is tried
+// once: the cache answers at once, marked stale, rather than after the
+// waits of the retries.
 type RetryPolicy struct {
 	// MaxAttempts is how many times a call is tried at most, the first
 	// included: 0 means 4; 1 turns retries off.
@@ -244,6 +253,10 @@ type response struct {
 // do sends r, retrying as the policy says, and returns its answer when
 // it succeeded (a status below 400), else the error its answer means.
 func (c *Client) do(ctx context.Context, r request) (*response, error) {
+	attempts := c.retry.attempts()
+	if cache.FailFast(ctx) {
+		attempts = 1 // a cache holds an answer: it gives it rather than wait
+	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, prompts.ContextDone(err)
@@ -252,7 +265,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		if err == nil {
 			return res, nil
 		}
-		if !retryable || attempt >= c.retry.attempts() {
+		if !retryable || attempt >= attempts {
 			return nil, err
 		}
 		wait := c.retry.backoff(attempt)

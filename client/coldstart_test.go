@@ -2,8 +2,12 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,66 +84,183 @@ func coldProject(t testing.TB) (store *memstore.Store, projectID string, snap *c
 	return store, proj.ID, snap
 }
 
-// A cache over a client of a server that is not there yet starts from its
-// snapshot, marked stale, and reads fresh values as soon as the server is
-// there, at the same address.
+// attempts is an http.RoundTripper that counts the attempts a client
+// makes (a refused connection is an attempt too): those of its event
+// stream, with their times, and the others. after, when set, is called
+// after each attempt that is not the stream's, with its error.
+type attempts struct {
+	next http.RoundTripper
+
+	mu     sync.Mutex
+	calls  int
+	stream []time.Time
+	after  func(err error)
+}
+
+func (a *attempts) RoundTrip(r *http.Request) (*http.Response, error) {
+	isStream := strings.HasSuffix(r.URL.Path, "/events") && r.Header.Get("Accept") == "text/event-stream"
+	a.mu.Lock()
+	if isStream {
+		a.stream = append(a.stream, time.Now())
+	} else {
+		a.calls++
+	}
+	after := a.after
+	a.mu.Unlock()
+	res, err := a.next.RoundTrip(r)
+	if after != nil && !isStream {
+		after(err)
+	}
+	return res, err
+}
+
+func (a *attempts) counts() (calls, stream int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls, len(a.stream)
+}
+
+// countedClient returns a client of base whose attempts a counts.
+func countedClient(t testing.TB, base string, opts ...client.Option) (*client.Client, *attempts) {
+	a := &attempts{next: http.DefaultTransport.(*http.Transport).Clone()}
+	return newClient(t, base, adminKey, append([]client.Option{client.WithHTTPClient(&http.Client{Transport: a})}, opts...)...), a
+}
+
+// A cache over a client of a server that is not there yet, with the
+// client's default retries, starts from its snapshot at once: its first
+// read tries the server once (no retries: the cache has an answer), and
+// the reads after it do not try the server at all (it was found down).
+// The feed keeps trying, at most a second apart however long the server
+// is gone; once the server is there, at the same address, the cache reads
+// fresh values, fed again, within 2 s.
 func TestColdStartWithNothingListening(t *testing.T) {
 	is := is.New(t)
 	ctx := t.Context()
 	store, projectID, snap := coldProject(t)
 	addr := freePort(t)
-	cl := newClient(t, "http://"+addr, adminKey)
+	cl, tries := countedClient(t, "http://"+addr)
 	c := cache.New(cl, cache.WithFallback(snap))
 	fctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = cl.Feed().Run(fctx, c); close(done) }()
 	defer func() { stop(); <-done }()
+	read := func() (prompts.ActivePrompt, bool, error) {
+		return c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production)
+	}
 
 	began := time.Now()
-	a, stale, err := c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production)
+	a, stale, err := read()
 	cold := time.Since(began)
 	is.NoErr(err)                                                // the snapshot answers
 	is.True(stale)                                               // and says so
 	is.Equal(a.ActiveVersion.Content, "Hello from the snapshot") // the snapshot's value
-	is.True(cold < 2*time.Second)                                // within the client's tries (TestColdStartTriedOnce)
+	calls, _ := tries.counts()
+	is.Equal(calls, 1)                   // one attempt: no retries
+	is.True(cold < 300*time.Millisecond) // so under the 350 ms that the retries' three waits take at least
 	t.Logf("cold read with nothing listening: %v", cold)
+
+	began = time.Now()
+	for range 100 {
+		a, stale, err = read()
+		is.NoErr(err)
+		is.True(stale)
+		is.Equal(a.ActiveVersion.Content, "Hello from the snapshot")
+	}
+	calls, _ = tries.counts()
+	is.True(calls <= 1+int(time.Since(began)/time.Second)) // the server, found down, is asked once a second at most
+	t.Logf("100 reads more: %v, %d attempts in all", time.Since(began), calls)
+
+	// A long outage: the feed's waits have grown to their bound (without
+	// it, the seventh would be 3.2 to 6.4 s).
+	for _, n := tries.counts(); n < 7; _, n = tries.counts() {
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	serveAt(t, addr, store)
 	up := time.Now()
 	for {
-		a, stale, err = c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production)
-		if err == nil && !stale && a.ActiveVersion.Content == "Hello from the server" {
-			break
+		a, stale, err = read()
+		if err == nil && !stale && a.ActiveVersion.Content == "Hello from the server" && !c.Stats().Lost {
+			break // fresh, and fed again: the feed is back
 		}
 		if time.Since(up) > 2*time.Second {
 			t.Fatalf("2 s after the server came: %q, stale %v, %v", a.ActiveVersion.Content, stale, err)
 		}
+		time.Sleep(time.Millisecond)
 	}
 	t.Logf("fresh %v after the server came", time.Since(up))
+	tries.mu.Lock()
+	defer tries.mu.Unlock()
+	for i := 1; i < len(tries.stream); i++ {
+		t.Logf("feed attempt %d: %v after the one before", i+1, tries.stream[i].Sub(tries.stream[i-1]).Round(time.Millisecond))
+	}
 }
 
-// A refused connection is retried as any other (RetryPolicy), so that with
-// the defaults a read the snapshot answers waits for the client's four
-// tries, about half a second; a client that tries once answers from the
-// snapshot at once.
-func TestColdStartTriedOnce(t *testing.T) {
+// Without an answer at hand, a refused connection is retried as the
+// policy says: a plain client's read, and a cache's read of what it
+// neither holds nor has in a snapshot.
+func TestARefusedConnectionIsRetriedWithNothingToAnswer(t *testing.T) {
 	is := is.New(t)
 	_, projectID, snap := coldProject(t)
-	cl := newClient(t, "http://"+freePort(t), adminKey, client.WithRetry(client.RetryPolicy{MaxAttempts: 1}))
+	cl, tries := countedClient(t, "http://"+freePort(t), fast)
+	_, err := cl.GetActiveByKey(t.Context(), projectID, "support/greeting", prompts.Production)
+	is.True(errors.Is(err, prompts.ErrUnavailable))
+	calls, _ := tries.counts()
+	is.Equal(calls, 4) // the default attempts
+
 	c := cache.New(cl, cache.WithFallback(snap))
-	began := time.Now()
-	a, stale, err := c.GetActiveByKeyStale(t.Context(), projectID, "support/greeting", prompts.Production)
-	cold := time.Since(began)
-	is.NoErr(err)
-	is.True(stale)
-	is.Equal(a.ActiveVersion.Content, "Hello from the snapshot")
-	is.True(cold < 100*time.Millisecond) // at once
-	t.Logf("cold read with nothing listening, one try: %v", cold)
+	_, err = c.GetActiveByKey(t.Context(), projectID, "not/in/the/snapshot", prompts.Production)
+	is.True(errors.Is(err, prompts.ErrUnavailable))
+	calls, _ = tries.counts()
+	is.Equal(calls, 8) // four more
 }
 
-// BenchmarkColdReadNothingListening is what a read costs that the
-// snapshot answers because nothing listens at the server's address: the
-// client's tries of the connection, then the snapshot.
+// A server that restarts refuses connections for a moment: a write made
+// then is retried and goes through once it is back, done once.
+func TestAWriteDuringARestartGoesThrough(t *testing.T) {
+	is := is.New(t)
+	store, projectID, _ := coldProject(t)
+	p, err := store.GetActiveByKey(t.Context(), projectID, "support/greeting", prompts.Production)
+	is.NoErr(err)
+	addr := freePort(t)
+	cl, tries := countedClient(t, "http://"+addr, fast)
+	tries.after = func(err error) {
+		if err != nil {
+			tries.after = nil       // (the client's calls are sequential here)
+			serveAt(t, addr, store) // back after the first refusal
+		}
+	}
+	v, err := cl.CreateVersion(t.Context(), prompts.NewVersion{PromptID: p.ID, Content: "During the restart"})
+	is.NoErr(err) // retried
+	is.Equal(v.VersionNumber, 3)
+	calls, _ := tries.counts()
+	is.Equal(calls, 2) // refused, then done
+	vs, _, err := store.ListVersions(t.Context(), p.ID, prompts.Page{})
+	is.NoErr(err)
+	is.Equal(len(vs), 3) // once
+}
+
+// BenchmarkColdStartFirstRead is the first read of an application that
+// starts with nothing listening at the server's address: a cache over a
+// client (the default retries) with its snapshot, made anew for each
+// read: one refused connection, then the snapshot.
+func BenchmarkColdStartFirstRead(b *testing.B) {
+	_, projectID, snap := coldProject(b)
+	cl := newClient(b, "http://"+freePort(b), adminKey)
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		c := cache.New(cl, cache.WithFallback(snap))
+		if _, stale, err := c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production); err != nil || !stale {
+			b.Fatalf("stale %v, %v", stale, err)
+		}
+	}
+}
+
+// BenchmarkColdReadNothingListening is what the reads after the first
+// cost while nothing listens at the server's address: the server was
+// found down, so the snapshot answers from memory (but for one read a
+// second, which tries the server once).
 func BenchmarkColdReadNothingListening(b *testing.B) {
 	_, projectID, snap := coldProject(b)
 	cl := newClient(b, "http://"+freePort(b), adminKey)

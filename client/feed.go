@@ -25,8 +25,11 @@ import (
 // ends it at shutdown, or it is silent for longer than two of the
 // server's keep-alives), Run reports Lost, so that reads go to the
 // server, and connects again, at once after a stream that lasted, else
-// after a jittered wait that grows with each failure (at least what a
-// Retry-After says), with Last-Event-ID: the last event it saw. The
+// after a jittered wait that grows with each failure as RetryPolicy's
+// backoff does, but to a second at most (at least what a Retry-After
+// says), so that a cache reads fresh values within about a second of the
+// server's return however long it was gone, with Last-Event-ID: the last
+// event it saw. The
 // stream then starts with the events it missed, so nothing is lost: Run
 // reports Resumed (prompts.Resumer) and the cache keeps what it holds,
 // the events dropping what changed; to a sink that is no Resumer it
@@ -85,7 +88,7 @@ func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
 				continue
 			case prompts.CodeUnavailable:
 				failures++
-				wait = max(f.c.retry.backoff(failures), st.retry)
+				wait = max(feedBackoff(f.c.retry, failures), st.retry)
 				var r *streamRefused
 				if errors.As(err, &r) {
 					wait = max(wait, r.retryAfter)
@@ -126,7 +129,7 @@ func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
 			}
 		}
 		failures++
-		if !sleep(ctx, max(f.c.retry.backoff(failures), st.retry)) {
+		if !sleep(ctx, max(feedBackoff(f.c.retry, failures), st.retry)) {
 			return ctx.Err()
 		}
 	}
@@ -177,6 +180,19 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 		return errors.New("the stream was silent for longer than " + f.idle.String())
 	}
 	return err
+}
+
+// maxFeedWait bounds the waits of a feed between its attempts to open
+// the stream, unless the server asks for more: the cache is fresh again
+// within about a second of the server's return, however long it was gone.
+const maxFeedWait = time.Second
+
+// feedBackoff is the wait before a feed's attempt after n failures: the
+// policy's backoff, at most maxFeedWait.
+func feedBackoff(p RetryPolicy, n int) time.Duration {
+	p.MaxBackoff = min(p.maxBackoff(), maxFeedWait)
+	p.MinBackoff = min(p.minBackoff(), p.MaxBackoff)
+	return p.backoff(n)
 }
 
 // followState is what a Feed knows of its stream across connections.
