@@ -99,14 +99,14 @@ var deploymentTests = []test{
 
 		all := s.deployments(p.ID, "")
 		got := recordTexts(all)
-		want := []string{
+		want := s.records([]string{
 			// newest first; the version's two records in either order
 			"activate production v3<-none ci -",
 			"activate staging v3<-none ci -",
 			"deactivate production none<-v2 ops incident 42",
 			"activate production v2<-v1 - -",
 			"activate production v1<-none ci first release",
-		}
+		})
 		if got[0] != want[0] {
 			got[0], got[1] = got[1], got[0]
 		}
@@ -122,7 +122,7 @@ var deploymentTests = []test{
 				is.Equal(*d.PreviousVersionID, vs[*d.PreviousVersionNumber-1].ID) // so is the previous one
 			}
 		}
-		is.Equal(recordTexts(s.deployments(p.ID, prompts.Staging)), []string{"activate staging v3<-none ci -"}) // one environment's records
+		is.Equal(recordTexts(s.deployments(p.ID, prompts.Staging)), s.records([]string{"activate staging v3<-none ci -"})) // one environment's records
 	}},
 	{"a refused change writes no record and changes nothing", func(t *testing.T, s *fixture) {
 		is := is.New(t)
@@ -186,12 +186,12 @@ var deploymentTests = []test{
 		is.NoErr(err)                          // roll back a deactivation
 		is.Equal(a.ActiveVersion.ID, vs[1].ID) // 2 again
 		is.Equal(s.active(p.ID, prompts.Staging), vs[2].ID)
-		is.Equal(recordTexts(s.deployments(p.ID, prompts.Production))[:4], []string{
+		is.Equal(recordTexts(s.deployments(p.ID, prompts.Production))[:4], s.records([]string{
 			"rollback production v2<-none me -",
 			"deactivate production none<-v2 - -",
 			"rollback production v2<-v1 me -",
 			"rollback production v1<-v2 me bad answers",
-		}) // each rollback recorded
+		})) // each rollback recorded
 	}},
 	{"a change that expects another revision is refused; one that expects the current one goes through", func(t *testing.T, s *fixture) {
 		is := is.New(t)

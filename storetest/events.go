@@ -189,14 +189,14 @@ var eventTests = []test{
 		m = s.clock.mark()
 		p := s.prompt(proj.ID, "k")
 		evs = s.follow(&last)
-		is.Equal(eventTexts(evs), []string{promptEvent(prompts.EventPromptCreated, s.readPrompt(p.ID))}) // prompt.created
+		is.Equal(eventTexts(evs), []string{promptEvent(prompts.EventPromptCreated, s.eventPrompt(s.readPrompt(p.ID)))}) // prompt.created
 		s.stamped(m, evs[0].CreatedAt)
 
 		m = s.clock.mark()
 		_, err = s.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Name: prompts.Some("Renamed"), Description: prompts.Some("about")})
 		is.NoErr(err)
 		evs = s.follow(&last)
-		is.Equal(eventTexts(evs), []string{promptEvent(prompts.EventPromptUpdated, s.readPrompt(p.ID))}) // prompt.updated
+		is.Equal(eventTexts(evs), []string{promptEvent(prompts.EventPromptUpdated, s.eventPrompt(s.readPrompt(p.ID)))}) // prompt.updated
 		s.stamped(m, evs[0].CreatedAt)
 
 		m = s.clock.mark()

@@ -28,6 +28,13 @@
 // record costs at most MaxRecordSize bytes however large the resource;
 // the suite measures that through StoredSizer, when the Store has it.
 //
+// A Store that reaches its data through an interface of its own, as
+// package client does over HTTP, may declare the two things it keeps its
+// own way: RecordedActor (the actor of every change is who it
+// authenticates as, not the Actor named) and EventPromptsWithoutRevision
+// (an event's prompt carries no revision). Run then checks those rules
+// as that Store keeps them.
+//
 // A Store that keeps the log of its changes (prompts.EventLog) and
 // webhooks with their outbox (prompts.WebhookStore) is checked for them
 // too; for a Store without, those subtests are skipped. They move the
