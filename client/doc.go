@@ -81,7 +81,10 @@
 // (in every project after a version's create or a deactivation, whose
 // answers do not name the project), send Cache-Control: no-cache, which the server answers
 // from its store: a process reads its own writes at once, through any
-// replica.
+// replica. The same holds after an event that the feed delivers: a cache
+// over the client reads what another process changed from the server's
+// store, whichever replica answers, and never keeps the older value that
+// a replica whose own feed is behind still holds.
 //
 // # The feed
 //

@@ -21,7 +21,12 @@ import (
 //
 // Run reports Recovered once the stream is open (the cache starts to
 // cache), then Invalidate for every event (the prompt and project it
-// names). When the stream breaks (the connection is lost, the server
+// names). For DefaultFreshWindow after an event, the client's reads of
+// what it changed ask for a fresh answer (Cache-Control: no-cache), as
+// after a write of its own: the replica of the server that answers the
+// cache's next read may have a cache whose feed has not yet delivered the
+// change, and the cache would keep its older answer until the next
+// change. When the stream breaks (the connection is lost, the server
 // ends it at shutdown, or it is silent for longer than two of the
 // server's keep-alives), Run reports Lost, so that reads go to the
 // server, and connects again, at once after a stream that lasted, else
@@ -173,6 +178,10 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 		if ev.PromptID != nil {
 			inv.PromptID = *ev.PromptID
 		}
+		// The reads of what changed ask for a fresh answer, before the
+		// sink drops what it holds: the replica that answers them may
+		// not have heard of the change yet.
+		f.c.fresh.wrote(inv.PromptID, inv.ProjectID)
 		sink.Invalidate(inv)
 		return true
 	})

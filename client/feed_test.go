@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/memstore"
 )
 
 // recorder is a cache that tells the test what its feed reports.
@@ -224,4 +226,86 @@ func TestWaitEventsFollowsTheStream(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("WaitEvents did not return after an event")
 	}
+}
+
+// routed sends the requests for the event stream to one server and all
+// others to another, as a load balancer may.
+type routed struct{ stream, rest string } // host:port
+
+func (r routed) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Host, out.Host = r.rest, ""
+	if strings.HasSuffix(req.URL.Path, "/events") {
+		out.URL.Host = r.stream
+	}
+	return http.DefaultTransport.RoundTrip(out)
+}
+
+// A change comes on the stream of one replica while another, which
+// answers the reads, has not yet heard of it (its cache's feed is
+// behind): the cache over the client reads the change anyway, since the
+// reads of what an event changed ask for a fresh answer, and keeps no
+// value older than the event.
+func TestTheReadsAfterAnEventAreFreshOnAnyReplica(t *testing.T) {
+	is := is.New(t)
+	ctx := t.Context()
+	ms := memstore.New()
+	keys := httpapi.NewKeys()
+	is.NoErr(keys.Add(httpapi.Key{Name: "admin", Role: httpapi.RoleAdmin, Secret: adminKey}))
+	serve := func(store prompts.Store) string {
+		h := httpapi.New(store, httpapi.WithAuthenticator(keys))
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		t.Cleanup(h.CloseStreams)
+		return srv.Listener.Addr().String()
+	}
+	streaming := serve(ms)
+	// A replica whose cache never hears of changes: the worst a feed
+	// behind can do.
+	lagging := serve(cache.New(ms, cache.Standalone()))
+
+	proj, err := ms.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "greeting", Name: "G"})
+	is.NoErr(err)
+	prod := []prompts.Environment{prompts.Production}
+	_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "one", Environments: prod})
+	is.NoErr(err)
+
+	cl := newClient(t, "http://"+lagging, adminKey, client.WithHTTPClient(&http.Client{Transport: routed{stream: streaming, rest: lagging}}))
+	rec := newRecorder(cache.New(cl))
+	fctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- cl.Feed().Run(fctx, rec) }()
+	defer func() { stop(); <-ran }()
+	rec.waitFor(t, "recovered")
+	for _, read := range []func() (prompts.ActivePrompt, error){
+		func() (prompts.ActivePrompt, error) { return rec.GetActive(ctx, p.ID, prompts.Production) },
+		func() (prompts.ActivePrompt, error) {
+			return rec.GetActiveByKey(ctx, proj.ID, "greeting", prompts.Production)
+		},
+	} {
+		a, err := read()
+		is.NoErr(err)
+		is.Equal(a.ActiveVersion.Content, "one") // held by both caches now
+	}
+
+	_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: prod}) // someone else
+	is.NoErr(err)
+	rec.waitFor(t, "invalidate "+p.ID) // the version
+	rec.waitFor(t, "invalidate "+p.ID) // its deployment
+	direct := newClient(t, "http://"+lagging, adminKey)
+	a, err := direct.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Content, "one") // the replica's cache is behind
+	a, err = rec.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Content, "two") // the cache over the client is not
+	a, err = rec.GetActiveByKey(ctx, proj.ID, "greeting", prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Content, "two") // by key too
+	a, err = rec.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Content, "two") // and keeps it
+	is.True(rec.Stats().Hits > 0)
 }
