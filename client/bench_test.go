@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/memstore"
 )
 
 // BenchmarkCacheHitOverClient is the read an application makes, by key,
@@ -50,5 +51,39 @@ func BenchmarkCacheHitOverClient(b *testing.B) {
 	}
 	if got := c.Stats().Hits - hits; got != int64(b.N) {
 		b.Fatalf("%d hits of %d reads: the reads went to the server", got, b.N)
+	}
+}
+
+// BenchmarkCacheHitOverMemstore is BenchmarkCacheHitOverClient's read
+// through a cache over memstore, the same prompt: the baseline a hit over
+// a client is held to.
+func BenchmarkCacheHitOverMemstore(b *testing.B) {
+	ctx := b.Context()
+	ms := memstore.New()
+	proj, err := ms.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	desc := "what it is for"
+	p, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "support/greeting", Name: "N", Description: &desc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "Hi {{name}}", Environments: []prompts.Environment{prompts.Production}}); err != nil {
+		b.Fatal(err)
+	}
+	c := cache.New(ms, cache.Standalone())
+	if _, err := c.GetActiveByKey(ctx, proj.ID, "support/greeting", prompts.Production); err != nil {
+		b.Fatal(err)
+	}
+	hits := c.Stats().Hits
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.GetActiveByKey(ctx, proj.ID, "support/greeting", prompts.Production); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if got := c.Stats().Hits - hits; got != int64(b.N) {
+		b.Fatalf("%d hits of %d reads", got, b.N)
 	}
 }

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
 )
 
@@ -89,4 +93,126 @@ func TestClientReadsItsWritesAcrossReplicas(t *testing.T) {
 	rr.mu.Unlock()
 	is.NoErr(a.stop(t))
 	is.NoErr(b.stop(t))
+}
+
+// signalled is a cache that says when its feed invalidated something.
+type signalled struct {
+	*cache.Store
+	invalidated chan struct{} // one pending signal at most
+}
+
+func (s signalled) Invalidate(inv prompts.Invalidation) {
+	s.Store.Invalidate(inv)
+	select {
+	case s.invalidated <- struct{}{}:
+	default:
+	}
+}
+
+// BenchmarkClientCachePropagation measures how long a promotion made by
+// someone else through a server takes to reach an application's cache
+// over a client (cache.New(cl) fed by cl.Feed()): from the answer to the
+// promoter's PUT until the cache answers the new version, by key, p50,
+// p99 and the worst in ms over b.N promotions (-benchtime 200x). "one
+// server": the promoter and the application use the same server; "two
+// servers": the promoter another server on the same PostgreSQL database,
+// so that the event comes through the database to the application's
+// server, whose reads the application's cache then makes.
+func BenchmarkClientCachePropagation(b *testing.B) {
+	dsn, schema := testDatabase(b)
+	env := []string{"PROMPTS_DSN=" + dsn.String(), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey}
+	a := start(b, env, "-project", "Shared")
+	r := start(b, env, "-project", "Shared")
+	defer func() { _ = a.stop(b); _ = r.stop(b) }()
+	newCl := func(s *server) *client.Client {
+		cl, err := client.New(strings.TrimSuffix(s.base, client.Prefix), testKey)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return cl
+	}
+	ctx := b.Context()
+	app := newCl(r)
+	projects, _, err := app.ListProjects(ctx, prompts.ProjectFilter{})
+	if err != nil || len(projects) != 1 {
+		b.Fatalf("projects: %v, %v", projects, err)
+	}
+	projectID := projects[0].ID
+	c := signalled{cache.New(app), make(chan struct{}, 1)}
+	fctx, stop := context.WithCancel(ctx)
+	fed := make(chan struct{})
+	go func() { _ = app.Feed().Run(fctx, c); close(fed) }()
+	defer func() { stop(); <-fed }()
+	for deadline := time.Now().Add(10 * time.Second); c.Stats().Lost; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the feed did not connect")
+		}
+	}
+
+	for _, bc := range []struct {
+		name     string
+		promoter *server
+	}{{"one server", r}, {"two servers", a}} {
+		b.Run(bc.name, func(b *testing.B) {
+			promoter := newCl(bc.promoter)
+			key := "greeting-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			p, err := promoter.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: projectID, Key: key, Name: "Greeting"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, content := range []string{"one", "two"} {
+				if _, err := promoter.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: content, Environments: []prompts.Environment{prompts.Production}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			read := func() int {
+				got, err := c.GetActiveByKey(ctx, projectID, key, prompts.Production)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return got.ActiveVersion.VersionNumber
+			}
+			for deadline := time.Now().Add(5 * time.Second); read() != 2; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatal("the cache did not read version 2")
+				}
+			}
+			lags := make([]time.Duration, 0, b.N)
+			current := 2
+			b.ResetTimer()
+			for range b.N {
+				target := 3 - current
+				select { // a signal of an earlier change
+				case <-c.invalidated:
+				default:
+				}
+				if _, err := promoter.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(target)}); err != nil {
+					b.Fatal(err)
+				}
+				answered := time.Now()
+				for read() != target {
+					select {
+					case <-c.invalidated:
+					case <-time.After(100 * time.Millisecond):
+					}
+					if time.Since(answered) > 10*time.Second {
+						b.Fatalf("the cache still answers version %d 10 s after the promotion to %d", current, target)
+					}
+				}
+				lags = append(lags, time.Since(answered))
+				if read() != target {
+					b.Fatal("an older version after the newer one")
+				}
+				current = target
+			}
+			b.StopTimer()
+			slices.Sort(lags)
+			b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(lags[len(lags)-1].Microseconds())/1000, "max-ms")
+		})
+	}
+	if st := c.Stats(); st.Lost || st.Losses > 0 {
+		b.Fatalf("the feed was lost: %+v", st)
+	}
 }
