@@ -34,13 +34,16 @@ import (
 // backoff does, but to a second at most (at least what a Retry-After
 // says), so that a cache reads fresh values within about a second of the
 // server's return however long it was gone, with Last-Event-ID: the last
-// event it saw. The
-// stream then starts with the events it missed, so nothing is lost: Run
+// event it saw. The stream then starts with the events it missed, so
+// nothing is lost: Run
 // reports Resumed (prompts.Resumer) and the cache keeps what it holds,
 // the events dropping what changed; to a sink that is no Resumer it
 // reports Recovered. Only when the events it missed are gone (410: they
-// are kept for days) does it report Recovered after the loss, and the
-// cache drops everything.
+// are kept for days), or when the stream broke before it delivered any
+// event (a stream opened without Last-Event-ID starts with the next
+// event, and does not say which: the feed cannot ask for what it missed),
+// does it report Recovered after the loss, and the cache drops
+// everything.
 //
 // Run returns ctx's error when ctx ends, or the error of a refusal that
 // a retry cannot mend (401, 403, a server that keeps no event log); it
@@ -125,7 +128,11 @@ func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
 		}
 		sink.Lost()
 		open = false
-		fresh = st.bad // an event it could not read: its change is unknown
+		// Afresh after an event it could not read (its change is
+		// unknown), or when it saw no event: a stream that starts with
+		// the next event does not say where that is, so a reconnection
+		// cannot ask for what was appended meanwhile.
+		fresh = st.bad || st.last == 0
 		log.WarnContext(ctx, "client: feed: the event stream broke; reads go to the server until it is back", "err", err, "last_event_id", st.last)
 		if time.Since(opened) > 5*time.Second && !st.bad {
 			failures = 0

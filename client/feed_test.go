@@ -309,3 +309,47 @@ func TestTheReadsAfterAnEventAreFreshOnAnyReplica(t *testing.T) {
 	is.Equal(a.ActiveVersion.Content, "two") // and keeps it
 	is.True(rec.Stats().Hits > 0)
 }
+
+// A stream that broke before it delivered an event cannot be resumed: it
+// started with the next event, and the feed never learnt which. So the
+// feed starts afresh (Recovered: the cache drops what it holds) and the
+// change made while it was cut is read, not missed.
+func TestAFeedThatSawNoEventStartsAfresh(t *testing.T) {
+	is := is.New(t)
+	ctx := t.Context()
+	s := newServer(t)
+	direct := s.client(t)
+	proj, err := direct.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := direct.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	prod := []prompts.Environment{prompts.Production}
+	_, err = direct.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "one", Environments: prod})
+	is.NoErr(err)
+
+	px := newProxy(t, s.URL)
+	cl := newClient(t, px.URL(), adminKey, fast)
+	c := cache.New(cl)
+	rec := newRecorder(c)
+	fctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- cl.Feed().Run(fctx, rec) }()
+	defer func() { stop(); <-ran }()
+	rec.waitFor(t, "recovered")
+	a, err := c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Content, "one") // cached; no event seen yet
+
+	px.setDown(true)
+	px.cut()
+	rec.waitFor(t, "lost")
+	_, err = direct.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: prod})
+	is.NoErr(err) // while cut
+	px.setDown(false)
+	before := rec.waitFor(t, "recovered") // afresh, not resumed
+	is.Equal(before, nil)
+	is.Equal(c.Stats().Resumptions, int64(0))
+	a, err = c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Content, "two") // the change made while cut
+}

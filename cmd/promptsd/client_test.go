@@ -16,6 +16,7 @@ import (
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
+	"github.com/promptkit/prompts/internal/tcpproxy"
 )
 
 // roundRobin sends each request to the next of its servers in turn, as a
@@ -215,4 +216,120 @@ func BenchmarkClientCachePropagation(b *testing.B) {
 	if st := c.Stats(); st.Lost || st.Losses > 0 {
 		b.Fatalf("the feed was lost: %+v", st)
 	}
+}
+
+// waitUntil polls cond until it holds; it fails the test after 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s without %s", what)
+		}
+	}
+}
+
+// The client against the built server on PostgreSQL, through networks
+// that fail. Writes whose answers are lost are retried and done once (the
+// server's idempotency records in PostgreSQL); an application's cache fed
+// through a connection that is cut resumes where its stream was, applies
+// the promotion made meanwhile through another server, and keeps what did
+// not change.
+func TestClientThroughFailingNetworks(t *testing.T) {
+	is := is.New(t)
+	dsn, schema := testDatabase(t)
+	env := []string{"PROMPTS_DSN=" + dsn.String(), "PROMPTS_SCHEMA=" + schema, "PROMPTS_API_KEY=" + testKey}
+	a := start(t, env, "-project", "Shared")
+	b := start(t, env, "-project", "Shared")
+	a.key, b.key = testKey, testKey
+	defer func() { is.NoErr(a.stop(t)); is.NoErr(b.stop(t)) }()
+	host := func(s *server) string {
+		u, err := url.Parse(s.base)
+		is.NoErr(err)
+		return u.Host
+	}
+	fast := client.WithRetry(client.RetryPolicy{MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
+	newCl := func(hostport string) *client.Client {
+		cl, err := client.New("http://"+hostport, testKey, fast)
+		is.NoErr(err)
+		return cl
+	}
+	ctx := t.Context()
+	direct := newCl(host(a))
+	projects, _, err := direct.ListProjects(ctx, prompts.ProjectFilter{})
+	is.NoErr(err)
+	proj := projects[0]
+	p, err := direct.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "support/greeting", Name: "Greeting"})
+	is.NoErr(err)
+	q, err := direct.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "farewell", Name: "Farewell"})
+	is.NoErr(err)
+	prod := []prompts.Environment{prompts.Production}
+	_, err = direct.CreateVersion(ctx, prompts.NewVersion{PromptID: q.ID, Content: "Bye", Environments: prod})
+	is.NoErr(err)
+
+	// Lost answers: each call on a client of its own, so that its first
+	// attempt takes a new connection, whose answer the proxy drops.
+	lossyProxy := tcpproxy.Start(t, host(a))
+	lossy := func() *client.Client {
+		lossyProxy.DropAnswers(1)
+		return newCl(lossyProxy.Addr())
+	}
+	for i, content := range []string{"Hello", "Hi"} {
+		v, err := lossy().CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: content, Environments: prod})
+		is.NoErr(err)                  // retried
+		is.True(v.Replayed)            // the retry was answered as the first attempt
+		is.Equal(v.VersionNumber, i+1) // no duplicate: the numbers follow
+	}
+	r, err := lossy().Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
+	is.NoErr(err)
+	is.True(r.Replayed)
+	is.Equal(r.ActiveVersion.Content, "Hello") // rolled back once
+	vs, _, err := direct.ListVersions(ctx, p.ID, prompts.Page{})
+	is.NoErr(err)
+	is.Equal(len(vs), 2) // one version a write
+	ds, _, err := direct.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+	is.NoErr(err)
+	is.Equal(len(ds), 3) // two activations and one rollback
+
+	// A cut of the application's connection to its server.
+	cutProxy := tcpproxy.Start(t, host(b))
+	app := newCl(cutProxy.Addr())
+	c := cache.New(app)
+	fctx, stop := context.WithCancel(ctx)
+	fed := make(chan struct{})
+	go func() { _ = app.Feed().Run(fctx, c); close(fed) }()
+	defer func() { stop(); <-fed }()
+	waitUntil(t, "the feed", func() bool { return !c.Stats().Lost })
+	readKey := func() string {
+		t.Helper()
+		a, err := c.GetActiveByKey(ctx, proj.ID, "support/greeting", prompts.Production)
+		is.NoErr(err)
+		return a.ActiveVersion.Content
+	}
+	readQ := func() string {
+		t.Helper()
+		a, err := c.GetActive(ctx, q.ID, prompts.Production)
+		is.NoErr(err)
+		return a.ActiveVersion.Content
+	}
+	is.Equal(readKey(), "Hello")
+	promote := func(n int) {
+		t.Helper()
+		_, err := direct.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(n)})
+		is.NoErr(err) // through the other server
+	}
+	promote(2)
+	waitUntil(t, "the promotion", func() bool { return readKey() == "Hi" }) // its event came
+	is.Equal(readQ(), "Bye")
+
+	cutProxy.Cut(true)
+	waitUntil(t, "the loss", func() bool { return c.Stats().Lost })
+	promote(1) // meanwhile
+	cutProxy.Cut(false)
+	waitUntil(t, "the resumption", func() bool { st := c.Stats(); return !st.Lost && st.Resumptions == 1 })
+	waitUntil(t, "the promotion made while cut", func() bool { return readKey() == "Hello" }) // applied
+	hits := c.Stats().Hits
+	is.Equal(readQ(), "Bye")
+	is.Equal(c.Stats().Hits, hits+1) // what did not change was kept across the cut
+	st := c.Stats()
+	is.Equal(st.Recoveries, int64(1)) // resumed, never started afresh
 }

@@ -1,8 +1,10 @@
 // Package tcpproxy is a TCP proxy that tests put between a Store and
-// PostgreSQL, to make outages of their own: Cut closes every connection
-// and refuses new ones, as a database that went away; Freeze stops
-// forwarding bytes with the connections left open, as a database gone
-// silent. The shared PostgreSQL server is never touched.
+// PostgreSQL, or a client and a server, to make outages of their own: Cut
+// closes every connection and refuses new ones, as a database that went
+// away; Freeze stops forwarding bytes with the connections left open, as
+// a database gone silent; DropAnswers passes a request and loses its
+// answer, as a network that fails after the server did the work. The
+// shared PostgreSQL server is never touched.
 package tcpproxy
 
 import (
@@ -17,6 +19,7 @@ type Proxy struct {
 	mu     sync.Mutex
 	cut    bool
 	frozen bool
+	drop   int // so many next connections lose their answers
 	thawed *sync.Cond
 	conns  map[net.Conn]bool
 }
@@ -51,9 +54,22 @@ func Start(t testing.TB, target string) *Proxy {
 				continue
 			}
 			p.conns[c], p.conns[up] = true, true
+			drop := p.drop > 0
+			if drop {
+				p.drop--
+			}
 			p.mu.Unlock()
 			go func() { p.pump(up, c); up.Close(); c.Close() }()
-			go func() { p.pump(c, up); up.Close(); c.Close() }()
+			go func() {
+				if drop {
+					// The answer starts: the request was done. Lose it.
+					_, _ = up.Read(make([]byte, 1))
+				} else {
+					p.pump(c, up)
+				}
+				up.Close()
+				c.Close()
+			}()
 		}
 	}()
 	return p
@@ -105,4 +121,13 @@ func (p *Proxy) Cut(cut bool) {
 		}
 		p.conns = map[net.Conn]bool{}
 	}
+}
+
+// DropAnswers makes the next n connections pass what the client sends and
+// close, both ends, as soon as the answer starts: the server did the work
+// and the client never hears of it.
+func (p *Proxy) DropAnswers(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drop = n
 }
