@@ -176,17 +176,22 @@ func TestTheFeedFollowsTheStreamAndResumesWithoutLoss(t *testing.T) {
 }
 
 // A stream silent for longer than the feed waits (no keep-alive either) is
-// a lost one: the feed connects again, and resumes.
+// a lost one: the feed connects again, and resumes after the last event
+// it saw.
 func TestASilentStreamIsLost(t *testing.T) {
 	s := newServerWith(t, setup{handler: []httpapi.Option{httpapi.WithStreamKeepAlive(time.Hour)}})
 	cl := s.client(t, fast)
 	f := cl.Feed()
-	client.SetIdle(f, 100*time.Millisecond)
+	client.SetIdle(f, 500*time.Millisecond)
 	rec := newRecorder(cache.New(cl))
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	go func() { _ = f.Run(ctx, rec) }()
 	rec.waitFor(t, "recovered")
+	if _, err := cl.CreateProject(ctx, prompts.NewProject{Name: "P"}); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, "invalidate ") // an event: the feed knows where it is
 	rec.waitFor(t, "lost")
 	rec.waitFor(t, "resumed")
 }
