@@ -85,13 +85,10 @@ func newService(cfg config, logger *slog.Logger) (*service, error) {
 	if cfg.projectID == "" {
 		cfg.projectID = snap.Project.ID
 	}
-	// A refused connection is retried as any failure is; while the server
-	// is away every read that the snapshot answers waits for those tries
-	// first, so this service tries twice, 10 to 20 ms apart, rather than
-	// four times over half a second.
-	cl, err := client.New(cfg.url, cfg.apiKey,
-		client.WithRetry(client.RetryPolicy{MaxAttempts: 2, MinBackoff: 20 * time.Millisecond}),
-		client.WithLogger(logger))
+	// The default retries: a read that the snapshot can answer is tried
+	// once (the cache says so), so that while the server is away the
+	// snapshot answers at once.
+	cl, err := client.New(cfg.url, cfg.apiKey, client.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
