@@ -42,10 +42,24 @@ var funcs = template.FuncMap{
 		return strconv.Itoa(*n)
 	},
 	"sub": func(a, b int) int { return a - b },
+	"action": func(a prompts.Action) string {
+		switch a {
+		case prompts.ActionActivate:
+			return "Activated"
+		case prompts.ActionDeactivate:
+			return "Deactivated"
+		case prompts.ActionRollback:
+			return "Rolled back"
+		}
+		return string(a)
+	},
+	"diffOf": func(caption string, lines []diffLine) map[string]any {
+		return map[string]any{"Caption": caption, "Lines": lines}
+	},
 }
 
 func loadPages() (*pages, error) {
-	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +69,7 @@ func loadPages() (*pages, error) {
 	}
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range names {
-		if name == "templates/layout.html" {
+		if name == "templates/layout.html" || name == "templates/partials.html" {
 			continue
 		}
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, name)

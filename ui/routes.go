@@ -18,7 +18,24 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET "+p+"static/{name}", h.serveStatic)
 
 	m.HandleFunc("GET "+p+"projects/{project_id}", h.page(httpapi.RoleRead, (*call).project))
-	// PENDING-PROMPT-ROUTES
+	m.HandleFunc("GET "+p+"projects/{project_id}/prompts/new", h.page(httpapi.RoleWrite, (*call).newPromptForm))
+	m.HandleFunc("POST "+p+"projects/{project_id}/prompts", h.action(httpapi.RoleWrite, (*call).createPrompt))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}", h.page(httpapi.RoleRead, (*call).prompt))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/{number}", h.page(httpapi.RoleRead, (*call).version))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/compare", h.page(httpapi.RoleRead, (*call).compare))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/new", h.page(httpapi.RoleWrite, (*call).newVersionForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/versions", h.action(httpapi.RoleWrite, (*call).createVersion))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/promote", h.page(httpapi.RoleDeploy, (*call).promoteForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/promote", h.action(httpapi.RoleDeploy, (*call).promote))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/rollback", h.page(httpapi.RoleDeploy, (*call).rollbackForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/rollback", h.action(httpapi.RoleDeploy, (*call).rollback))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/deactivate", h.page(httpapi.RoleDeploy, (*call).deactivateForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/deactivate", h.action(httpapi.RoleDeploy, (*call).deactivate))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/{number}/render", h.page(httpapi.RoleRead, (*call).renderForm))
+	// Rendering changes nothing, but its values may be secret: a POST
+	// keeps them out of URLs and logs.
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/versions/{number}/render", h.action(httpapi.RoleRead, (*call).renderVersion))
+
 	// Anything else under the prefix: a page that says so, whatever the
 	// method.
 	m.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r, nil) })

@@ -105,7 +105,9 @@ func TestSessionEndsAfterIdleTimeout(t *testing.T) {
 	is.Equal(p.StatusCode, http.StatusSeeOther)
 	is.Equal(p.Header.Get("Location"), e.prefix+"?next="+url.QueryEscape(e.prefix+"projects/"+e.alpha.ID))
 	p = b.follow(p)
-	p = b.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {e.prefix + "projects/" + e.alpha.ID}})
+	next := hidden(p, "next")
+	is.Equal(next, e.prefix+"projects/"+e.alpha.ID) // the form remembers where to go
+	p = b.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {next}})
 	is.Equal(p.Header.Get("Location"), e.prefix+"projects/"+e.alpha.ID)
 }
 
