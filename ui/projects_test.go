@@ -162,3 +162,21 @@ func TestTwoMountPoints(t *testing.T) {
 		})
 	}
 }
+
+func TestActionURLsFetchedLeadWhereTheyAct(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.browser()
+	b.signIn(readKey)
+	for from, to := range map[string]string{
+		"signin":                              "",
+		"signout":                             "",
+		"projects/" + e.alpha.ID + "/prompts": "projects/" + e.alpha.ID,
+		"prompts/01JZZZZZZZZZZZZZZZZZZZZZZZ/versions": "prompts/01JZZZZZZZZZZZZZZZZZZZZZZZ",
+	} {
+		p := b.get(e.prefix + from)
+		is.Equal(p.StatusCode, http.StatusSeeOther) // a reload or a bookmark of an action's URL
+		is.Equal(p.Header.Get("Location"), e.prefix+to)
+	}
+	is.True(hasButton(b.get(e.prefix), "Sign out")) // a GET of signout signs nobody out
+}

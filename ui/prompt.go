@@ -118,6 +118,18 @@ func (c *call) readState() (state, bool) {
 	return st, true
 }
 
+// ActiveIn returns the environments the version with this id is active
+// in.
+func (s state) ActiveIn(versionID string) []string {
+	var out []string
+	for _, es := range s.Envs {
+		if es.Version != nil && es.Version.ID == versionID {
+			out = append(out, string(es.Env))
+		}
+	}
+	return out
+}
+
 // crumbs are the breadcrumbs to the prompt's page, and then to here.
 func (c *call) crumbs(st state, here ...crumb) []crumb {
 	cs := []crumb{
@@ -183,7 +195,7 @@ type versionData struct {
 	state
 	Version  prompts.PromptVersion
 	Metadata string   // indented, or "" for null
-	ActiveIn []string // the environments it is active in
+	Active   []string // the environments it is active in
 }
 
 // version is GET {prefix}prompts/{prompt_id}/versions/{number}.
@@ -196,12 +208,7 @@ func (c *call) version() {
 	if !ok {
 		return
 	}
-	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata)}
-	for _, es := range st.Envs {
-		if es.Version != nil && es.Version.ID == v.ID {
-			d.ActiveIn = append(d.ActiveIn, string(es.Env))
-		}
-	}
+	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID)}
 	title := "Version " + strconv.Itoa(v.VersionNumber) + " of " + st.Prompt.Key
 	c.render(http.StatusOK, "version", c.view(title, d, c.crumbs(st, crumb{Name: "Version " + strconv.Itoa(v.VersionNumber)})...))
 }

@@ -36,6 +36,22 @@ func (h *Handler) routes() {
 	// keeps them out of URLs and logs.
 	m.HandleFunc("POST "+p+"prompts/{prompt_id}/versions/{number}/render", h.action(httpapi.RoleRead, (*call).renderVersion))
 
+	// The URLs of actions, fetched (a reload, a bookmark): where they
+	// act, not a 404.
+	for _, r := range []struct{ from, to string }{
+		{"signin", ""}, {"signout", ""},
+		{"projects/{project_id}/prompts", "projects/{project_id}"},
+		{"prompts/{prompt_id}/versions", "prompts/{prompt_id}"},
+	} {
+		m.HandleFunc("GET "+p+r.from, func(w http.ResponseWriter, req *http.Request) {
+			to := r.to
+			for _, id := range []string{"project_id", "prompt_id"} {
+				to = strings.ReplaceAll(to, "{"+id+"}", url.PathEscape(req.PathValue(id)))
+			}
+			http.Redirect(w, req, p+to, http.StatusSeeOther)
+		})
+	}
+
 	// Anything else under the prefix: a page that says so, whatever the
 	// method.
 	m.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r, nil) })
