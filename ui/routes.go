@@ -136,7 +136,8 @@ func normalizeNewlines(s string) string {
 // safeNext returns next when it is a path under the prefix (where to go
 // after signing in), else the prefix: never another site.
 func (h *Handler) safeNext(next string) string {
-	if !strings.HasPrefix(next, h.prefix) || strings.ContainsAny(next, "\\\r\n") || strings.HasPrefix(next, "//") {
+	if !strings.HasPrefix(next, h.prefix) || strings.ContainsAny(next, "\\\r\n") || strings.HasPrefix(next, "//") ||
+		strings.Contains(next, "/../") || strings.Contains(next, "/./") || strings.HasSuffix(next, "/..") {
 		return h.prefix
 	}
 	u, err := url.Parse(next)

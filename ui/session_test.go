@@ -167,6 +167,12 @@ func TestSignInRefusals(t *testing.T) {
 	b3.get(e.prefix)
 	p = b3.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {"//evil.example/" + e.prefix}})
 	is.Equal(p.Header.Get("Location"), e.prefix)
+	for _, next := range []string{"https://evil.example" + e.prefix, e.prefix + "../elsewhere", e.prefix + "x/..", e.prefix + "\\evil"} {
+		b4 := e.browser()
+		b4.get(e.prefix)
+		p = b4.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {next}})
+		is.Equal(p.Header.Get("Location"), e.prefix) // only paths under the prefix
+	}
 }
 
 func TestSignOutNeedsTheToken(t *testing.T) {

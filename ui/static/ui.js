@@ -24,8 +24,11 @@
     var list = document.getElementById(src && src.getAttribute("data-variables-source"));
     if (!src || !list) { return; }
     var none = document.getElementById(list.getAttribute("data-none"));
+    var shown = null;
     function update() {
-      var names = variables(src.value);
+      var names = variables(src.value), key = names.join(" ");
+      if (key === shown) { return; } // unchanged: nothing to announce
+      shown = key;
       while (list.firstChild) { list.removeChild(list.firstChild); }
       names.forEach(function (n) {
         var li = document.createElement("li");
