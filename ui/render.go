@@ -53,6 +53,12 @@ var funcs = template.FuncMap{
 		}
 		return string(a)
 	},
+	"label": func(field string) string {
+		if l, ok := fieldLabels[field]; ok {
+			return l
+		}
+		return field
+	},
 	"diffOf": func(caption string, lines []diffLine) map[string]any {
 		return map[string]any{"Caption": caption, "Lines": lines}
 	},
@@ -79,6 +85,21 @@ func loadPages() (*pages, error) {
 		p.sets[strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html")] = t
 	}
 	return p, nil
+}
+
+// fieldLabels are the labels of the forms' fields, to name them in a
+// form's summary of errors.
+var fieldLabels = map[string]string{
+	"content":        "Content",
+	"change_summary": "Change summary",
+	"metadata":       "Metadata",
+	"reason":         "Reason",
+	"environment":    "Environment",
+	"version":        "Version",
+	"key":            "Key",
+	"name":           "Name",
+	"description":    "Description",
+	"form":           "The form",
 }
 
 // view is what every page gets: the layout's part, and the page's Data.
