@@ -581,3 +581,42 @@ func TestPromptsOfHiddenProjectsAreNotFound(t *testing.T) {
 	is.Equal(b.get(f.url("/versions/9")).StatusCode, http.StatusNotFound)
 	is.Equal(b.get(f.url("/versions/new")).StatusCode, 200) // "new" is not a number
 }
+
+func TestCrossSiteRequestsAreRefused(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn(deployKey)
+	form := formOf(b.get(f.url("/deactivate")))
+	form.Set("environment", "production")
+	req, err := http.NewRequest("POST", f.srv.URL+f.url("/deactivate"), strings.NewReader(form.Encode()))
+	is.NoErr(err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site") // what a browser sends for a form another site posts
+	p := b.do(req)
+	is.Equal(p.StatusCode, http.StatusForbidden) // even with the session's token
+	is.Equal(p.Header.Get("X-Content-Type-Options"), "nosniff")
+	is.Equal(f.active(prompts.Production), 1) // nothing changed
+}
+
+func TestConcurrentChangesFromOnePageOneWins(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	a, b := f.browser(), f.browser()
+	a.signIn(deployKey)
+	b.signIn(adminKey)
+	pa, pb := a.get(f.url("/promote")), b.get(f.url("/promote"))
+	is.Equal(hidden(pa, "revision"), hidden(pb, "revision")) // both see the same state
+	fa, fb := formOf(pa), formOf(pb)
+	for _, fm := range []url.Values{fa, fb} {
+		fm.Set("version", "1")
+		fm.Set("environment", "staging")
+	}
+	codes := make(chan int, 2)
+	go func() { codes <- a.post(f.url("/promote"), fa).StatusCode }()
+	go func() { codes <- b.post(f.url("/promote"), fb).StatusCode }()
+	got := []int{<-codes, <-codes}
+	is.True((got[0] == http.StatusSeeOther) != (got[1] == http.StatusSeeOther)) // exactly one wins
+	is.True(got[0] == http.StatusPreconditionFailed || got[1] == http.StatusPreconditionFailed)
+	is.Equal(len(f.history()), 2) // one change recorded
+}
