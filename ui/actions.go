@@ -435,10 +435,10 @@ func (c *call) whatChanged(d changeData) []string {
 func describeDeployment(d prompts.Deployment) string {
 	var b strings.Builder
 	b.WriteString(string(d.Environment) + ": ")
-	switch d.Action {
-	case prompts.ActionDeactivate:
+	switch {
+	case d.Action == prompts.ActionDeactivate || d.VersionNumber == nil:
 		b.WriteString("deactivated")
-	case prompts.ActionRollback:
+	case d.Action == prompts.ActionRollback:
 		b.WriteString("rolled back to version " + strconv.Itoa(*d.VersionNumber))
 	default:
 		b.WriteString("version " + strconv.Itoa(*d.VersionNumber) + " activated")
