@@ -66,6 +66,7 @@
 //	GET  /ui/                                  the projects (signed in), or the sign-in form
 //	POST /ui/signin, /ui/signout
 //	GET  /ui/projects/{project_id}?q=          a project's prompts, grouped by folder, searched by key
+//	GET  /ui/projects/{project_id}/prompts/new, POST /ui/projects/{project_id}/prompts
 //	GET  /ui/prompts/{prompt_id}               what is active where, the versions, the history
 //	GET  /ui/prompts/{prompt_id}/versions/{n}  a version
 //	GET  /ui/prompts/{prompt_id}/compare?from=&to=
