@@ -3,6 +3,7 @@ module github.com/promptkit/prompts
 go 1.25
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/lib/pq v1.12.3

@@ -17,6 +17,8 @@ type readiness func(ctx context.Context) (string, error)
 type front struct {
 	mux   *http.ServeMux
 	api   atomic.Pointer[http.Handler]
+	ui    atomic.Pointer[http.Handler] // nil until the store opens, and with -ui=false
+	useUI bool                         // -ui
 	ready atomic.Pointer[readiness]
 }
 
@@ -24,8 +26,8 @@ type front struct {
 // answers, within a second: a real ping of the database, and the state of
 // the cache's feed), /healthz (an alias of /livez, kept for the probes
 // that used it) and /metrics. None needs a key.
-func newFront(m *metrics) *front {
-	f := &front{mux: http.NewServeMux()}
+func newFront(m *metrics, useUI bool) *front {
+	f := &front{mux: http.NewServeMux(), useUI: useUI}
 	live := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
@@ -37,9 +39,13 @@ func newFront(m *metrics) *front {
 	return f
 }
 
-// open puts api in front of the store that ready asks.
-func (f *front) open(api http.Handler, ready readiness) {
+// open puts api, and the web interface web unless it is nil, in front of
+// the store that ready asks.
+func (f *front) open(api, web http.Handler, ready readiness) {
 	f.ready.Store(&ready)
+	if web != nil {
+		f.ui.Store(&web)
+	}
 	f.api.Store(&api)
 }
 
@@ -67,7 +73,8 @@ func (f *front) readyz(w http.ResponseWriter, r *http.Request) {
 const starting = `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"the server is starting: its store is not open yet; retry later","code":"unavailable"}`
 
 // ServeHTTP sends every path under /v1/integration to the API as it came,
-// and the rest to the mux. A ServeMux would answer a path such as
+// those under /ui/ to the web interface (unless -ui=false), and the rest
+// to the mux. A ServeMux would answer a path such as
 // /v1/integration//prompts with a redirect to its clean form, before the
 // API could ask for a key; the API answers such paths itself (401, then
 // 404).
@@ -83,6 +90,18 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, starting)
+		return
+	}
+	if p := r.URL.Path; f.useUI && (p == "/ui" || strings.HasPrefix(p, "/ui/")) {
+		if web := f.ui.Load(); web != nil {
+			(*web).ServeHTTP(w, r)
+			return
+		}
+		r.Pattern = "/ui/"
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "the server is starting: its store is not open yet; reload in a moment\n")
 		return
 	}
 	f.mux.ServeHTTP(w, r)

@@ -23,6 +23,10 @@
 // named Demo is created, so that there is somewhere to put prompts: the
 // HTTP interface cannot create projects.
 //
+// The web interface, at /ui/ (-ui=false turns it off), lets people sign
+// in with an API key and read, compare, write, promote and roll back
+// prompts, bounded by the key's role and projects as over the API.
+//
 // Every change is an event: GET /v1/integration/events reads the log, or
 // streams it (server-sent events), and the server delivers events to the
 // webhooks that admin keys create (-webhooks, -webhooks-allow-private).
@@ -57,6 +61,7 @@ import (
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/ui"
 	"github.com/promptkit/prompts/webhook"
 )
 
@@ -132,6 +137,7 @@ type config struct {
 	eventRetention time.Duration // how long the event log keeps events
 	webhooks       bool          // run the webhook dispatcher
 	allowPrivate   bool          // webhook receivers may be on private addresses
+	ui             bool          // serve the web interface at /ui/
 }
 
 // projectList is a repeatable flag.
@@ -177,6 +183,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.eventRetention, "event-retention", prompts.DefaultEventRetention, "how long the event log keeps events; a reader further behind must read everything again (PROMPTS_EVENT_RETENTION)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "deliver events to the webhooks (one dispatcher per server; replicas share the work)")
 	fs.BoolVar(&c.allowPrivate, "webhooks-allow-private", false, "let webhooks deliver to loopback, private and link-local addresses (receivers on your own network)")
+	fs.BoolVar(&c.ui, "ui", true, "serve the web interface at /ui/, where people sign in with an API key")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
@@ -255,7 +262,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 		return err
 	}
 	m := newMetrics()
-	f := newFront(m)
+	f := newFront(m, cfg.ui)
 	srv := &http.Server{
 		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -358,8 +365,9 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		}
 		logger.Info("API key", "name", e.key.Name, "role", e.key.Role.String(), "projects", projects) // never the secret
 	}
+	auth := namedKeys{keys} // the API's and the web interface's
 	opts := []httpapi.Option{
-		httpapi.WithAuthenticator(namedKeys{keys}),
+		httpapi.WithAuthenticator(auth),
 		httpapi.WithLogger(logger),
 		httpapi.WithErrorObserver(watch.storeError),
 	}
@@ -367,6 +375,14 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		opts = append(opts, httpapi.AllowPrivateWebhooks())
 	}
 	api := httpapi.New(st.store, opts...)
+	var web http.Handler // the web interface, at /ui/
+	if cfg.ui {
+		h, err := ui.New(st.store, auth, ui.WithLogger(logger))
+		if err != nil {
+			return nil, err
+		}
+		web = h
+	}
 	// At the first signal, streams end, so that their clients reconnect
 	// to another replica while this one drains.
 	onShutdown(api.CloseStreams)
@@ -376,7 +392,7 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 	watch.opened()
 	// The readiness probe's ping tells the watch too: a replica without
 	// traffic learns that its store went away, or came back.
-	f.open(api, func(probe context.Context) (string, error) {
+	f.open(api, web, func(probe context.Context) (string, error) {
 		started := time.Now()
 		ctx, cancel := context.WithTimeout(probe, time.Second)
 		defer cancel()
@@ -386,6 +402,9 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 	})
 	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg))
 	fmt.Fprintf(stdout, "Try: curl -H \"X-API-Key: %s\" http://%s/v1/integration/projects\n", shown, addr)
+	if cfg.ui {
+		fmt.Fprintf(stdout, "Web UI: http://%s/ui/ (sign in with the API key)\n", addr)
+	}
 	return releaseAll, nil
 }
 

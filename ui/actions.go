@@ -1,0 +1,617 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+)
+
+// formFields maps the fields of the Store's invalid-input errors to the
+// form's fields.
+var formFields = map[string]string{
+	"content":        "content",
+	"change_summary": "change_summary",
+	"metadata_":      "metadata",
+	"reason":         "reason",
+	"environment":    "environment",
+	"version_number": "version",
+	"version_id":     "version",
+	"key":            "key",
+	"name":           "name",
+	"description":    "description",
+}
+
+// fieldErrors returns the invalid fields of err by form field, and what
+// is left over for the form's summary; ok is false when err is not an
+// invalid-input error.
+func fieldErrors(err error) (fields map[string]string, ok bool) {
+	var pe *prompts.Error
+	if !errors.As(err, &pe) || pe.Code != prompts.CodeInvalid {
+		return nil, false
+	}
+	fields = map[string]string{}
+	for _, f := range pe.Fields {
+		name, known := formFields[f.Field]
+		if !known {
+			name = "form"
+		}
+		msg := f.Detail
+		if !known {
+			msg = f.Field + " " + f.Detail
+		}
+		if fields[name] != "" {
+			msg = fields[name] + "; " + msg
+		}
+		fields[name] = msg
+	}
+	return fields, true
+}
+
+// guardRefusal returns what the promotion guard's refusal names.
+func guardRefusal(err error) (prompts.VariableChange, bool) {
+	var pe *prompts.Error
+	if !errors.As(err, &pe) || pe.Code != prompts.CodeVariablesChanged {
+		return prompts.VariableChange{}, false
+	}
+	var vc prompts.VariableChange
+	for _, f := range pe.Fields {
+		name, ok := strings.CutPrefix(f.Field, "variables.")
+		if !ok {
+			continue
+		}
+		if f.Detail == "is removed" {
+			vc.Removed = append(vc.Removed, name)
+		} else {
+			vc.Added = append(vc.Added, name)
+		}
+	}
+	return vc, true
+}
+
+// nullable returns nil for "", else a pointer to s.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// ----- a new prompt -----
+
+type newPromptData struct {
+	Project     prompts.Project
+	Key         string
+	Name        string
+	Description string
+	Errors      map[string]string
+}
+
+// newPromptForm is GET {prefix}projects/{project_id}/prompts/new.
+func (c *call) newPromptForm() {
+	p, ok := c.getProject(c.r.PathValue("project_id"))
+	if !ok {
+		return
+	}
+	c.newPromptPage(http.StatusOK, newPromptData{Project: p})
+}
+
+func (c *call) newPromptPage(status int, d newPromptData) {
+	c.render(status, "newprompt", c.view("New prompt in "+d.Project.Name, d,
+		crumb{Name: "Projects", URL: c.h.prefix}, crumb{Name: d.Project.Name, URL: c.h.prefix + "projects/" + d.Project.ID}, crumb{Name: "New prompt"}))
+}
+
+// createPrompt is POST {prefix}projects/{project_id}/prompts.
+func (c *call) createPrompt() {
+	p, ok := c.getProject(c.r.PathValue("project_id"))
+	if !ok {
+		return
+	}
+	d := newPromptData{Project: p, Key: strings.TrimSpace(c.form("key")), Name: c.form("name"), Description: c.form("description")}
+	in := prompts.NewPrompt{ProjectID: p.ID, Key: d.Key, Name: d.Name, Description: nullable(d.Description)}
+	pr, err := c.h.store.CreatePrompt(c.r.Context(), in)
+	if fe, ok := fieldErrors(err); ok {
+		d.Errors = fe
+		c.newPromptPage(http.StatusBadRequest, d)
+		return
+	}
+	if prompts.ErrorCode(err) == prompts.CodeConflict {
+		d.Errors = map[string]string{"key": "is taken: another prompt of this project has this key"}
+		c.newPromptPage(http.StatusConflict, d)
+		return
+	}
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	c.flash("Prompt " + pr.Key + " created. Write its first version with New version.")
+	c.redirect("prompts/" + pr.ID)
+}
+
+// flash keeps msg for the next page.
+func (c *call) flash(msg string) {
+	c.s.Flash = msg
+	if err := c.h.save(c.r.Context(), c.sid, c.s); err != nil {
+		c.h.log.Warn("ui: saving the session", "err", err)
+	}
+}
+
+// redirect sends the browser to path under the prefix, to be fetched
+// with GET: a reload then repeats nothing.
+func (c *call) redirect(path string) {
+	http.Redirect(c.w, c.r, c.h.prefix+path, http.StatusSeeOther)
+}
+
+// ----- a new version -----
+
+type newVersionData struct {
+	state
+	Content   string
+	Summary   string
+	Metadata  string
+	Staging   bool
+	Allow     bool
+	Variables []string
+	Errors    map[string]string
+	Guard     *prompts.VariableChange
+}
+
+// newVersionForm is GET {prefix}prompts/{prompt_id}/versions/new, with
+// the latest version's content and metadata to start from.
+func (c *call) newVersionForm() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	d := newVersionData{state: st}
+	if st.Latest > 0 {
+		v, err := c.h.store.GetVersion(c.r.Context(), st.Prompt.ID, st.Latest)
+		if err != nil {
+			c.storeError(err)
+			return
+		}
+		d.Content, d.Metadata, d.Variables = v.Content, prettyMetadata(v.Metadata), v.Variables
+	}
+	c.newVersionPage(http.StatusOK, d)
+}
+
+func (c *call) newVersionPage(status int, d newVersionData) {
+	c.render(status, "newversion", c.view("New version of "+d.Prompt.Key, d, c.crumbs(d.state, crumb{Name: "New version"})...))
+}
+
+// createVersion is POST {prefix}prompts/{prompt_id}/versions. The button
+// "Show variables" only shows the variables of the content typed.
+func (c *call) createVersion() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	d := newVersionData{
+		state:    st,
+		Content:  c.form("content"),
+		Summary:  c.form("change_summary"),
+		Metadata: strings.TrimSpace(c.form("metadata")),
+		Staging:  c.r.PostForm.Get("staging") != "",
+		Allow:    c.r.PostForm.Get("allow_variable_change") != "",
+	}
+	d.Variables = prompts.Variables(d.Content)
+	if c.r.PostForm.Get("preview") != "" {
+		c.newVersionPage(http.StatusOK, d)
+		return
+	}
+	in := prompts.NewVersion{
+		PromptID:      st.Prompt.ID,
+		Content:       d.Content,
+		ChangeSummary: nullable(d.Summary),
+		Metadata:      prompts.Metadata(d.Metadata),
+		Actor:         c.s.Access.Name,
+	}
+	if d.Staging {
+		// Activating needs deploy, as over the HTTP interface.
+		if !allows(c.s.Access.Role, httpapi.RoleDeploy) {
+			c.forbidden(httpapi.RoleDeploy)
+			return
+		}
+		in.Environments = []prompts.Environment{prompts.Staging}
+		in.AllowVariableChange = d.Allow
+	}
+	v, err := c.h.store.CreateVersion(c.r.Context(), in)
+	if fe, ok := fieldErrors(err); ok {
+		d.Errors = fe
+		c.newVersionPage(http.StatusBadRequest, d)
+		return
+	}
+	if vc, ok := guardRefusal(err); ok {
+		d.Guard = &vc
+		c.newVersionPage(http.StatusConflict, d)
+		return
+	}
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	msg := fmt.Sprintf("Version %d created.", v.VersionNumber)
+	if d.Staging {
+		msg = fmt.Sprintf("Version %d created and active in staging.", v.VersionNumber)
+	}
+	c.flash(msg)
+	c.redirect("prompts/" + st.Prompt.ID + "/versions/" + strconv.Itoa(v.VersionNumber))
+}
+
+// ----- promote, roll back, deactivate -----
+
+// changeData is the form of a change of an environment. Revision,
+// SeenLatest and SeenDeployment are what the form was rendered from: the
+// revision the change expects, and what the page had seen, to say what
+// changed when the revision is stale.
+type changeData struct {
+	state
+	Choices        []prompts.PromptVersion // promote: the versions, newest first
+	Version        int
+	Env            prompts.Environment
+	Reason         string
+	Allow          bool
+	Revision       int64
+	SeenLatest     int
+	SeenDeployment string
+	Errors         map[string]string
+	Stale          []string // not nil: the page was stale; what changed
+	Guard          *prompts.VariableChange
+	Refused        string // another refusal, said as is
+	Rollbacks      []rollbackTarget
+}
+
+// rollbackTarget says what rolling an environment back would do.
+type rollbackTarget struct {
+	Env      prompts.Environment
+	From, To *int                // To nil: nothing to roll back to
+	Last     *prompts.Deployment // the change a rollback undoes
+}
+
+// Environments lists the environments, for the templates.
+func (changeData) Environments() []prompts.Environment { return prompts.Environments }
+
+// changeForm reads the prompt's state and the form's defaults.
+func (c *call) changeForm() (changeData, bool) {
+	st, ok := c.readState()
+	if !ok {
+		return changeData{}, false
+	}
+	var d changeData
+	d.refresh(st)
+	return d, true
+}
+
+// refresh makes d show the prompt as st has it, and expect its revision:
+// after a stale page, the form is offered again as it now stands.
+func (d *changeData) refresh(st state) {
+	d.state = st
+	d.Revision, d.SeenLatest, d.SeenDeployment = st.Prompt.Revision, st.Latest, st.LastSeen
+	d.Rollbacks = d.Rollbacks[:0]
+	for _, es := range st.Envs {
+		rt := rollbackTarget{Env: es.Env}
+		if es.Last != nil {
+			rt.From, rt.To, rt.Last = es.Last.VersionNumber, es.Last.PreviousVersionNumber, es.Last
+		}
+		d.Rollbacks = append(d.Rollbacks, rt)
+	}
+}
+
+// promoteForm is GET {prefix}prompts/{prompt_id}/promote?version=&environment=.
+// Without them it offers what is in staging for production, or else the
+// latest version for staging.
+func (c *call) promoteForm() {
+	d, ok := c.changeForm()
+	if !ok {
+		return
+	}
+	if !c.choices(&d) {
+		return
+	}
+	q := c.r.URL.Query()
+	d.Version, _ = strconv.Atoi(q.Get("version"))
+	d.Env = prompts.Environment(q.Get("environment"))
+	staging, production := d.env(prompts.Staging).Version, d.env(prompts.Production).Version
+	if d.Version == 0 {
+		d.Version = d.Latest
+		if staging != nil && (production == nil || production.ID != staging.ID) {
+			d.Version = staging.VersionNumber
+		}
+	}
+	if !d.Env.Valid() {
+		d.Env = prompts.Staging
+		if staging != nil && staging.VersionNumber == d.Version {
+			d.Env = prompts.Production
+		}
+	}
+	c.changePage(http.StatusOK, "promote", d)
+}
+
+// choices reads the versions the promote form offers.
+func (c *call) choices(d *changeData) bool {
+	vs, _, err := c.h.store.ListVersions(c.r.Context(), d.Prompt.ID, prompts.Page{Limit: prompts.MaxLimit})
+	if err != nil {
+		c.storeError(err)
+		return false
+	}
+	d.Choices = vs
+	return true
+}
+
+var changeTitles = map[string]string{"promote": "Promote", "rollback": "Roll back", "deactivate": "Deactivate"}
+
+func (c *call) changePage(status int, page string, d changeData) {
+	title := changeTitles[page]
+	c.render(status, page, c.view(title+" "+d.Prompt.Key, d, c.crumbs(d.state, crumb{Name: title})...))
+}
+
+// readChange reads the fields every change form has. It answers 400 for
+// a form without a revision: a change is always a compare-and-swap.
+func (c *call) readChange(page string) (changeData, prompts.Change, bool) {
+	d, ok := c.changeForm()
+	if !ok {
+		return d, prompts.Change{}, false
+	}
+	d.Env = prompts.Environment(c.r.PostForm.Get("environment"))
+	d.Reason = c.form("reason")
+	d.Allow = c.r.PostForm.Get("allow_variable_change") != ""
+	rev, err := strconv.ParseInt(c.r.PostForm.Get("revision"), 10, 64)
+	if err != nil || rev < 1 {
+		c.fail(http.StatusBadRequest, errorData{Title: "Invalid form", Message: "The form does not say which revision of the prompt it was made from. Nothing was changed. Reload the page and try again.", Back: c.h.prefix + "prompts/" + d.Prompt.ID + "/" + page, BackTo: "Back to the form"})
+		return d, prompts.Change{}, false
+	}
+	d.Revision = rev
+	d.SeenLatest, _ = strconv.Atoi(c.r.PostForm.Get("seen_latest"))
+	d.SeenDeployment = c.r.PostForm.Get("seen_deployment")
+	return d, prompts.Change{Actor: c.s.Access.Name, Reason: d.Reason, IfRevision: rev, AllowVariableChange: d.Allow}, true
+}
+
+// changeFailed answers a refused change: the form again, with the
+// status the HTTP interface gives, saying why. It reports whether err
+// was one of those.
+func (c *call) changeFailed(page string, d changeData, err error) bool {
+	if fe, ok := fieldErrors(err); ok {
+		d.Errors = fe
+		c.changePage(http.StatusBadRequest, page, d)
+		return true
+	}
+	if vc, ok := guardRefusal(err); ok {
+		d.Guard = &vc
+		c.changePage(http.StatusConflict, page, d)
+		return true
+	}
+	switch prompts.ErrorCode(err) {
+	case prompts.CodePreconditionFailed:
+		d.Stale = c.whatChanged(d)
+		if d.Stale == nil {
+			d.Stale = []string{}
+		}
+		d.refresh(d.state) // d.state was read at this request: the prompt as it is now
+		c.changePage(http.StatusPreconditionFailed, page, d)
+		return true
+	case prompts.CodeConflict:
+		var pe *prompts.Error
+		errors.As(err, &pe)
+		d.Refused = pe.Message
+		c.changePage(http.StatusConflict, page, d)
+		return true
+	}
+	return false
+}
+
+// whatChanged says what changed between what the stale page had seen
+// and the prompt as it is now (d.state).
+func (c *call) whatChanged(d changeData) []string {
+	var out []string
+	switch n := d.Latest - d.SeenLatest; {
+	case d.SeenLatest < 1 && d.Latest > 0 && n > 1:
+		out = append(out, fmt.Sprintf("Versions 1 to %d were created.", d.Latest))
+	case n == 1:
+		out = append(out, fmt.Sprintf("Version %d was created.", d.Latest))
+	case n > 1:
+		out = append(out, fmt.Sprintf("Versions %d to %d were created.", d.SeenLatest+1, d.Latest))
+	}
+	ds, _, err := c.h.store.ListDeployments(c.r.Context(), prompts.DeploymentFilter{PromptID: d.Prompt.ID, Page: prompts.Page{Limit: 20}})
+	if err != nil {
+		c.h.log.Warn("ui: reading what changed", "err", err)
+	}
+	for _, dep := range ds {
+		if dep.ID <= d.SeenDeployment {
+			break
+		}
+		out = append(out, describeDeployment(dep))
+	}
+	if len(out) == 0 {
+		out = append(out, "The prompt's key, name or description changed.")
+	}
+	return out
+}
+
+// describeDeployment says what a record did, for people.
+func describeDeployment(d prompts.Deployment) string {
+	var b strings.Builder
+	b.WriteString(string(d.Environment) + ": ")
+	switch {
+	case d.Action == prompts.ActionDeactivate || d.VersionNumber == nil:
+		b.WriteString("deactivated")
+	case d.Action == prompts.ActionRollback:
+		b.WriteString("rolled back to version " + strconv.Itoa(*d.VersionNumber))
+	default:
+		b.WriteString("version " + strconv.Itoa(*d.VersionNumber) + " activated")
+	}
+	if d.PreviousVersionNumber != nil {
+		b.WriteString(" (was version " + strconv.Itoa(*d.PreviousVersionNumber) + ")")
+	}
+	b.WriteString(", " + d.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	if d.Actor != nil {
+		b.WriteString(", by " + *d.Actor)
+	}
+	if d.Reason != nil {
+		b.WriteString(": “" + *d.Reason + "”")
+	}
+	return b.String() + "."
+}
+
+// promote is POST {prefix}prompts/{prompt_id}/promote.
+func (c *call) promote() {
+	d, ch, ok := c.readChange("promote")
+	if !ok {
+		return
+	}
+	if !c.choices(&d) {
+		return
+	}
+	d.Version, _ = strconv.Atoi(c.r.PostForm.Get("version"))
+	in := prompts.Activation{PromptID: d.Prompt.ID, Environment: d.Env, VersionNumber: prompts.Some(d.Version), Change: ch}
+	ap, err := c.h.store.Activate(c.r.Context(), in)
+	if err != nil {
+		if !c.changeFailed("promote", d, err) {
+			c.storeError(err)
+		}
+		return
+	}
+	if ap.Revision == d.Revision {
+		c.flash(fmt.Sprintf("Version %d was active in %s already; nothing changed.", d.Version, d.Env))
+	} else {
+		c.flash(fmt.Sprintf("Version %d is active in %s now.", d.Version, d.Env))
+	}
+	c.redirect("prompts/" + d.Prompt.ID)
+}
+
+// rollbackForm is GET {prefix}prompts/{prompt_id}/rollback?environment=.
+func (c *call) rollbackForm() {
+	d, ok := c.changeForm()
+	if !ok {
+		return
+	}
+	d.Env = prompts.Environment(c.r.URL.Query().Get("environment"))
+	if !d.Env.Valid() {
+		d.Env = prompts.Production
+	}
+	c.changePage(http.StatusOK, "rollback", d)
+}
+
+// rollback is POST {prefix}prompts/{prompt_id}/rollback.
+func (c *call) rollback() {
+	d, ch, ok := c.readChange("rollback")
+	if !ok {
+		return
+	}
+	ap, err := c.h.store.Rollback(c.r.Context(), prompts.Rollback{PromptID: d.Prompt.ID, Environment: d.Env, Change: ch})
+	if err != nil {
+		if !c.changeFailed("rollback", d, err) {
+			c.storeError(err)
+		}
+		return
+	}
+	if ap.ActiveVersion != nil {
+		c.flash(fmt.Sprintf("Rolled back: version %d is active in %s now.", ap.ActiveVersion.VersionNumber, d.Env))
+	} else {
+		c.flash(fmt.Sprintf("Rolled back: nothing is active in %s now.", d.Env))
+	}
+	c.redirect("prompts/" + d.Prompt.ID)
+}
+
+// deactivateForm is GET {prefix}prompts/{prompt_id}/deactivate?environment=.
+func (c *call) deactivateForm() {
+	d, ok := c.changeForm()
+	if !ok {
+		return
+	}
+	d.Env = prompts.Environment(c.r.URL.Query().Get("environment"))
+	if !d.Env.Valid() {
+		d.Env = prompts.Staging
+	}
+	c.changePage(http.StatusOK, "deactivate", d)
+}
+
+// deactivate is POST {prefix}prompts/{prompt_id}/deactivate.
+func (c *call) deactivate() {
+	d, ch, ok := c.readChange("deactivate")
+	if !ok {
+		return
+	}
+	ap, err := c.h.store.Deactivate(c.r.Context(), prompts.Deactivation{PromptID: d.Prompt.ID, Environment: d.Env, Change: ch})
+	if err != nil {
+		if !c.changeFailed("deactivate", d, err) {
+			c.storeError(err)
+		}
+		return
+	}
+	if ap.Revision == d.Revision {
+		c.flash(fmt.Sprintf("Nothing was active in %s; nothing changed.", d.Env))
+	} else {
+		c.flash(fmt.Sprintf("Deactivated: nothing is active in %s now.", d.Env))
+	}
+	c.redirect("prompts/" + d.Prompt.ID)
+}
+
+// ----- render -----
+
+type renderData struct {
+	state
+	Version prompts.PromptVersion
+	Values  map[string]string
+	Text    *string
+	Error   string
+}
+
+// renderForm is GET {prefix}prompts/{prompt_id}/versions/{number}/render.
+func (c *call) renderForm() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	v, ok := c.getVersion(st.Prompt.ID, c.r.PathValue("number"))
+	if !ok {
+		return
+	}
+	c.renderPage(http.StatusOK, renderData{state: st, Version: v, Values: map[string]string{}})
+}
+
+func (c *call) renderPage(status int, d renderData) {
+	n := strconv.Itoa(d.Version.VersionNumber)
+	c.render(status, "render", c.view("Render version "+n+" of "+d.Prompt.Key, d,
+		c.crumbs(d.state, crumb{Name: "Version " + n, URL: c.h.prefix + "prompts/" + d.Prompt.ID + "/versions/" + n}, crumb{Name: "Render"})...))
+}
+
+// renderVersion is POST {prefix}prompts/{prompt_id}/versions/{number}/render:
+// the version rendered strictly with the values typed (a field per
+// variable, named var.NAME). It changes nothing.
+func (c *call) renderVersion() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	v, ok := c.getVersion(st.Prompt.ID, c.r.PathValue("number"))
+	if !ok {
+		return
+	}
+	d := renderData{state: st, Version: v, Values: map[string]string{}}
+	for name := range c.r.PostForm {
+		if n, ok := strings.CutPrefix(name, "var."); ok {
+			d.Values[n] = c.form(name)
+		}
+	}
+	text, err := v.Render(d.Values)
+	if err != nil {
+		var pe *prompts.Error
+		errors.As(err, &pe)
+		d.Error = err.Error()
+		if pe != nil {
+			var parts []string
+			for _, f := range pe.Fields {
+				parts = append(parts, strings.TrimPrefix(f.Field, "variables.")+" "+f.Detail)
+			}
+			d.Error = strings.Join(parts, "; ")
+		}
+		c.renderPage(http.StatusBadRequest, d)
+		return
+	}
+	d.Text = &text
+	c.renderPage(http.StatusOK, d)
+}

@@ -1,0 +1,301 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/promptkit/prompts"
+)
+
+// getPrompt returns the prompt, or answers 404 when it is unknown or of a
+// project the key may not see (the same page either way).
+func (c *call) getPrompt() (prompts.Prompt, bool) {
+	p, err := c.h.store.GetPrompt(c.r.Context(), c.r.PathValue("prompt_id"))
+	if err != nil {
+		c.storeError(err)
+		return prompts.Prompt{}, false
+	}
+	if !c.s.Access.Allows(p.ProjectID) {
+		c.h.notFound(c.w, c.r, c)
+		return prompts.Prompt{}, false
+	}
+	return p, true
+}
+
+// state is a prompt as one page shows it: what is active in each
+// environment, and the revision the page's forms expect.
+type state struct {
+	Prompt   prompts.Prompt // Revision: what the forms send back
+	Project  prompts.Project
+	Envs     []envState // production, staging
+	Latest   int        // the latest version's number; 0 with none
+	LastSeen string     // the id of the newest deployment record, or ""
+}
+
+type envState struct {
+	Env     prompts.Environment
+	Version *prompts.PromptVersion // nil when nothing is active
+	Last    *prompts.Deployment    // the environment's latest change, nil when none
+}
+
+// env returns the state of the environment e.
+func (s state) env(e prompts.Environment) envState {
+	for _, es := range s.Envs {
+		if es.Env == e {
+			return es
+		}
+	}
+	return envState{Env: e}
+}
+
+// readState reads what the prompt's page shows. Both environments are
+// read at one revision when the prompt holds still for it; when it keeps
+// moving, the smallest revision seen is kept, so that a change made from
+// the page is refused, and says what changed, rather than made on a
+// state the page did not show.
+func (c *call) readState() (state, bool) {
+	p, ok := c.getPrompt()
+	if !ok {
+		return state{}, false
+	}
+	ctx := c.r.Context()
+	var st state
+	for try := 0; try < 3; try++ {
+		st = state{Envs: make([]envState, 0, len(prompts.Environments))}
+		rev := int64(-1)
+		same := true
+		for _, e := range prompts.Environments {
+			ap, err := c.h.store.GetActive(ctx, p.ID, e)
+			if err != nil {
+				c.storeError(err)
+				return state{}, false
+			}
+			if rev >= 0 && ap.Revision != rev {
+				same = false
+			}
+			if rev < 0 || ap.Revision < rev {
+				rev, st.Prompt = ap.Revision, ap.Prompt
+			}
+			st.Envs = append(st.Envs, envState{Env: e, Version: ap.ActiveVersion})
+		}
+		if same {
+			break
+		}
+	}
+	// The latest version's number, and the newest record of each
+	// environment.
+	if st.Prompt.LatestVersionID != "" {
+		vs, _, err := c.h.store.ListVersions(ctx, p.ID, prompts.Page{Limit: 1})
+		if err != nil {
+			c.storeError(err)
+			return state{}, false
+		}
+		if len(vs) > 0 {
+			st.Latest = vs[0].VersionNumber
+		}
+	}
+	for i, es := range st.Envs {
+		ds, _, err := c.h.store.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID, Environment: es.Env, Page: prompts.Page{Limit: 1}})
+		if err != nil {
+			c.storeError(err)
+			return state{}, false
+		}
+		if len(ds) > 0 {
+			st.Envs[i].Last = &ds[0]
+			if ds[0].ID > st.LastSeen {
+				st.LastSeen = ds[0].ID
+			}
+		}
+	}
+	proj, err := c.h.store.GetProject(ctx, st.Prompt.ProjectID)
+	if err != nil {
+		c.storeError(err)
+		return state{}, false
+	}
+	st.Project = proj
+	return st, true
+}
+
+// ActiveIn returns the environments the version with this id is active
+// in.
+func (s state) ActiveIn(versionID string) []string {
+	var out []string
+	for _, es := range s.Envs {
+		if es.Version != nil && es.Version.ID == versionID {
+			out = append(out, string(es.Env))
+		}
+	}
+	return out
+}
+
+// crumbs are the breadcrumbs to the prompt's page, and then to here.
+func (c *call) crumbs(st state, here ...crumb) []crumb {
+	cs := []crumb{
+		{Name: "Projects", URL: c.h.prefix},
+		{Name: st.Project.Name, URL: c.h.prefix + "projects/" + st.Project.ID},
+		{Name: st.Prompt.Key, URL: c.h.prefix + "prompts/" + st.Prompt.ID},
+	}
+	if len(here) == 0 {
+		cs[2].URL = ""
+	}
+	return append(cs, here...)
+}
+
+type promptData struct {
+	state
+	Versions     []prompts.PromptVersion
+	MoreVersions string // the after= of the next page of versions, or ""
+	History      []prompts.Deployment
+	MoreHistory  string
+	CompareFrom  int
+	CompareTo    int
+}
+
+// pageSize is how many versions and records the prompt's page lists at
+// once.
+const pageSize = 50
+
+// prompt is GET {prefix}prompts/{prompt_id}: what is active where, the
+// versions (newest first) and the deployment history (newest first),
+// each paged by versions_after= and history_after=.
+func (c *call) prompt() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	d := promptData{state: st}
+	q := c.r.URL.Query()
+	ctx := c.r.Context()
+	vs, more, err := c.h.store.ListVersions(ctx, st.Prompt.ID, prompts.Page{Limit: pageSize, After: q.Get("versions_after")})
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	d.Versions = vs
+	if more && len(vs) > 0 {
+		d.MoreVersions = vs[len(vs)-1].ID
+	}
+	hs, more, err := c.h.store.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: st.Prompt.ID, Page: prompts.Page{Limit: pageSize, After: q.Get("history_after")}})
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	d.History = hs
+	if more && len(hs) > 0 {
+		d.MoreHistory = hs[len(hs)-1].ID
+	}
+	d.CompareTo = st.Latest
+	d.CompareFrom = max(st.Latest-1, 1)
+	c.render(http.StatusOK, "prompt", c.view(st.Prompt.Key, d, c.crumbs(st)...))
+}
+
+type versionData struct {
+	state
+	Version  prompts.PromptVersion
+	Metadata string   // indented, or "" for null
+	Active   []string // the environments it is active in
+}
+
+// version is GET {prefix}prompts/{prompt_id}/versions/{number}.
+func (c *call) version() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	v, ok := c.getVersion(st.Prompt.ID, c.r.PathValue("number"))
+	if !ok {
+		return
+	}
+	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID)}
+	title := "Version " + strconv.Itoa(v.VersionNumber) + " of " + st.Prompt.Key
+	c.render(http.StatusOK, "version", c.view(title, d, c.crumbs(st, crumb{Name: "Version " + strconv.Itoa(v.VersionNumber)})...))
+}
+
+// getVersion returns the version with the number s, or answers 404.
+func (c *call) getVersion(promptID, s string) (prompts.PromptVersion, bool) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		c.h.notFound(c.w, c.r, c)
+		return prompts.PromptVersion{}, false
+	}
+	v, err := c.h.store.GetVersion(c.r.Context(), promptID, n)
+	if err != nil {
+		c.storeError(err)
+		return prompts.PromptVersion{}, false
+	}
+	return v, true
+}
+
+// prettyMetadata returns m indented for people, or "" for null.
+func prettyMetadata(m prompts.Metadata) string {
+	if m.IsNull() {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(m), "", "  "); err != nil {
+		return string(m)
+	}
+	return buf.String()
+}
+
+type compareData struct {
+	state
+	Choices          []prompts.PromptVersion // what From and To offer, newest first
+	From, To         prompts.PromptVersion
+	Lines            []diffLine
+	Added, Removed   int
+	MetaLines        []diffLine // the metadata's difference, when it differs
+	VarsAdded        []string
+	VarsRemoved      []string
+	Same             bool
+	ChoicesTruncated bool
+}
+
+// compare is GET {prefix}prompts/{prompt_id}/compare?from=N&to=M: the
+// difference between any two versions, line by line.
+func (c *call) compare() {
+	st, ok := c.readState()
+	if !ok {
+		return
+	}
+	if st.Latest == 0 {
+		c.fail(http.StatusNotFound, errorData{Title: "Nothing to compare", Message: "This prompt has no versions yet.", Back: c.h.prefix + "prompts/" + st.Prompt.ID, BackTo: "Back to " + st.Prompt.Key})
+		return
+	}
+	q := c.r.URL.Query()
+	from, to := q.Get("from"), q.Get("to")
+	if to == "" {
+		to = strconv.Itoa(st.Latest)
+	}
+	if from == "" {
+		from = strconv.Itoa(max(st.Latest-1, 1))
+	}
+	a, ok := c.getVersion(st.Prompt.ID, from)
+	if !ok {
+		return
+	}
+	b, ok := c.getVersion(st.Prompt.ID, to)
+	if !ok {
+		return
+	}
+	d := compareData{state: st, From: a, To: b}
+	var more bool
+	var err error
+	d.Choices, more, err = c.h.store.ListVersions(c.r.Context(), st.Prompt.ID, prompts.Page{Limit: prompts.MaxLimit})
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	d.ChoicesTruncated = more
+	d.Lines, d.Added, d.Removed = lineDiff(a.Content, b.Content)
+	if ma, mb := prettyMetadata(a.Metadata), prettyMetadata(b.Metadata); ma != mb {
+		d.MetaLines, _, _ = lineDiff(ma, mb)
+	}
+	vc := prompts.DiffVariables(a.Variables, b.Variables)
+	d.VarsAdded, d.VarsRemoved = vc.Added, vc.Removed
+	d.Same = a.Content == b.Content
+	title := "Compare versions " + strconv.Itoa(a.VersionNumber) + " and " + strconv.Itoa(b.VersionNumber) + " of " + st.Prompt.Key
+	c.render(http.StatusOK, "compare", c.view(title, d, c.crumbs(st, crumb{Name: "Compare"})...))
+}

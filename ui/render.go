@@ -1,0 +1,263 @@
+package ui
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pages holds one template set per page, each the layout with the page's
+// "content".
+type pages struct {
+	sets map[string]*template.Template
+}
+
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"join": strings.Join,
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"num": func(n *int) string {
+		if n == nil {
+			return ""
+		}
+		return strconv.Itoa(*n)
+	},
+	"sub": func(a, b int) int { return a - b },
+	"action": func(a prompts.Action) string {
+		switch a {
+		case prompts.ActionActivate:
+			return "Activated"
+		case prompts.ActionDeactivate:
+			return "Deactivated"
+		case prompts.ActionRollback:
+			return "Rolled back"
+		}
+		return string(a)
+	},
+	"label": func(field string) string {
+		if l, ok := fieldLabels[field]; ok {
+			return l
+		}
+		return field
+	},
+	"diffOf": func(caption string, lines []diffLine) map[string]any {
+		return map[string]any{"Caption": caption, "Lines": lines}
+	},
+}
+
+func loadPages() (*pages, error) {
+	base, err := template.New("layout").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{sets: map[string]*template.Template{}}
+	for _, name := range names {
+		if name == "templates/layout.html" || name == "templates/partials.html" {
+			continue
+		}
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, name)
+		if err != nil {
+			return nil, err
+		}
+		p.sets[strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html")] = t
+	}
+	return p, nil
+}
+
+// fieldLabels are the labels of the forms' fields, to name them in a
+// form's summary of errors.
+var fieldLabels = map[string]string{
+	"content":        "Content",
+	"change_summary": "Change summary",
+	"metadata":       "Metadata",
+	"reason":         "Reason",
+	"environment":    "Environment",
+	"version":        "Version",
+	"key":            "Key",
+	"name":           "Name",
+	"description":    "Description",
+	"form":           "The form",
+}
+
+// view is what every page gets: the layout's part, and the page's Data.
+type view struct {
+	Title  string
+	Prefix string
+	CSS    string
+	JS     string
+	User   *viewer // nil when signed out
+	CSRF   string
+	Flash  string
+	Crumbs []crumb
+	Data   any
+}
+
+type viewer struct {
+	Name string
+	Role httpapi.Role
+}
+
+// Label names the viewer for people.
+func (v viewer) Label() string {
+	if v.Name == "" {
+		return "an unnamed key"
+	}
+	return v.Name
+}
+
+type crumb struct {
+	Name string
+	URL  string // "" for the current page
+}
+
+// CanWrite and CanDeploy tell templates what to offer.
+func (v view) CanWrite() bool  { return v.User != nil && allows(v.User.Role, httpapi.RoleWrite) }
+func (v view) CanDeploy() bool { return v.User != nil && allows(v.User.Role, httpapi.RoleDeploy) }
+
+func allows(have, need httpapi.Role) bool { return have >= need && have <= httpapi.RoleAdmin }
+
+// call is one request to a page or action, with its session when signed in.
+type call struct {
+	h      *Handler
+	w      http.ResponseWriter
+	r      *http.Request
+	s      Session
+	sid    string
+	signed bool
+}
+
+// view returns the layout's part of a page for this call.
+func (c *call) view(title string, data any, crumbs ...crumb) view {
+	v := view{Title: title, Prefix: c.h.prefix, CSS: c.h.static.url(c.h.prefix, "ui.css"), JS: c.h.static.url(c.h.prefix, "ui.js"), Crumbs: crumbs, Data: data}
+	if c.signed {
+		v.User = &viewer{Name: c.s.Access.Name, Role: c.s.Access.Role}
+		v.CSRF = c.s.CSRF
+		if c.s.Flash != "" {
+			v.Flash = c.s.Flash
+			c.s.Flash = ""
+			if err := c.h.save(c.r.Context(), c.sid, c.s); err != nil {
+				c.h.log.Warn("ui: saving the session", "err", err)
+			}
+		}
+	}
+	return v
+}
+
+// render writes the page with status. A template that fails is a 500, and
+// nothing of the page is sent.
+func (c *call) render(status int, page string, v view) {
+	t := c.h.pages.sets[page]
+	var buf bytes.Buffer
+	if t == nil {
+		c.h.log.Error("ui: no such page", "page", page)
+		status, t = http.StatusInternalServerError, c.h.pages.sets["error"]
+		v.Data, v.Title = errorData{Title: "Something went wrong", Message: "The page could not be shown. The cause was logged."}, "Something went wrong"
+	}
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		c.h.log.Error("ui: rendering a page", "page", page, "err", err)
+		buf.Reset()
+		status = http.StatusInternalServerError
+		v.Data, v.Title = errorData{Title: "Something went wrong", Message: "The page could not be shown. The cause was logged."}, "Something went wrong"
+		if err := c.h.pages.sets["error"].ExecuteTemplate(&buf, "layout", v); err != nil {
+			http.Error(c.w, "500 internal server error", http.StatusInternalServerError)
+			return
+		}
+	}
+	hd := c.w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	c.w.WriteHeader(status)
+	c.w.Write(buf.Bytes())
+}
+
+// errorData is the error page's data.
+type errorData struct {
+	Title   string
+	Message string
+	Details []string
+	Back    string // a link back, or ""
+	BackTo  string // its text
+}
+
+// fail answers status with an error page. s is the session, when the
+// request has one, so the page keeps its header.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, c *call, status int, title, message string) {
+	if c == nil {
+		c = &call{h: h, w: w, r: r}
+		if s, sid, ok, err := h.session(r); err == nil && ok {
+			c.s, c.sid, c.signed = s, sid, true
+		}
+	}
+	c.fail(status, errorData{Title: title, Message: message})
+}
+
+func (c *call) fail(status int, d errorData) {
+	if d.Back == "" {
+		d.Back, d.BackTo = c.h.prefix, "Back to the projects"
+		if !c.signed {
+			d.BackTo = "Back to sign-in"
+		}
+	}
+	c.render(status, "error", c.view(d.Title, d))
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, c *call) {
+	h.fail(w, r, c, http.StatusNotFound, "Not found", "There is nothing here, or nothing this key may see.")
+}
+
+// storeError answers an error of the Store: its status as the HTTP
+// interface gives it, and a page that says why. Internal and unavailable
+// causes go to the log, not the page.
+func (c *call) storeError(err error) {
+	var pe *prompts.Error
+	errors.As(err, &pe)
+	switch prompts.ErrorCode(err) {
+	case prompts.CodeNotFound:
+		c.h.notFound(c.w, c.r, c)
+	case prompts.CodeInvalid:
+		d := errorData{Title: "Invalid input", Message: "The input breaks a rule; nothing was changed."}
+		for _, f := range pe.Fields {
+			d.Details = append(d.Details, f.Field+": "+f.Detail)
+		}
+		c.fail(http.StatusBadRequest, d)
+	case prompts.CodeConflict, prompts.CodeVariablesChanged:
+		c.fail(http.StatusConflict, errorData{Title: "Refused", Message: pe.Message + ". Nothing was changed."})
+	case prompts.CodePreconditionFailed:
+		c.fail(http.StatusPreconditionFailed, errorData{Title: "This page was out of date", Message: "The prompt changed since the page was loaded. Nothing was changed."})
+	case prompts.CodeUnavailable:
+		c.h.log.Warn("ui: the store is unavailable", "path", c.r.URL.Path, "err", err)
+		c.w.Header().Set("Retry-After", "1")
+		c.fail(http.StatusServiceUnavailable, errorData{Title: "Unavailable", Message: "The store does not answer just now. Nothing was changed; try again in a moment."})
+	default:
+		c.h.log.Error("ui: the store failed", "path", c.r.URL.Path, "err", err)
+		c.fail(http.StatusInternalServerError, errorData{Title: "Something went wrong", Message: "The cause was logged. Nothing was changed, or, if it was, the page after a reload shows it."})
+	}
+}
+
+// forbidden answers a role that does not allow what was asked.
+func (c *call) forbidden(need httpapi.Role) {
+	c.fail(http.StatusForbidden, errorData{Title: "Not allowed", Message: fmt.Sprintf("This needs a key with the %s role; the key signed in has the %s role. Nothing was changed.", need, c.s.Access.Role)})
+}

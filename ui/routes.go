@@ -1,0 +1,148 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/promptkit/prompts/httpapi"
+)
+
+// routes lists every page and action.
+func (h *Handler) routes() {
+	p := h.prefix
+	m := http.NewServeMux()
+	m.HandleFunc("GET "+p+"{$}", h.index)
+	m.HandleFunc("POST "+p+"signin", h.signIn)
+	m.HandleFunc("POST "+p+"signout", h.signOut)
+	m.HandleFunc("GET "+p+"static/{name}", h.serveStatic)
+
+	m.HandleFunc("GET "+p+"projects/{project_id}", h.page(httpapi.RoleRead, (*call).project))
+	m.HandleFunc("GET "+p+"projects/{project_id}/prompts/new", h.page(httpapi.RoleWrite, (*call).newPromptForm))
+	m.HandleFunc("POST "+p+"projects/{project_id}/prompts", h.action(httpapi.RoleWrite, (*call).createPrompt))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}", h.page(httpapi.RoleRead, (*call).prompt))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/{number}", h.page(httpapi.RoleRead, (*call).version))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/compare", h.page(httpapi.RoleRead, (*call).compare))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/new", h.page(httpapi.RoleWrite, (*call).newVersionForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/versions", h.action(httpapi.RoleWrite, (*call).createVersion))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/promote", h.page(httpapi.RoleDeploy, (*call).promoteForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/promote", h.action(httpapi.RoleDeploy, (*call).promote))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/rollback", h.page(httpapi.RoleDeploy, (*call).rollbackForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/rollback", h.action(httpapi.RoleDeploy, (*call).rollback))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/deactivate", h.page(httpapi.RoleDeploy, (*call).deactivateForm))
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/deactivate", h.action(httpapi.RoleDeploy, (*call).deactivate))
+	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/{number}/render", h.page(httpapi.RoleRead, (*call).renderForm))
+	// Rendering changes nothing, but its values may be secret: a POST
+	// keeps them out of URLs and logs.
+	m.HandleFunc("POST "+p+"prompts/{prompt_id}/versions/{number}/render", h.action(httpapi.RoleRead, (*call).renderVersion))
+
+	// The URLs of actions, fetched (a reload, a bookmark): where they
+	// act, not a 404.
+	for _, r := range []struct{ from, to string }{
+		{"signin", ""}, {"signout", ""},
+		{"projects/{project_id}/prompts", "projects/{project_id}"},
+		{"prompts/{prompt_id}/versions", "prompts/{prompt_id}"},
+	} {
+		m.HandleFunc("GET "+p+r.from, func(w http.ResponseWriter, req *http.Request) {
+			to := r.to
+			for _, id := range []string{"project_id", "prompt_id"} {
+				to = strings.ReplaceAll(to, "{"+id+"}", url.PathEscape(req.PathValue(id)))
+			}
+			http.Redirect(w, req, p+to, http.StatusSeeOther)
+		})
+	}
+
+	// Anything else under the prefix: a page that says so, whatever the
+	// method.
+	m.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r, nil) })
+	h.mux = m
+}
+
+// page returns a GET page for signed-in keys of role need at least.
+// Without a session it sends the browser to sign in, and back here after.
+func (h *Handler) page(need httpapi.Role, f func(*call)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := &call{h: h, w: w, r: r}
+		s, sid, ok, err := h.session(r)
+		if err != nil {
+			c.storeError(err)
+			return
+		}
+		if !ok {
+			http.Redirect(w, r, h.prefix+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		c.s, c.sid, c.signed = s, sid, true
+		if !allows(s.Access.Role, need) {
+			c.forbidden(need)
+			return
+		}
+		f(c)
+	}
+}
+
+// action returns a POST action for signed-in keys of role need at least:
+// without a session, or without the session's CSRF token, it is 403;
+// with a role that does not allow it, 403 too; in each case before the
+// form is read further, and nothing changes.
+func (h *Handler) action(need httpapi.Role, f func(*call)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := &call{h: h, w: w, r: r}
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		s, sid, ok, err := h.session(r)
+		if err != nil {
+			c.storeError(err)
+			return
+		}
+		if !ok {
+			c.fail(http.StatusForbidden, errorData{Title: "Signed out", Message: "The session has ended, so nothing was changed. Sign in again, then repeat what you did."})
+			return
+		}
+		c.s, c.sid, c.signed = s, sid, true
+		if err := r.ParseForm(); err != nil {
+			c.fail(http.StatusBadRequest, errorData{Title: "Invalid form", Message: "The form could not be read (at most 1 MiB). Nothing was changed."})
+			return
+		}
+		if !validToken(r.PostForm.Get("csrf"), s.CSRF) {
+			c.fail(http.StatusForbidden, errorData{Title: "Refused", Message: "The form's security token is missing or wrong (was it sent from an old page or another site?). Nothing was changed. Reload the page and try again."})
+			return
+		}
+		if !allows(s.Access.Role, need) {
+			c.forbidden(need)
+			return
+		}
+		f(c)
+	}
+}
+
+// maxForm is the largest form read: the content of a version and its
+// metadata fit with room to spare.
+const maxForm = 1 << 20
+
+// form returns the form value name with its line ends made \n: browsers
+// send \r\n.
+func (c *call) form(name string) string {
+	return normalizeNewlines(c.r.PostForm.Get(name))
+}
+
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// safeNext returns next when it is a path under the prefix (where to go
+// after signing in), else the prefix: never another site.
+func (h *Handler) safeNext(next string) string {
+	if !strings.HasPrefix(next, h.prefix) || strings.ContainsAny(next, "\\\r\n") || strings.HasPrefix(next, "//") ||
+		strings.Contains(next, "/../") || strings.Contains(next, "/./") || strings.HasSuffix(next, "/..") {
+		return h.prefix
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return h.prefix
+	}
+	return next
+}

@@ -1,0 +1,233 @@
+package ui_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/ui"
+)
+
+func TestSignInAndOut(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.browser()
+
+	p := b.get(e.prefix)
+	is.Equal(p.StatusCode, 200)
+	is.True(hasField(p, "API key"))    // the sign-in form
+	is.True(hasButton(p, "Sign in"))   // its button
+	is.True(!hasButton(p, "Sign out")) // not signed in
+
+	p = b.post(e.prefix+"signin", url.Values{"key": {adminKey}})
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	is.Equal(p.Header.Get("Location"), e.prefix)
+	c := setCookie(p, "prompts_session")
+	is.True(c != nil)
+	is.True(c.HttpOnly)                           // scripts cannot read it
+	is.Equal(c.SameSite, http.SameSiteStrictMode) // not sent from other sites
+	is.True(!c.Secure)                            // plain HTTP here
+	is.Equal(c.Path, e.prefix)                    // scoped to the mount point
+	is.True(!strings.Contains(c.Value, adminKey)) // the cookie holds only an id
+	is.True(len(c.Value) >= 40)                   // a long random one
+
+	p = b.follow(p)
+	is.Equal(p.StatusCode, 200)
+	is.True(hasLink(p, "Alpha"))      // the projects, by name
+	is.True(hasLink(p, "Beta"))       //
+	is.True(hasButton(p, "Sign out")) // on every signed-in page
+	is.True(strings.Contains(text(p), "Signed in as root"))
+
+	old := b.sessionCookie()
+	p = b.post(e.prefix+"signout", nil)
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	gone := setCookie(p, "prompts_session")
+	is.True(gone != nil && gone.MaxAge < 0) // the browser drops it
+	p = b.follow(p)
+	is.True(hasField(p, "API key")) // signed out
+
+	// The session ended on the server: the old cookie is worth nothing.
+	b2 := e.browser()
+	u, _ := url.Parse(e.srv.URL + e.prefix)
+	b2.c.Jar.SetCookies(u, []*http.Cookie{{Name: old.Name, Value: old.Value, Path: e.prefix}})
+	p = b2.get(e.prefix)
+	is.True(hasField(p, "API key"))
+	is.True(!hasLink(p, "Alpha"))
+}
+
+func TestSignInCookieIsSecureOverTLS(t *testing.T) {
+	is := is.New(t)
+	e := newEnvWith(t, httptest.NewTLSServer)
+	b := e.browser()
+	b.get(e.prefix)
+	p := b.post(e.prefix+"signin", url.Values{"key": {readKey}})
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	c := setCookie(p, "prompts_session")
+	is.True(c.Secure)
+	is.True(c.HttpOnly)
+	is.Equal(c.SameSite, http.SameSiteStrictMode)
+
+	// WithSecureCookies marks it Secure over plain HTTP too (TLS ended
+	// by a proxy).
+	e = newEnv(t, ui.WithSecureCookies())
+	b = e.browser()
+	b.get(e.prefix)
+	p = b.post(e.prefix+"signin", url.Values{"key": {readKey}})
+	is.True(setCookie(p, "prompts_session").Secure)
+}
+
+func TestSessionEndsAfterIdleTimeout(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.browser()
+	b.signIn(readKey)
+
+	// Used every 7 hours, it lives on (8 hours idle is the limit)…
+	for range 3 {
+		e.clock.Advance(7 * time.Hour)
+		p := b.get(e.prefix)
+		is.True(hasButton(p, "Sign out")) // still signed in
+	}
+	// …but after 8 hours without a request it is over.
+	e.clock.Advance(8 * time.Hour)
+	p := b.get(e.prefix)
+	is.True(hasField(p, "API key"))
+	is.True(!hasButton(p, "Sign out"))
+	// And an inner page sends the browser to sign in, and back after.
+	p = b.get(e.prefix + "projects/" + e.alpha.ID)
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	is.Equal(p.Header.Get("Location"), e.prefix+"?next="+url.QueryEscape(e.prefix+"projects/"+e.alpha.ID))
+	p = b.follow(p)
+	next := hidden(p, "next")
+	is.Equal(next, e.prefix+"projects/"+e.alpha.ID) // the form remembers where to go
+	p = b.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {next}})
+	is.Equal(p.Header.Get("Location"), e.prefix+"projects/"+e.alpha.ID)
+}
+
+func TestSessionEndsAtMaxAge(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, ui.WithIdleTimeout(time.Hour), ui.WithMaxAge(3*time.Hour))
+	b := e.browser()
+	b.signIn(readKey)
+	e.clock.Advance(59 * time.Minute)
+	is.True(hasButton(b.get(e.prefix), "Sign out"))
+	e.clock.Advance(59 * time.Minute)
+	is.True(hasButton(b.get(e.prefix), "Sign out"))
+	e.clock.Advance(59 * time.Minute)
+	is.True(hasButton(b.get(e.prefix), "Sign out")) // 2h57m old, busy
+	e.clock.Advance(5 * time.Minute)
+	is.True(hasField(b.get(e.prefix), "API key")) // 3h02m: over, however busy
+}
+
+func TestSignInRefusals(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, ui.WithSignInLimit(3, time.Minute))
+	b := e.browser()
+	b.get(e.prefix)
+
+	// A wrong key: 401, the form again, the key not shown back.
+	const wrong = "wrong-key-<b>0123456789"
+	p := b.post(e.prefix+"signin", url.Values{"key": {wrong}})
+	is.Equal(p.StatusCode, http.StatusUnauthorized)
+	is.True(strings.Contains(text(p), "That API key is not known"))
+	is.True(!strings.Contains(p.body, "wrong-key"))
+	is.True(hasField(p, "API key"))
+	is.True(setCookie(p, "prompts_session") == nil)
+
+	// No token (the form not from this site): 403, no session.
+	b2 := e.browser()
+	p = b2.post(e.prefix+"signin", url.Values{"key": {adminKey}, "csrf": {"forged"}})
+	is.Equal(p.StatusCode, http.StatusForbidden)
+	is.True(setCookie(p, "prompts_session") == nil)
+
+	// A token that is not the cookie's: 403.
+	b2.get(e.prefix)
+	p = b2.post(e.prefix+"signin", url.Values{"key": {adminKey}, "csrf": {"forged"}})
+	is.Equal(p.StatusCode, http.StatusForbidden)
+
+	// Failed sign-ins are limited per address: 3 a minute here.
+	is.Equal(b.post(e.prefix+"signin", url.Values{"key": {wrong}}).StatusCode, http.StatusUnauthorized)
+	is.Equal(b.post(e.prefix+"signin", url.Values{"key": {wrong}}).StatusCode, http.StatusUnauthorized)
+	p = b.post(e.prefix+"signin", url.Values{"key": {adminKey}}) // even the right key waits
+	is.Equal(p.StatusCode, http.StatusTooManyRequests)
+	is.True(p.Header.Get("Retry-After") != "")
+	e.clock.Advance(time.Minute)
+	p = b.post(e.prefix+"signin", url.Values{"key": {adminKey}})
+	is.Equal(p.StatusCode, http.StatusSeeOther) // the window is over
+
+	// next never leads to another site.
+	b3 := e.browser()
+	b3.get(e.prefix)
+	p = b3.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {"//evil.example/" + e.prefix}})
+	is.Equal(p.Header.Get("Location"), e.prefix)
+	for _, next := range []string{"https://evil.example" + e.prefix, e.prefix + "../elsewhere", e.prefix + "x/..", e.prefix + "\\evil"} {
+		b4 := e.browser()
+		b4.get(e.prefix)
+		p = b4.post(e.prefix+"signin", url.Values{"key": {readKey}, "next": {next}})
+		is.Equal(p.Header.Get("Location"), e.prefix) // only paths under the prefix
+	}
+}
+
+func TestSignOutNeedsTheToken(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	b := e.browser()
+	b.signIn(readKey)
+	p := b.post(e.prefix+"signout", url.Values{"csrf": {"forged"}})
+	is.Equal(p.StatusCode, http.StatusForbidden)
+	is.True(hasButton(b.get(e.prefix), "Sign out")) // still signed in
+}
+
+func TestNewRefusesBadArguments(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	_, err := ui.New(nil, e.keys)
+	is.True(err != nil)
+	_, err = ui.New(e.store, nil)
+	is.True(err != nil)
+	for _, p := range []string{"", "ui", "/ui", "ui/", "//", "/a//b/", "/{x}/", "/a b/", "/../"} {
+		_, err = ui.New(e.store, e.keys, ui.WithPrefix(p))
+		is.True(err != nil) // a bad prefix
+	}
+	_, err = ui.New(e.store, e.keys, ui.WithIdleTimeout(0))
+	is.True(err != nil)
+	_, err = ui.New(e.store, e.keys, ui.WithSignInLimit(0, time.Minute))
+	is.True(err != nil)
+	h, err := ui.New(e.store, e.keys, ui.WithPrefix("/"))
+	is.NoErr(err)
+	is.Equal(h.Prefix(), "/")
+}
+
+func TestMemorySessionsForgetExpired(t *testing.T) {
+	is := is.New(t)
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m := ui.NewMemorySessions(c.Now)
+	ctx := context.Background()
+	s := ui.Session{Access: httpapi.Access{Name: "a", Role: httpapi.RoleRead, ProjectIDs: []string{"P"}}}
+	is.NoErr(m.Save(ctx, "old", s, c.Now().Add(time.Hour)))
+	got, ok, err := m.Load(ctx, "old")
+	is.NoErr(err)
+	is.True(ok)
+	got.Access.ProjectIDs[0] = "changed"
+	again, _, _ := m.Load(ctx, "old")
+	is.Equal(again.Access.ProjectIDs[0], "P") // a copy was handed out
+	c.Advance(2 * time.Hour)
+	_, ok, _ = m.Load(ctx, "old")
+	is.True(!ok) // expired
+	for i := range 200 {
+		is.NoErr(m.Save(ctx, "s"+string(rune('a'+i%26))+time.Duration(i).String(), s, c.Now().Add(time.Minute)))
+	}
+	c.Advance(time.Hour)
+	for i := range 400 {
+		is.NoErr(m.Save(ctx, "new"+time.Duration(i).String(), s, c.Now().Add(time.Minute)))
+	}
+	is.True(m.Len() <= 400) // the 200 expired were forgotten as new ones came
+	is.NoErr(m.Delete(ctx, "unknown"))
+}

@@ -1,0 +1,235 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+)
+
+// Defaults of the options.
+const (
+	DefaultPrefix      = "/ui/"
+	DefaultIdleTimeout = 8 * time.Hour
+	DefaultMaxAge      = 24 * time.Hour
+	// DefaultSignInLimit failed sign-ins from one client address are
+	// allowed per DefaultSignInWindow; more are answered 429.
+	DefaultSignInLimit  = 10
+	DefaultSignInWindow = time.Minute
+)
+
+// Handler serves the web interface. It is an http.Handler, safe for
+// concurrent use; make one with New.
+type Handler struct {
+	store    prompts.Store
+	auth     httpapi.Authenticator
+	prefix   string
+	log      *slog.Logger
+	now      func() time.Time
+	idle     time.Duration
+	maxAge   time.Duration
+	sessions SessionStore
+	secure   bool // Secure cookies over plain HTTP too
+	limiter  *limiter
+	pages    *pages
+	static   *assets
+	mux      *http.ServeMux
+	cop      *http.CrossOriginProtection
+}
+
+// Option configures a Handler.
+type Option func(*Handler) error
+
+// WithPrefix sets the path the handler is mounted at: it starts and ends
+// with "/", and is made of plain path segments (letters, digits, "-",
+// "_", "." and "~"). The handler expects the whole path, prefix included
+// (mount it with mux.Handle(prefix, h), not behind http.StripPrefix); its
+// links and its cookie are scoped to it. The default is "/ui/".
+func WithPrefix(prefix string) Option {
+	return func(h *Handler) error {
+		if !validPrefix(prefix) {
+			return fmt.Errorf("ui: the prefix %q must start and end with \"/\" and hold only letters, digits, '-', '_', '.' and '~' between them", prefix)
+		}
+		h.prefix = prefix
+		return nil
+	}
+}
+
+// WithLogger sets the logger that records what pages do not show: the
+// cause of every 500, at Error, and of every 503, at Warn. By default
+// nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(h *Handler) error {
+		if l != nil {
+			h.log = l
+		}
+		return nil
+	}
+}
+
+// WithIdleTimeout sets how long a session lasts without a request:
+// DefaultIdleTimeout (8 hours) unless set. It must be positive.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(h *Handler) error {
+		if d <= 0 {
+			return errors.New("ui: the idle timeout must be positive")
+		}
+		h.idle = d
+		return nil
+	}
+}
+
+// WithMaxAge sets how long a session lasts at most, however busy:
+// DefaultMaxAge (24 hours) unless set. It bounds how long a revoked key's
+// open sessions last. It must be positive.
+func WithMaxAge(d time.Duration) Option {
+	return func(h *Handler) error {
+		if d <= 0 {
+			return errors.New("ui: the maximum age of a session must be positive")
+		}
+		h.maxAge = d
+		return nil
+	}
+}
+
+// WithClock sets the clock that sessions and the sign-in limit read, for
+// tests. The default is time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(h *Handler) error {
+		if now != nil {
+			h.now = now
+		}
+		return nil
+	}
+}
+
+// WithSessionStore sets where sessions are kept: by default in the
+// process's memory (NewMemorySessions with the handler's clock). Replicas
+// behind a load balancer without sticky sessions need a shared one.
+func WithSessionStore(s SessionStore) Option {
+	return func(h *Handler) error {
+		if s == nil {
+			return errors.New("ui: the session store must not be nil")
+		}
+		h.sessions = s
+		return nil
+	}
+}
+
+// WithSecureCookies marks the session cookie Secure on every answer, not
+// only on those over TLS: for a handler behind a proxy that ends TLS, so
+// that the browser never sends the cookie in the clear.
+func WithSecureCookies() Option {
+	return func(h *Handler) error {
+		h.secure = true
+		return nil
+	}
+}
+
+// WithSignInLimit sets how many failed sign-ins one client address (the
+// host of the request's RemoteAddr) may make per window; more are
+// answered 429 until the window ends. DefaultSignInLimit per
+// DefaultSignInWindow unless set.
+func WithSignInLimit(n int, per time.Duration) Option {
+	return func(h *Handler) error {
+		if n < 1 || per <= 0 {
+			return errors.New("ui: the sign-in limit needs at least 1 attempt per positive duration")
+		}
+		h.limiter.max, h.limiter.window = n, per
+		return nil
+	}
+}
+
+// New returns a Handler over store, signing people in with the keys auth
+// knows. It returns an error for a nil store or authenticator, and for
+// an invalid option.
+func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Handler, error) {
+	if store == nil {
+		return nil, errors.New("ui: the store must not be nil")
+	}
+	if auth == nil {
+		return nil, errors.New("ui: the authenticator must not be nil")
+	}
+	h := &Handler{
+		store:   store,
+		auth:    auth,
+		prefix:  DefaultPrefix,
+		log:     slog.New(slog.DiscardHandler),
+		now:     time.Now,
+		idle:    DefaultIdleTimeout,
+		maxAge:  DefaultMaxAge,
+		limiter: &limiter{max: DefaultSignInLimit, window: DefaultSignInWindow, seen: map[string]*attempts{}},
+	}
+	for _, o := range opts {
+		if err := o(h); err != nil {
+			return nil, err
+		}
+	}
+	if h.sessions == nil {
+		h.sessions = NewMemorySessions(h.now)
+	}
+	var err error
+	if h.static, err = loadAssets(); err != nil {
+		return nil, err
+	}
+	if h.pages, err = loadPages(); err != nil {
+		return nil, err
+	}
+	h.cop = http.NewCrossOriginProtection()
+	h.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, nil, http.StatusForbidden, "Refused", "This request came from another site, so it was refused. Nothing was changed.")
+	}))
+	h.routes()
+	return h, nil
+}
+
+// Prefix returns the path the handler is mounted at.
+func (h *Handler) Prefix() string { return h.prefix }
+
+// ServeHTTP implements http.Handler. Every answer, errors and static
+// files included, carries the security headers.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	if !strings.HasPrefix(r.URL.Path, h.prefix) {
+		if r.URL.Path+"/" == h.prefix {
+			http.Redirect(w, r, h.prefix, http.StatusSeeOther)
+			return
+		}
+		h.notFound(w, r, nil)
+		return
+	}
+	h.cop.Handler(h.mux).ServeHTTP(w, r)
+}
+
+// contentSecurityPolicy allows the page's own styles, script, images and
+// forms, and nothing inline.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+func validPrefix(p string) bool {
+	if len(p) < 1 || p[0] != '/' || p[len(p)-1] != '/' || strings.Contains(p, "//") {
+		return false
+	}
+	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+		for i := 0; i < len(seg); i++ {
+			c := seg[i]
+			switch {
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == '~':
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
