@@ -23,8 +23,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOn(t, newEnv(t))
+}
+
+// newFixtureOn is newFixture over e.
+func newFixtureOn(t *testing.T, e *env) *fixture {
+	t.Helper()
 	is := is.New(t)
-	e := newEnv(t)
 	ctx := context.Background()
 	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/greeting", Name: "Greeting"})
 	is.NoErr(err)
