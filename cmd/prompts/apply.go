@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/client"
@@ -193,7 +192,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 	if !f.json && p.Changes > 0 {
 		fmt.Fprintln(e.stdout)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	tw := newTable(e.stdout)
 	for _, s := range p.Prompts {
 		if s.Action == actionUnchanged {
 			continue
@@ -530,7 +529,7 @@ func (p *plan) print(w io.Writer) {
 		env = ", promoting to " + string(*p.Environment)
 	}
 	fmt.Fprintf(w, "Plan for project %s, from %s%s:\n", p.Project, p.Dir, env)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	for _, s := range p.Prompts {
 		verb := s.Action
 		if s.Error != "" {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/client"
@@ -228,12 +230,40 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// row writes one line of a table to a tabwriter: the cells separated by
-// tabs, without the empty ones at its end (which would pad the line with
-// spaces).
+// newTable returns a writer of aligned columns onto w: write rows with
+// row, then Flush. Every row ends each cell with a tab, so that the
+// columns of all rows align; the spaces that pads the last ones are
+// trimmed.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(&trimWriter{w: w}, 0, 0, 2, ' ', 0)
+}
+
+// row writes one row of a table.
 func row(w io.Writer, cells ...string) {
-	for len(cells) > 0 && cells[len(cells)-1] == "" {
-		cells = cells[:len(cells)-1]
+	fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
+}
+
+// trimWriter writes lines without their trailing spaces.
+type trimWriter struct {
+	w    io.Writer
+	line []byte // a line not yet ended
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			t.line = append(t.line, p...)
+			break
+		}
+		t.line = append(t.line, p[:i]...)
+		p = p[i+1:]
+		out := append(bytes.TrimRight(t.line, " "), '\n')
+		t.line = t.line[:0]
+		if _, err := t.w.Write(out); err != nil {
+			return 0, err
+		}
 	}
-	fmt.Fprintln(w, strings.Join(cells, "\t"))
+	return n, nil
 }

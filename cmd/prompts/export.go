@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/client"
@@ -45,7 +44,7 @@ func runExport(ctx context.Context, e *env, args []string) int {
 		return e.errorf("%v", err)
 	}
 	defer root.Close()
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	tw := newTable(e.stdout)
 	code := exitOK
 	written, same := 0, 0
 	for _, p := range list {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/promptkit/prompts"
@@ -402,7 +401,7 @@ func (e *env) changed(asJSON bool, verb, key string, before, after prompts.Activ
 	if !changed {
 		verb, was = "unchanged", "it was active there already"
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	tw := newTable(e.stdout)
 	version := "no version"
 	if after.ActiveVersion != nil {
 		version = "version " + strconv.Itoa(after.ActiveVersion.VersionNumber)
@@ -470,7 +469,7 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s has no deployment yet\n", key)
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	tw := newTable(e.stdout)
 	row(tw, "WHEN (UTC)", "ENVIRONMENT", "ACTION", "VERSION", "PREVIOUS", "ACTOR", "REASON")
 	num := func(n *int) string {
 		if n == nil {
