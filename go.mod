@@ -10,6 +10,7 @@ require (
 	github.com/matryer/is v1.4.1
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/prometheus/client_golang v1.23.2
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (

@@ -153,6 +153,10 @@ type NewVersion struct {
 	// Actor names who creates the version, for the Deployment records of
 	// its Environments; "" records none.
 	Actor string
+	// Reason says why, for the Deployment records of its Environments, in
+	// up to MaxReason code points; "" records none. Without Environments
+	// there is no record, and it is kept nowhere.
+	Reason string
 	// AllowVariableChange turns the promotion guard off for its
 	// Environments (see Change.AllowVariableChange).
 	AllowVariableChange bool
@@ -181,6 +185,7 @@ func (in NewVersion) Validate() error {
 		}
 	}
 	checkText(&fe, "actor", in.Actor, MaxName)
+	checkText(&fe, "reason", in.Reason, MaxReason)
 	in.Idempotency.check(&fe)
 	return fe.err()
 }

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/matryer/is"
@@ -35,4 +36,30 @@ func TestParseSnapshot(t *testing.T) {
 	is.Equal(got.Prompts[0].ActiveIn(prompts.Production).ActiveVersion.Content, "hello")
 	_, err = client.ParseSnapshot([]byte(`{"format":"nope"}`))
 	is.True(err != nil) // refused
+}
+
+// Snapshot reads the server's snapshot of a project, as the server takes
+// it; an unknown project is not found.
+func TestSnapshot(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	srv := newServer(t)
+	proj, err := srv.store.CreateProject(ctx, prompts.NewProject{Name: "Snap"})
+	is.NoErr(err)
+	p, err := srv.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "greeting", Name: "G"})
+	is.NoErr(err)
+	_, err = srv.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "hello", Environments: []prompts.Environment{prompts.Staging}})
+	is.NoErr(err)
+
+	snap, err := srv.client(t).Snapshot(ctx, proj.ID)
+	is.NoErr(err)
+	is.Equal(snap.Project.ID, proj.ID)
+	is.Equal(len(snap.Prompts), 1)
+	is.Equal(snap.Prompts[0].ActiveIn(prompts.Staging).ActiveVersion.Content, "hello")
+	is.Equal(snap.Prompts[0].ActiveIn(prompts.Production).ActiveVersion, nil)
+
+	_, err = srv.client(t).Snapshot(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+	is.True(errors.Is(err, prompts.ErrNotFound)) // unknown project
+	_, err = srv.client(t).Snapshot(ctx, "nope")
+	is.True(errors.Is(err, prompts.ErrNotFound)) // not an id
 }

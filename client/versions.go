@@ -38,6 +38,9 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 		}
 		b.b = append(b.b, ']')
 	}
+	if in.Reason != "" {
+		b.str("reason", in.Reason)
+	}
 	if in.AllowVariableChange {
 		b.boolean("allow_variable_change", true)
 	}

@@ -82,6 +82,29 @@ func TestDeploymentsOverHTTP(t *testing.T) {
 	is.Equal(e.do("GET", "/v1/integration/prompts/"+id+"/environments/dev", "").status, 400)
 }
 
+// A version created with environments takes a reason for their records,
+// and a reason of the wrong type or length is refused before anything is
+// created.
+func TestCreateVersionReason(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	versions := "/v1/integration/prompts/" + id + "/versions"
+	is.Equal(e.do("POST", versions, `{"content":"c","environments":["staging"],"reason":5}`).status, 400)
+	r := e.do("POST", versions, `{"content":"c","environments":["staging"],"reason":"`+strings.Repeat("r", 1025)+`"}`)
+	is.Equal(r.status, 400) // too long
+	is.Equal(r.problem(t)["errors"].([]any)[0].(map[string]any)["field"], "reason")
+	is.Equal(len(e.do("GET", versions, "").arr(t)), 0) // nothing created
+
+	e.newVersion(id, `{"content":"c","environments":["staging","production"],"reason":"release 7"}`)
+	e.newVersion(id, `{"content":"d","environments":["staging"],"reason":null}`)
+	list := e.do("GET", "/v1/integration/prompts/"+id+"/deployments", "").arr(t)
+	is.Equal(len(list), 3)
+	is.Equal(list[0]["reason"], nil) // null records none
+	is.Equal(list[1]["reason"], "release 7")
+	is.Equal(list[2]["reason"], "release 7") // one record per environment, each with the reason
+}
+
 // If-Match: a tag of another prompt, environment or form, or a weak one,
 // is never current; a list holding the current tag is.
 func TestIfMatch(t *testing.T) {

@@ -24,6 +24,7 @@ func (h *Handler) createVersion() handlerFunc {
 			metadata         prompts.Metadata
 			envs             []string
 			allow            bool
+			reason           prompts.Optional[string]
 		)
 		if bad := decodeObject(body, []member{
 			{"content", "a string", &content},
@@ -31,6 +32,7 @@ func (h *Handler) createVersion() handlerFunc {
 			{"metadata_", "a JSON object or null", &metadata},
 			{"environments", "an array of environment names (strings) or null", &envs},
 			{"allow_variable_change", "true or false", &allow},
+			{"reason", "a string or null", &reason},
 		}); bad != nil {
 			h.badRequest(w, bad)
 			return
@@ -45,6 +47,7 @@ func (h *Handler) createVersion() handlerFunc {
 			ChangeSummary: optString(summary),
 			Metadata:      metadata,
 			Actor:         a.Name,
+			Reason:        reason.Value, // for the records of environments
 			// The guard is a rule of activation: it binds only with
 			// environments.
 			AllowVariableChange: allow,

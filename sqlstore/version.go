@@ -51,11 +51,11 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	envs := environments(in.Environments)
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opCreateVersion, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.PromptVersion, error) {
-			return s.createVersionLocked(ctx, tx, v, envs, in.Actor, in.AllowVariableChange)
+			return s.createVersionLocked(ctx, tx, v, envs, deploy(in))
 		}, qLockPrompt, qCreateVersion, qPointEnvironment)
 	}
 	if len(envs) > 0 {
-		return s.createVersionLocked(ctx, nil, v, envs, in.Actor, in.AllowVariableChange)
+		return s.createVersionLocked(ctx, nil, v, envs, deploy(in))
 	}
 	// One statement counts the version on the prompt's row, which takes
 	// the row's lock, inserts the version under that number, sets
@@ -78,12 +78,13 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	default:
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	return s.createVersionLocked(ctx, nil, v, nil, "", false)
+	return s.createVersionLocked(ctx, nil, v, nil, prompts.Change{})
 }
 
 // createVersionLocked stores v as the prompt's next version, active in
-// envs with actor's records, in a transaction that holds the prompt's row
-// lock from the start: tx, or one of its own when tx is nil. It reads the
+// envs with ch's records (its actor and reason, under its promotion
+// guard), in a transaction that holds the prompt's row lock from the
+// start: tx, or one of its own when tx is nil. It reads the
 // latest version id under the lock and makes v's id after it
 // (prompts.NewIDAfter), which cannot fail. It also finds the version if
 // CreateVersion's first statement did store it (database/sql runs a
@@ -91,7 +92,7 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 // answer), so that one call never stores two versions. The records' ids
 // come after the prompt's latest record's, read under the lock; the
 // events, the version's first, are appended before COMMIT.
-func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.PromptVersion, envs []prompts.Environment, actor string, allow bool) (prompts.PromptVersion, error) {
+func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.PromptVersion, envs []prompts.Environment, ch prompts.Change) (prompts.PromptVersion, error) {
 	own := tx == nil
 	if own {
 		var err error
@@ -151,7 +152,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	for _, env := range envs {
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
-		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: prompts.Change{Actor: actor, AllowVariableChange: allow}, now: v.CreatedAt, recordID: record, holds: true}
+		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: ch, now: v.CreatedAt, recordID: record, holds: true}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
@@ -162,6 +163,12 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		}
 	}
 	return v, nil
+}
+
+// deploy is the change that in's Environments make: its actor, reason
+// and promotion guard.
+func deploy(in prompts.NewVersion) prompts.Change {
+	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange}
 }
 
 func versionArgs(v prompts.PromptVersion) []any {

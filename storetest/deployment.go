@@ -124,6 +124,27 @@ var deploymentTests = []test{
 		}
 		is.Equal(recordTexts(s.deployments(p.ID, prompts.Staging)), s.records([]string{"activate staging v3<-none ci -"})) // one environment's records
 	}},
+	{"a version created with environments records its reason in each of their records", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "one", Reason: "release 7",
+			Environments: []prompts.Environment{prompts.Staging, prompts.Production}})
+		is.NoErr(err) // active in both, with a reason
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Reason: "kept nowhere"})
+		is.NoErr(err) // a reason without environments: no record
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "three", Environments: []prompts.Environment{prompts.Staging}})
+		is.NoErr(err) // no reason
+		all := s.deployments(p.ID, "")
+		is.Equal(len(all), 3) // one record per environment of a create
+		is.Equal(all[0].Reason, nil)
+		is.Equal(*all[0].VersionNumber, 3)
+		for _, d := range all[1:] {
+			is.Equal(*d.VersionNumber, 1)
+			is.True(d.Reason != nil)         // the reason is recorded
+			is.Equal(*d.Reason, "release 7") // in each record
+		}
+	}},
 	{"a refused change writes no record and changes nothing", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
@@ -146,6 +167,8 @@ var deploymentTests = []test{
 		is.True(errors.Is(err, prompts.ErrConflict)) // nothing to roll back to
 		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging}, Actor: "a\x00"})
 		s.invalid(err, "actor")
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Staging}, Reason: strings.Repeat("r", prompts.MaxReason+1)})
+		s.invalid(err, "reason")
 
 		is.Equal(s.snapshot(), before)                          // nothing changed
 		is.Equal(s.revision(p.ID), rev)                         // nor the revision

@@ -1,0 +1,625 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/client"
+	"github.com/promptkit/prompts/promptfile"
+)
+
+// The actions of a plan's step, one per prompt file.
+const (
+	actionCreate    = "create"    // the prompt is new
+	actionUpdate    = "update"    // a new version, a new name or description
+	actionPromote   = "promote"   // its latest version becomes active in -promote's environment
+	actionUnchanged = "unchanged" // the server holds what the file does
+)
+
+// What a step changes.
+const (
+	changePrompt      = "prompt"      // creates the prompt
+	changeName        = "name"        // updates its name
+	changeDescription = "description" // updates its description
+	changeTemplate    = "template"    // a new version: the template differs
+	changeMetadata    = "metadata"    // a new version: the metadata differs
+	changeActivation  = "activation"  // activates a version in the environment
+)
+
+// plan is what apply does, and then what it did: its JSON is the answer
+// of apply -json.
+type plan struct {
+	Project     string               `json:"project"` // its slug
+	Dir         string               `json:"dir"`
+	DryRun      bool                 `json:"dry_run"`
+	Environment *prompts.Environment `json:"environment"` // -promote's, or null
+	Prompts     []*step              `json:"prompts"`     // one per file, by key
+	ServerOnly  []serverOnly         `json:"server_only"` // the server's prompts with no file: left as they are
+	Changes     int                  `json:"changes"`     // steps that change something
+	Failed      int                  `json:"failed"`      // steps refused at planning or failed when applied
+}
+
+// serverOnly is a prompt of the server that has no file.
+type serverOnly struct {
+	Key           string `json:"key"`
+	LatestVersion *int   `json:"latest_version"`
+}
+
+// step is what apply does for one file.
+type step struct {
+	Key     string   `json:"key"`
+	Path    string   `json:"path"`
+	Action  string   `json:"action"`
+	Changes []string `json:"changes"`
+	// Version is the number of the version that holds the file: the
+	// latest, or the one the step creates (its number is known for sure
+	// once done).
+	Version int `json:"version"`
+	// Previous is the latest version before the step; null when the
+	// prompt has none.
+	Previous *int `json:"previous_version"`
+	// Environment is -promote's; WasActive the version active there
+	// before the step (null when none was).
+	Environment *prompts.Environment `json:"environment"`
+	WasActive   *int                 `json:"was_active"`
+	Done        bool                 `json:"done"`            // applied
+	Error       string               `json:"error,omitempty"` // why it was refused or failed
+
+	file     promptfile.Prompt
+	prompt   *prompts.Prompt        // nil: none yet
+	latest   *prompts.PromptVersion // nil: none yet
+	active   *prompts.ActivePrompt  // with -promote: the prompt in its environment
+	newVer   bool
+	promote  bool
+	revision int64 // the prompt's revision when planned, for -promote's activation
+}
+
+func (s *step) changes(c ...string) { s.Changes = append(s.Changes, c...) }
+
+// applyOptions are apply's flags.
+type applyOptions struct {
+	dir, promote, reason, message string
+	dryRun, allow                 bool
+	env                           prompts.Environment
+}
+
+// planWorkers bounds the reads of the server that planning makes at
+// once.
+const planWorkers = 8
+
+func runApply(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "apply", true)
+	var o applyOptions
+	f.StringVar(&o.dir, "dir", "", "the directory of prompt files")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing; exit 0 when nothing would change, 2 when something would")
+	f.StringVar(&o.promote, "promote", "", "make every new version active in this environment (production or staging), and the latest version of every unchanged file too")
+	f.StringVar(&o.reason, "reason", "", "the reason of the deployment records that -promote writes")
+	f.StringVar(&o.message, "message", "", "the change summary of every new version")
+	f.BoolVar(&o.allow, "allow-variable-change", false, "let -promote activate a version whose variables differ from those of the version active there")
+	f.jsonFlag()
+	if _, code, ok := f.parse(args, 0); !ok {
+		return code
+	}
+	if o.dir == "" {
+		return f.bad("-dir is required")
+	}
+	if o.promote != "" {
+		env, err := environment(o.promote)
+		if err != nil {
+			return f.bad("-promote: %v", err)
+		}
+		o.env = env
+	} else if o.reason != "" || o.allow {
+		return f.bad("-reason and -allow-variable-change go with -promote")
+	}
+	if err := (prompts.Change{Reason: o.reason}).Validate(); err != nil {
+		return f.bad("-reason: %v", err)
+	}
+	if o.message != "" {
+		if err := (prompts.NewVersion{PromptID: "x", Content: "x", ChangeSummary: &o.message}).Validate(); err != nil {
+			return f.bad("-message: %v", err)
+		}
+	}
+
+	// The files first: a broken one stops everything before any request.
+	if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return e.errorf("-dir %s: %v", o.dir, err)
+	}
+	files, err := promptfile.ReadDir(os.DirFS(o.dir))
+	if err != nil {
+		var errs []error
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		} else {
+			errs = []error{err}
+		}
+		for _, err := range errs {
+			e.errorf("%s", withDir(o.dir, err))
+		}
+		return e.errorf("nothing was applied: %d file(s) cannot be read", len(errs))
+	}
+
+	cl, project, err := f.connect(ctx)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	p, err := makePlan(ctx, cl, project, files, o)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	p.Dir = o.dir
+	if !f.json {
+		p.print(e.stdout)
+	}
+	switch {
+	case p.Failed > 0:
+		if f.json {
+			writeJSON(e.stdout, p)
+		}
+		for _, s := range p.Prompts {
+			if s.Error != "" {
+				e.errorf("%s: %s", filepath.Join(o.dir, s.Path), s.Error)
+			}
+		}
+		return e.errorf("nothing was applied: %d prompt(s) would be refused", p.Failed)
+	case o.dryRun:
+		if f.json {
+			writeJSON(e.stdout, p)
+		} else {
+			fmt.Fprintf(e.stdout, "\ndry run: %s\n", p.summary(true))
+		}
+		if p.Changes > 0 {
+			return exitChanges
+		}
+		return exitOK
+	}
+
+	if !f.json && p.Changes > 0 {
+		fmt.Fprintln(e.stdout)
+	}
+	tw := newTable(e.stdout)
+	for _, s := range p.Prompts {
+		if s.Action == actionUnchanged {
+			continue
+		}
+		if err := s.apply(ctx, cl, project, o); err != nil {
+			s.Error = describe(err)
+			p.Failed++
+			if !f.json {
+				tw.Flush()
+			}
+			e.errorf("%s: %s", filepath.Join(o.dir, s.Path), s.Error)
+			continue
+		}
+		s.Done = true
+		if !f.json {
+			s.printResult(tw)
+		}
+	}
+	tw.Flush()
+	if f.json {
+		writeJSON(e.stdout, p)
+	} else {
+		fmt.Fprintf(e.stdout, "\n%s\n", p.summary(false))
+	}
+	if p.Failed > 0 {
+		return e.errorf("%d prompt(s) failed; run apply again: what was done is not done twice", p.Failed)
+	}
+	return exitOK
+}
+
+// withDir names a file's error by its path under dir.
+func withDir(dir string, err error) string {
+	var pe *promptfile.Error
+	if errors.As(err, &pe) && pe.Path != "" {
+		c := *pe
+		c.Path = filepath.Join(dir, filepath.FromSlash(pe.Path))
+		return c.Error()
+	}
+	return err.Error()
+}
+
+// makePlan reads the server and compares each file with it.
+func makePlan(ctx context.Context, cl *client.Client, project prompts.Project, files []promptfile.Prompt, o applyOptions) (*plan, error) {
+	server, err := listPrompts(ctx, cl, project.ID)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]*prompts.Prompt, len(server))
+	for i := range server {
+		byKey[server[i].Key] = &server[i]
+	}
+	p := &plan{Project: project.Slug, DryRun: o.dryRun, Prompts: make([]*step, len(files)), ServerOnly: []serverOnly{}}
+	if o.env != "" {
+		p.Environment = &o.env
+	}
+	for i, file := range files {
+		p.Prompts[i] = &step{Key: file.Key, Path: file.Path, file: file, prompt: byKey[file.Key], Changes: []string{}}
+		delete(byKey, file.Key)
+	}
+	// What the server holds of each prompt, a few reads at a time.
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     = make(chan *step)
+	)
+	for range min(planWorkers, len(files)) {
+		wg.Go(func() {
+			for s := range next {
+				if err := s.read(ctx, cl, o.env); err != nil {
+					mu.Lock()
+					firstErr = cmpOr(firstErr, fmt.Errorf("%s: %w", s.Key, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, s := range p.Prompts {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	for _, s := range p.Prompts {
+		s.compare(o)
+		if s.Error != "" {
+			p.Failed++
+		}
+		if s.Action != actionUnchanged {
+			p.Changes++
+		}
+	}
+	for _, sp := range server {
+		if _, ok := byKey[sp.Key]; !ok {
+			continue
+		}
+		so := serverOnly{Key: sp.Key}
+		if sp.LatestVersionID != "" {
+			v, err := latestVersion(ctx, cl, sp.ID)
+			if err != nil && !errors.Is(err, errNoVersion) {
+				return nil, fmt.Errorf("%s: %w", sp.Key, err)
+			}
+			if err == nil {
+				so.LatestVersion = &v.VersionNumber
+			}
+		}
+		p.ServerOnly = append(p.ServerOnly, so)
+	}
+	return p, nil
+}
+
+func cmpOr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read reads what the server holds of s's prompt: its latest version,
+// and with env the version active there.
+func (s *step) read(ctx context.Context, cl *client.Client, env prompts.Environment) error {
+	if s.prompt == nil {
+		return nil
+	}
+	if s.prompt.LatestVersionID != "" {
+		v, err := latestVersion(ctx, cl, s.prompt.ID)
+		switch {
+		case errors.Is(err, errNoVersion):
+		case err != nil:
+			return err
+		default:
+			s.latest = &v
+		}
+	}
+	if env != "" {
+		a, err := cl.GetActive(ctx, s.prompt.ID, env)
+		if err != nil {
+			return err
+		}
+		s.active = &a
+		s.revision = a.Revision
+	}
+	return nil
+}
+
+// compare decides what the step does.
+func (s *step) compare(o applyOptions) {
+	f := s.file
+	if o.env != "" {
+		s.Environment = &o.env
+	}
+	if s.prompt == nil {
+		s.Action = actionCreate
+		s.changes(changePrompt)
+	} else {
+		if f.PromptName() != s.prompt.Name {
+			s.changes(changeName)
+		}
+		if !equalPtr(f.Description, s.prompt.Description) {
+			s.changes(changeDescription)
+		}
+	}
+	switch {
+	case s.latest == nil:
+		s.newVer = true
+		s.Version = 1
+	default:
+		s.Previous = &s.latest.VersionNumber
+		s.Version = s.latest.VersionNumber
+		if f.Template != s.latest.Content {
+			s.changes(changeTemplate)
+			s.newVer = true
+		}
+		if !promptfile.SameMetadata(f.Metadata, s.latest.Metadata) {
+			s.changes(changeMetadata)
+			s.newVer = true
+		}
+		if s.newVer {
+			s.Version = s.latest.VersionNumber + 1
+		}
+	}
+	var activeVersion *prompts.PromptVersion
+	if s.active != nil {
+		activeVersion = s.active.ActiveVersion
+	}
+	if activeVersion != nil {
+		n := activeVersion.VersionNumber
+		s.WasActive = &n
+	}
+	if o.env != "" {
+		switch {
+		case s.newVer:
+			s.changes(changeActivation)
+		case activeVersion == nil || activeVersion.ID != s.latest.ID:
+			s.promote = true
+			s.changes(changeActivation)
+		}
+		// The promotion guard, checked now so that a refusal changes
+		// nothing at all.
+		if (s.newVer || s.promote) && activeVersion != nil && !o.allow {
+			to := prompts.Variables(f.Template)
+			if !s.newVer {
+				to = prompts.Variables(s.latest.Content)
+			}
+			if c := prompts.DiffVariables(prompts.Variables(activeVersion.Content), to); c.Changed() {
+				s.Error = fmt.Sprintf("the variables would change in %s (%s): pass -allow-variable-change to allow it", o.env, describeChange(c))
+			}
+		}
+	}
+	switch {
+	case s.Action == actionCreate:
+	case s.newVer || slices.Contains(s.Changes, changeName) || slices.Contains(s.Changes, changeDescription):
+		s.Action = actionUpdate
+	case s.promote:
+		s.Action = actionPromote
+	default:
+		s.Action = actionUnchanged
+	}
+}
+
+func describeChange(c prompts.VariableChange) string {
+	var parts []string
+	if len(c.Added) > 0 {
+		parts = append(parts, "added "+strings.Join(c.Added, ", "))
+	}
+	if len(c.Removed) > 0 {
+		parts = append(parts, "removed "+strings.Join(c.Removed, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func equalPtr(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// apply makes the step's changes: create the prompt, update it, create
+// the version (active in the environment, with the reason, in one step)
+// or activate the latest.
+func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Project, o applyOptions) error {
+	f := s.file
+	if s.prompt == nil {
+		in := prompts.NewPrompt{ProjectID: project.ID, Key: f.Key, Name: f.PromptName(), Description: f.Description}
+		in.Idempotency = prompts.Idempotency{Key: idempotencyKey("prompt", project.ID, f.Key, in.Name, optional(in.Description))}
+		p, err := cl.CreatePrompt(ctx, in)
+		if err != nil {
+			return err
+		}
+		if p.Key != f.Key {
+			// A replay of a create by an earlier run, renamed since.
+			return fmt.Errorf("the prompt an earlier apply created for this file is now %q; run apply again after a day, or rename it back", p.Key)
+		}
+		s.prompt = &p
+	} else {
+		var up prompts.PromptUpdate
+		if slices.Contains(s.Changes, changeName) {
+			up.Name = prompts.Some(f.PromptName())
+		}
+		if slices.Contains(s.Changes, changeDescription) {
+			if f.Description == nil {
+				up.Description = prompts.Null[string]()
+			} else {
+				up.Description = prompts.Some(*f.Description)
+			}
+		}
+		if up != (prompts.PromptUpdate{}) {
+			if _, err := cl.UpdatePrompt(ctx, s.prompt.ID, up); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case s.newVer:
+		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata}
+		if o.message != "" {
+			in.ChangeSummary = &o.message
+		}
+		if o.env != "" {
+			in.Environments = []prompts.Environment{o.env}
+			in.Reason = o.reason
+			in.AllowVariableChange = o.allow
+		}
+		base := ""
+		if s.latest != nil {
+			base = s.latest.ID
+		}
+		in.Idempotency = prompts.Idempotency{Key: idempotencyKey("version", project.ID, f.Key, base,
+			in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary), string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange))}
+		v, err := cl.CreateVersion(ctx, in)
+		if err != nil {
+			return err
+		}
+		s.Version = v.VersionNumber
+	case s.promote:
+		_, err := cl.Activate(ctx, prompts.Activation{PromptID: s.prompt.ID, Environment: o.env, VersionID: prompts.Some(s.latest.ID),
+			Change: prompts.Change{Reason: o.reason, AllowVariableChange: o.allow, IfRevision: s.revision}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idempotencyKey derives the Idempotency-Key of a write from what names
+// it (the project, the key, the version the file was compared with) and
+// what it sends: a repeated run that sends the same write again is
+// answered with the first one's result instead of doing it twice.
+func idempotencyKey(kind string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(len(p))))
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return "prompts-apply-" + kind + "-" + hex.EncodeToString(h.Sum(nil))
+}
+
+func optional(s *string) string {
+	if s == nil {
+		return "\x00null"
+	}
+	return *s
+}
+
+// print writes the plan, one aligned line per prompt.
+func (p *plan) print(w io.Writer) {
+	env := ""
+	if p.Environment != nil {
+		env = ", promoting to " + string(*p.Environment)
+	}
+	fmt.Fprintf(w, "Plan for project %s, from %s%s:\n", p.Project, p.Dir, env)
+	tw := newTable(w)
+	for _, s := range p.Prompts {
+		verb := s.Action
+		if s.Error != "" {
+			verb = "refused"
+		}
+		row(tw, append([]string{"  " + verb, s.Key}, s.describe()...)...)
+	}
+	for _, so := range p.ServerOnly {
+		v := "no version"
+		if so.LatestVersion != nil {
+			v = "version " + strconv.Itoa(*so.LatestVersion)
+		}
+		row(tw, "  no file", sanitize(so.Key), v, "", "on the server only: left as it is")
+	}
+	tw.Flush()
+}
+
+// describe is the rest of a step's line: the version that holds the
+// file, the environment when that version is (or becomes) active there,
+// and what changes.
+func (s *step) describe() []string {
+	cells := []string{"version " + strconv.Itoa(s.Version), ""}
+	if env := s.Environment; env != nil && (s.newVer || s.promote || (s.WasActive != nil && *s.WasActive == s.Version)) {
+		cells[1] = "(" + string(*env) + ")"
+	}
+	var notes, what []string
+	for _, c := range s.Changes {
+		switch c {
+		case changeName, changeDescription, changeTemplate, changeMetadata:
+			what = append(what, c)
+		}
+	}
+	if len(what) > 0 {
+		notes = append(notes, strings.Join(what, ", ")+" changed")
+	}
+	if env := s.Environment; env != nil && (s.newVer || s.promote) && s.Action != actionCreate {
+		if s.WasActive != nil {
+			notes = append(notes, fmt.Sprintf("%s was at version %d", *env, *s.WasActive))
+		} else {
+			notes = append(notes, fmt.Sprintf("nothing was active in %s", *env))
+		}
+	}
+	if s.Error != "" {
+		notes = append(notes, s.Error)
+	}
+	return append(cells, strings.Join(notes, "; "))
+}
+
+// printResult writes the line of a step once done.
+func (s *step) printResult(w io.Writer) {
+	verb := map[string]string{actionCreate: "created", actionUpdate: "updated", actionPromote: "promoted"}[s.Action]
+	row(w, append([]string{verb, s.Key}, s.describe()...)...)
+}
+
+// summary counts the steps in a sentence.
+func (p *plan) summary(dryRun bool) string {
+	counts := map[string]int{}
+	for _, s := range p.Prompts {
+		counts[s.Action]++
+	}
+	var parts []string
+	for _, a := range []struct{ action, would, did string }{
+		{actionCreate, "to create", "created"},
+		{actionUpdate, "to update", "updated"},
+		{actionPromote, "to promote", "promoted"},
+		{actionUnchanged, "unchanged", "unchanged"},
+	} {
+		if n := counts[a.action]; n > 0 {
+			word := a.did
+			if dryRun {
+				word = a.would
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, word))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no prompt files")
+	}
+	s := strings.Join(parts, ", ")
+	if n := len(p.ServerOnly); n > 0 {
+		s += fmt.Sprintf("; %d on the server only, left as they are", n)
+	}
+	if dryRun && p.Changes == 0 {
+		s += "; nothing would change"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,492 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/client"
+)
+
+// The commands for people at a terminal. Each answer names the prompt,
+// the version and the environment; -json gives the same for scripts.
+
+// runSnapshot writes the project's snapshot (the server's, as
+// client.Snapshot reads it) to a file, whole or not at all.
+func runSnapshot(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "snapshot", true)
+	out := f.String("o", "", "the file to write (- for standard output)")
+	if _, code, ok := f.parse(args, 0); !ok {
+		return code
+	}
+	if *out == "" {
+		return f.bad("-o is required")
+	}
+	cl, project, err := f.connect(ctx)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	s, err := cl.Snapshot(ctx, project.ID)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	data, err := s.MarshalJSON()
+	if err != nil {
+		return e.errorf("%v", err)
+	}
+	data = append(data, '\n')
+	if *out == "-" {
+		_, err := e.stdout.Write(data)
+		if err != nil {
+			return e.errorf("%v", err)
+		}
+		return exitOK
+	}
+	if err := writeAtomically(*out, data); err != nil {
+		return e.errorf("%v", err)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: %d prompts of project %s, taken %s\n", *out, len(s.Prompts), project.Slug, s.TakenAt.Format(time.RFC3339))
+	return exitOK
+}
+
+// writeAtomically writes data to name through a temporary file beside it
+// and a rename: a reader (an application's build) sees the old file or
+// the new one, never half of one.
+func writeAtomically(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+// versionAnswer is the JSON answer of get, render, promote and rollback.
+type versionAnswer struct {
+	Key         string               `json:"key"`
+	PromptID    string               `json:"prompt_id"`
+	Environment *prompts.Environment `json:"environment"` // null when read by -version
+	Version     *int                 `json:"version"`     // null when nothing is active
+	VersionID   *string              `json:"version_id"`
+	Previous    *int                 `json:"previous_version,omitempty"` // promote, rollback: what was active before
+	Changed     *bool                `json:"changed,omitempty"`          // promote: false when it was active already
+	Content     *string              `json:"content,omitempty"`          // get
+	Metadata    prompts.Metadata     `json:"metadata_,omitempty"`        // get
+	Text        *string              `json:"text,omitempty"`             // render
+}
+
+// pick is the version a get or render reads: the one active in an
+// environment, or a number.
+type pick struct {
+	env     string
+	version int
+}
+
+func (p *pick) flags(f *flags) {
+	f.StringVar(&p.env, "environment", "", "read the version active in this environment: production (the default) or staging")
+	f.IntVar(&p.version, "version", 0, "read this version instead")
+}
+
+// read finds the prompt by key and the version picked.
+func (p *pick) read(ctx context.Context, f *flags, key string) (prompts.ActivePrompt, *prompts.PromptVersion, error) {
+	env := prompts.Production
+	switch {
+	case p.env != "" && p.version != 0:
+		return prompts.ActivePrompt{}, nil, errors.New("give -environment or -version, not both")
+	case p.version < 0:
+		return prompts.ActivePrompt{}, nil, errors.New("-version must be 1 or more")
+	case p.env != "":
+		var err error
+		if env, err = environment(p.env); err != nil {
+			return prompts.ActivePrompt{}, nil, err
+		}
+	}
+	cl, project, err := f.connect(ctx)
+	if err != nil {
+		return prompts.ActivePrompt{}, nil, err
+	}
+	a, err := getByKey(ctx, cl, project, key, env)
+	if err != nil {
+		return prompts.ActivePrompt{}, nil, err
+	}
+	if p.version == 0 {
+		if a.ActiveVersion == nil {
+			return a, nil, fmt.Errorf("%s has no version active in %s; prompts promote %s -version N -environment %s activates one", key, env, key, env)
+		}
+		return a, a.ActiveVersion, nil
+	}
+	v, err := cl.GetVersion(ctx, a.ID, p.version)
+	if errors.Is(err, prompts.ErrNotFound) {
+		return a, nil, fmt.Errorf("%s has no version %d", key, p.version)
+	}
+	if err != nil {
+		return a, nil, err
+	}
+	a.Environment = ""
+	return a, &v, nil
+}
+
+// getByKey reads a prompt by key with what is active in env.
+func getByKey(ctx context.Context, cl *client.Client, project prompts.Project, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if !prompts.ValidKey(key) {
+		return prompts.ActivePrompt{}, fmt.Errorf("%q is not a prompt key", key)
+	}
+	a, err := cl.GetActiveByKey(ctx, project.ID, key, env)
+	if errors.Is(err, prompts.ErrNotFound) {
+		return a, fmt.Errorf("no prompt %s in project %s", key, project.Slug)
+	}
+	return a, err
+}
+
+// where says which version an answer is: "support/greeting  version 3
+// (production)".
+func where(key string, v *prompts.PromptVersion, env prompts.Environment) string {
+	s := key + "  version " + strconv.Itoa(v.VersionNumber)
+	if env != "" {
+		s += "  (" + string(env) + ")"
+	}
+	return s
+}
+
+func answerOf(a prompts.ActivePrompt, key string, v *prompts.PromptVersion) versionAnswer {
+	ans := versionAnswer{Key: key, PromptID: a.ID}
+	if a.Environment != "" {
+		env := a.Environment
+		ans.Environment = &env
+	}
+	if v != nil {
+		n, id := v.VersionNumber, v.ID
+		ans.Version, ans.VersionID = &n, &id
+	}
+	return ans
+}
+
+// runGet prints a version's content: as it is on standard output, and
+// which version it is on standard error, so that a pipe gets the content
+// alone.
+func runGet(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "get", true)
+	var p pick
+	p.flags(f)
+	f.jsonFlag()
+	pos, code, ok := f.parse(args, 1)
+	if !ok {
+		return code
+	}
+	key := pos[0]
+	a, v, err := p.read(ctx, f, key)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	if f.json {
+		ans := answerOf(a, key, v)
+		ans.Content, ans.Metadata = &v.Content, v.Metadata
+		writeJSON(e.stdout, ans)
+		return exitOK
+	}
+	fmt.Fprintln(e.stderr, where(key, v, a.Environment))
+	fmt.Fprint(e.stdout, v.Content)
+	return exitOK
+}
+
+// vars is the repeatable -var NAME=VALUE.
+type vars map[string]string
+
+func (v vars) String() string { return "" }
+
+func (v vars) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q is not NAME=VALUE", s)
+	}
+	if _, dup := v[name]; dup {
+		return fmt.Errorf("%s is given twice", name)
+	}
+	v[name] = value
+	return nil
+}
+
+// runRender prints a version's content with its variables filled in, as
+// the server's render does: every variable needs a value, and a value for
+// a name the version does not use is an error.
+func runRender(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "render", true)
+	var p pick
+	p.flags(f)
+	values := vars{}
+	f.Var(values, "var", "NAME=VALUE: the value of a variable (repeat it, one per variable)")
+	f.jsonFlag()
+	pos, code, ok := f.parse(args, 1)
+	if !ok {
+		return code
+	}
+	key := pos[0]
+	a, v, err := p.read(ctx, f, key)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	text, err := v.Render(values)
+	if err != nil {
+		var pe *prompts.Error
+		if errors.As(err, &pe) && len(pe.Fields) > 0 {
+			var missing, unused []string
+			for _, fe := range pe.Fields {
+				name := strings.TrimPrefix(fe.Field, "variables.")
+				if _, given := values[name]; given {
+					unused = append(unused, name)
+				} else {
+					missing = append(missing, name)
+				}
+			}
+			var parts []string
+			if len(missing) > 0 {
+				parts = append(parts, "no value for "+strings.Join(missing, ", ")+" (-var NAME=VALUE)")
+			}
+			if len(unused) > 0 {
+				parts = append(parts, "the version uses no "+strings.Join(unused, ", "))
+			}
+			if len(parts) > 0 {
+				return e.errorf("%s: %s", where(key, v, a.Environment), strings.Join(parts, "; "))
+			}
+		}
+		return e.errorf("%s: %s", where(key, v, a.Environment), describe(err))
+	}
+	if f.json {
+		ans := answerOf(a, key, v)
+		ans.Text = &text
+		writeJSON(e.stdout, ans)
+		return exitOK
+	}
+	fmt.Fprintln(e.stderr, where(key, v, a.Environment))
+	fmt.Fprint(e.stdout, text)
+	return exitOK
+}
+
+// change is what promote and rollback share: the environment, the
+// reason and the guard.
+type change struct {
+	env    string
+	reason string
+	allow  bool
+}
+
+func (c *change) flags(f *flags) {
+	f.StringVar(&c.env, "environment", "", "the environment: production or staging (required)")
+	f.StringVar(&c.reason, "reason", "", "why, for the deployment record")
+	f.BoolVar(&c.allow, "allow-variable-change", false, "allow a version whose variables differ from those of the version active there")
+}
+
+func (c *change) environment(f *flags) (prompts.Environment, int, bool) {
+	if c.env == "" {
+		return "", f.bad("-environment is required"), false
+	}
+	env, err := environment(c.env)
+	if err != nil {
+		return "", f.bad("%v", err), false
+	}
+	if err := (prompts.Change{Reason: c.reason}).Validate(); err != nil {
+		return "", f.bad("-reason: %v", err), false
+	}
+	return env, 0, true
+}
+
+// runPromote makes a version the active one in an environment, if the
+// prompt did not change since it was read (a compare-and-swap).
+func runPromote(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "promote", true)
+	var c change
+	c.flags(f)
+	version := f.Int("version", 0, "the version to make active (required)")
+	f.jsonFlag()
+	pos, code, ok := f.parse(args, 1)
+	if !ok {
+		return code
+	}
+	env, code, ok := c.environment(f)
+	if !ok {
+		return code
+	}
+	if *version < 1 {
+		return f.bad("-version N is required (1 or more)")
+	}
+	key := pos[0]
+	cl, project, err := f.connect(ctx)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	before, err := getByKey(ctx, cl, project, key, env)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	after, err := cl.Activate(ctx, prompts.Activation{PromptID: before.ID, Environment: env, VersionNumber: prompts.Some(*version),
+		Change: prompts.Change{Reason: c.reason, AllowVariableChange: c.allow, IfRevision: before.Revision}})
+	if errors.Is(err, prompts.ErrNotFound) {
+		return e.errorf("%s has no version %d", key, *version)
+	}
+	if err != nil {
+		return e.errorf("%s: %s", key, describe(err))
+	}
+	return e.changed(f.json, "promoted", key, before, after)
+}
+
+// runRollback makes active again the version that was active before the
+// environment's latest change.
+func runRollback(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "rollback", true)
+	var c change
+	c.flags(f)
+	f.jsonFlag()
+	pos, code, ok := f.parse(args, 1)
+	if !ok {
+		return code
+	}
+	env, code, ok := c.environment(f)
+	if !ok {
+		return code
+	}
+	key := pos[0]
+	cl, project, err := f.connect(ctx)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	before, err := getByKey(ctx, cl, project, key, env)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	after, err := cl.Rollback(ctx, prompts.Rollback{PromptID: before.ID, Environment: env,
+		Change: prompts.Change{Reason: c.reason, AllowVariableChange: c.allow, IfRevision: before.Revision}})
+	if err != nil {
+		return e.errorf("%s (%s): %s", key, env, describe(err))
+	}
+	return e.changed(f.json, "rolled back", key, before, after)
+}
+
+// changed answers a promote or a rollback.
+func (e *env) changed(asJSON bool, verb, key string, before, after prompts.ActivePrompt) int {
+	changed := before.ActiveVersion == nil || after.ActiveVersion == nil || before.ActiveVersion.ID != after.ActiveVersion.ID
+	if asJSON {
+		ans := answerOf(after, key, after.ActiveVersion)
+		if before.ActiveVersion != nil {
+			ans.Previous = &before.ActiveVersion.VersionNumber
+		}
+		ans.Changed = &changed
+		writeJSON(e.stdout, ans)
+		return exitOK
+	}
+	was := "nothing was active there"
+	if before.ActiveVersion != nil {
+		was = "was version " + strconv.Itoa(before.ActiveVersion.VersionNumber)
+	}
+	if !changed {
+		verb, was = "unchanged", "it was active there already"
+	}
+	tw := newTable(e.stdout)
+	version := "no version"
+	if after.ActiveVersion != nil {
+		version = "version " + strconv.Itoa(after.ActiveVersion.VersionNumber)
+	}
+	row(tw, verb, key, version, "("+string(after.Environment)+")", was)
+	tw.Flush()
+	return exitOK
+}
+
+// runHistory lists a prompt's deployment records, newest first, as a
+// table.
+func runHistory(ctx context.Context, e *env, args []string) int {
+	f := newFlags(e, "history", true)
+	envName := f.String("environment", "", "only this environment's records")
+	limit := f.Int("limit", 20, "at most this many records, newest first (0: all)")
+	f.jsonFlag()
+	pos, code, ok := f.parse(args, 1)
+	if !ok {
+		return code
+	}
+	var env prompts.Environment
+	if *envName != "" {
+		var err error
+		if env, err = environment(*envName); err != nil {
+			return f.bad("%v", err)
+		}
+	}
+	if *limit < 0 {
+		return f.bad("-limit must be 0 or more")
+	}
+	key := pos[0]
+	cl, project, err := f.connect(ctx)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	a, err := getByKey(ctx, cl, project, key, prompts.Production)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	var records []prompts.Deployment
+	filter := prompts.DeploymentFilter{PromptID: a.ID, Environment: env, Page: prompts.Page{Limit: prompts.MaxLimit}}
+	for *limit == 0 || len(records) < *limit {
+		if *limit > 0 {
+			filter.Limit = min(prompts.MaxLimit, *limit-len(records))
+		}
+		page, more, err := cl.ListDeployments(ctx, filter)
+		if err != nil {
+			return e.errorf("%s", describe(err))
+		}
+		records = append(records, page...)
+		if !more || len(page) == 0 {
+			break
+		}
+		filter.After = page[len(page)-1].ID
+	}
+	if f.json {
+		writeJSON(e.stdout, struct {
+			Key         string               `json:"key"`
+			PromptID    string               `json:"prompt_id"`
+			Deployments []prompts.Deployment `json:"deployments"`
+		}{key, a.ID, append([]prompts.Deployment{}, records...)})
+		return exitOK
+	}
+	if len(records) == 0 {
+		fmt.Fprintf(e.stdout, "%s has no deployment yet\n", key)
+		return exitOK
+	}
+	tw := newTable(e.stdout)
+	row(tw, "WHEN (UTC)", "ENVIRONMENT", "ACTION", "VERSION", "PREVIOUS", "ACTOR", "REASON")
+	num := func(n *int) string {
+		if n == nil {
+			return "-"
+		}
+		return strconv.Itoa(*n)
+	}
+	str := func(s *string) string {
+		if s == nil {
+			return "-"
+		}
+		return sanitize(*s)
+	}
+	for _, d := range records {
+		row(tw, d.CreatedAt.UTC().Format("2006-01-02 15:04:05"), string(d.Environment), string(d.Action),
+			num(d.VersionNumber), num(d.PreviousVersionNumber), str(d.Actor), str(d.Reason))
+	}
+	tw.Flush()
+	return exitOK
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/client"
+)
+
+// get prints the content as it is on standard output, and which version
+// of which environment on standard error; flags go before or after the
+// key.
+func TestGet(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "support/greeting", "G", nil, `{"model":"gpt-5"}`, []string{"Hi {{name}}", "Hello {{name}}\n\n"},
+		map[prompts.Environment]int{prompts.Production: 1, prompts.Staging: 2})
+
+	r := cli(t, s, nil, "get", "support/greeting")
+	is.Equal(r.code, 0)
+	is.Equal(r.stdout, "Hi {{name}}") // production by default, byte for byte
+	is.True(strings.Contains(r.stderr, "version 1") && strings.Contains(r.stderr, "production"))
+
+	for _, args := range [][]string{
+		{"get", "support/greeting", "-environment", "staging"},
+		{"get", "-environment", "staging", "support/greeting"},
+		{"get", "-environment=staging", "--", "support/greeting"},
+	} {
+		r = cli(t, s, nil, args...)
+		is.Equal(r.code, 0)
+		is.Equal(r.stdout, "Hello {{name}}\n\n") // staging's
+		is.True(strings.Contains(r.stderr, "version 2") && strings.Contains(r.stderr, "staging"))
+	}
+	r = cli(t, s, nil, "get", "support/greeting", "-version", "2")
+	is.Equal(r.stdout, "Hello {{name}}\n\n") // by number
+
+	r = cli(t, s, nil, "get", "support/greeting", "-json", "-environment", "staging")
+	is.Equal(r.code, 0)
+	var ans map[string]any
+	is.NoErr(json.Unmarshal([]byte(r.stdout), &ans))
+	is.Equal(ans["version"], 2.0)
+	is.Equal(ans["environment"], "staging")
+	is.Equal(ans["content"], "Hello {{name}}\n\n")
+	is.Equal(ans["metadata_"], map[string]any{"model": "gpt-5"})
+
+	is.Equal(cli(t, s, nil, "get", "nope").code, 1)                                    // unknown key
+	is.Equal(cli(t, s, nil, "get", "support/greeting", "-version", "9").code, 1)       // unknown version
+	is.Equal(cli(t, s, nil, "get", "support/greeting", "-environment", "dev").code, 1) // unknown environment
+	is.Equal(cli(t, s, nil, "get", "support/greeting", "-version", "1", "-environment", "staging").code, 1)
+	is.Equal(cli(t, s, nil, "get", "support/greeting", "other").code, 1) // one key only
+	s.seed(t, "idle", "Idle", nil, "", []string{"x"}, nil)
+	r = cli(t, s, nil, "get", "idle")
+	is.Equal(r.code, 1) // nothing active in production
+	is.True(strings.Contains(r.stderr, "production"))
+}
+
+func TestRender(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "greeting", "G", nil, "", []string{"Hi {{name}} from {{ team }}\n"}, map[prompts.Environment]int{prompts.Staging: 1})
+	r := cli(t, s, nil, "render", "greeting", "-environment", "staging", "-var", "name=Ann", "-var", "team=a=b")
+	is.Equal(r.code, 0)
+	is.Equal(r.stdout, "Hi Ann from a=b\n")
+	is.True(strings.Contains(r.stderr, "version 1") && strings.Contains(r.stderr, "staging"))
+
+	r = cli(t, s, nil, "render", "greeting", "-version", "1", "-var", "name=Ann")
+	is.Equal(r.code, 1) // a variable without a value
+	is.True(strings.Contains(r.stderr, "team"))
+	r = cli(t, s, nil, "render", "greeting", "-version", "1", "-var", "name=Ann", "-var", "team=T", "-var", "x=1")
+	is.Equal(r.code, 1) // a value for no variable
+	is.True(strings.Contains(r.stderr, "x"))
+	is.Equal(cli(t, s, nil, "render", "greeting", "-var", "novalue").code, 1)
+
+	r = cli(t, s, nil, "render", "greeting", "-version", "1", "-var", "name=Ann", "-var", "team=T", "-json")
+	is.Equal(r.code, 0)
+	var ans map[string]any
+	is.NoErr(json.Unmarshal([]byte(r.stdout), &ans))
+	is.Equal(ans["text"], "Hi Ann from T\n")
+	is.Equal(ans["version"], 1.0)
+	is.Equal(ans["environment"], nil) // read by number
+}
+
+// promote and rollback change what an environment points at, with the
+// reason, under the promotion guard; history shows it, newest first.
+func TestPromoteRollbackHistory(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "greeting", "G", nil, "", []string{"Hi {{name}}", "Hello {{name}}", "Hello {{name}} from {{team}}"}, map[prompts.Environment]int{prompts.Production: 1})
+
+	r := cli(t, s, nil, "promote", "greeting", "-version", "2", "-environment", "production", "-reason", "better")
+	is.Equal(r.code, 0)
+	is.True(strings.Contains(r.stdout, "version 2") && strings.Contains(r.stdout, "production"))
+	is.Equal(s.state(t)["greeting"].Active[prompts.Production], 2)
+	d := s.deployments(t, "greeting")[0]
+	is.Equal(*d.Reason, "better")
+	is.Equal(*d.Actor, "ci")
+
+	before := s.state(t)
+	r = cli(t, s, nil, "promote", "greeting", "-version", "2", "-environment", "production", "-json")
+	is.Equal(r.code, 0) // already active: nothing to do
+	var ans map[string]any
+	is.NoErr(json.Unmarshal([]byte(r.stdout), &ans))
+	is.Equal(ans["changed"], false)
+	is.Equal(s.state(t), before)
+
+	r = cli(t, s, nil, "promote", "greeting", "-version", "3", "-environment", "production")
+	is.Equal(r.code, 1) // the guard: {{team}} is new
+	is.True(strings.Contains(r.stderr, "-allow-variable-change"))
+	is.Equal(s.state(t), before)
+	is.Equal(cli(t, s, nil, "promote", "greeting", "-version", "3", "-environment", "production", "-allow-variable-change").code, 0)
+
+	is.Equal(cli(t, s, nil, "promote", "greeting", "-version", "9", "-environment", "production").code, 1)
+	is.Equal(cli(t, s, nil, "promote", "greeting", "-version", "2").code, 1)                                                                   // -environment is required
+	is.Equal(cli(t, s, nil, "promote", "greeting", "-environment", "production").code, 1)                                                      // and -version
+	is.Equal(cli(t, s, []string{"PROMPTS_API_KEY=" + writeKey}, "promote", "greeting", "-version", "1", "-environment", "production").code, 1) // a write key may not
+
+	r = cli(t, s, nil, "rollback", "greeting", "-environment", "production", "-reason", "oops", "-allow-variable-change")
+	is.Equal(r.code, 0)
+	is.True(strings.Contains(r.stdout, "version 2"))
+	is.Equal(s.state(t)["greeting"].Active[prompts.Production], 2)                      // back where it was
+	is.Equal(cli(t, s, nil, "rollback", "greeting", "-environment", "staging").code, 1) // nothing to roll back to
+
+	r = cli(t, s, nil, "history", "greeting")
+	is.Equal(r.code, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	is.Equal(len(lines), 5) // a header and four records
+	is.True(strings.Contains(lines[0], "ENVIRONMENT"))
+	is.True(strings.Contains(lines[1], "rollback") && strings.Contains(lines[1], "oops"))
+	r = cli(t, s, nil, "history", "greeting", "-limit", "2", "-json")
+	is.Equal(r.code, 0)
+	var h struct {
+		Key         string               `json:"key"`
+		Deployments []prompts.Deployment `json:"deployments"`
+	}
+	is.NoErr(json.Unmarshal([]byte(r.stdout), &h))
+	is.Equal(len(h.Deployments), 2)
+	is.Equal(h.Deployments[0].Action, prompts.ActionRollback)
+	r = cli(t, s, nil, "history", "-environment", "staging", "greeting")
+	is.Equal(r.code, 0) // no record there
+	is.True(!strings.Contains(r.stdout, "production"))
+}
+
+// A reason from the server that holds a line break or an escape sequence
+// stays in its cell.
+func TestHistoryTableHoldsControlCharacters(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	p := s.seed(t, "k", "K", nil, "", []string{"x"}, nil)
+	_, err := s.store.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(1),
+		Change: prompts.Change{Reason: "two\nlines \x1b[31mred"}})
+	is.NoErr(err)
+	r := cli(t, s, nil, "history", "k")
+	is.Equal(r.code, 0)
+	is.Equal(strings.Count(r.stdout, "\n"), 2) // a header and one line
+	is.True(!strings.Contains(r.stdout, "\x1b"))
+}
+
+func TestSnapshot(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "a", "A", nil, "", []string{"one", "two"}, map[prompts.Environment]int{prompts.Production: 1, prompts.Staging: 2})
+	file := filepath.Join(t.TempDir(), "prompts.snapshot.json")
+	r := cli(t, s, nil, "snapshot", "-o", file)
+	is.Equal(r.code, 0)
+	data, err := os.ReadFile(file)
+	is.NoErr(err)
+	snap, err := client.ParseSnapshot(data)
+	is.NoErr(err) // what cache.WithFallback takes
+	is.Equal(snap.Project.Slug, "support-bot")
+	is.Equal(len(snap.Prompts), 1)
+	is.Equal(snap.Prompts[0].ActiveIn(prompts.Production).ActiveVersion.Content, "one")
+	is.Equal(snap.Prompts[0].ActiveIn(prompts.Staging).ActiveVersion.Content, "two")
+
+	r = cli(t, s, nil, "snapshot", "-o", "-")
+	is.Equal(r.code, 0)
+	_, err = client.ParseSnapshot([]byte(r.stdout))
+	is.NoErr(err)                                // to standard output
+	is.Equal(cli(t, s, nil, "snapshot").code, 1) // -o is required
+	is.Equal(cli(t, s, nil, "snapshot", "-o", filepath.Join(t.TempDir(), "no", "such", "dir", "f")).code, 1)
+}
+
+// export refuses a key that would name a file outside the directory, and
+// writes the others.
+func TestExportStaysInItsDirectory(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "a/../../escape", "E", nil, "", []string{"x"}, nil)
+	s.seed(t, "fine", "F", nil, "", []string{"y"}, nil)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "prompts", "here")
+	r := cli(t, s, nil, "export", "-dir", dir)
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "a/../../escape"))
+	is.Equal(readFiles(t, parent), map[string]string{"prompts/here/fine.prompt": "---\nname: F\n---\ny"})
+}
+
+// The server, the key and the project come from the flags, else from
+// the environment; without them the message says what to set.
+func TestConfiguration(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "a", "A", nil, "", []string{"one"}, map[prompts.Environment]int{prompts.Production: 1})
+
+	r := cli(t, nil, nil, "get", "a")
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "PROMPTS_URL") && strings.Contains(r.stderr, "PROMPTS_API_KEY"))
+	r = cli(t, nil, []string{"PROMPTS_URL=" + s.URL}, "get", "a")
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "PROMPTS_API_KEY"))
+	r = cli(t, nil, []string{"PROMPTS_URL=" + s.URL, "PROMPTS_API_KEY=" + adminKey}, "get", "a")
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "PROMPTS_PROJECT"))
+
+	r = cli(t, nil, nil, "get", "a", "-url", s.URL, "-api-key", adminKey, "-project", "support-bot")
+	is.Equal(r.code, 0) // all by flags
+	is.Equal(r.stdout, "one")
+	r = cli(t, s, []string{"PROMPTS_URL=http://127.0.0.1:1", "PROMPTS_PROJECT=other"}, "get", "a", "-url", s.URL+"/v1/integration/", "-project", s.project.ID)
+	is.Equal(r.code, 0) // flags win; the project by id; a URL with the interface's path
+	is.Equal(r.stdout, "one")
+
+	r = cli(t, s, []string{"PROMPTS_API_KEY=wrong-key-0123456789"}, "get", "a")
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "API key"))
+	r = cli(t, s, []string{"PROMPTS_PROJECT=nope"}, "get", "a")
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "support-bot")) // names the projects the key sees
+	is.Equal(cli(t, s, []string{"PROMPTS_URL=ftp://x"}, "get", "a").code, 1)
+
+	for _, c := range commands() {
+		r := cli(t, nil, nil, c.name, "-h")
+		is.Equal(r.code, 0) // -h per command
+		is.True(strings.HasPrefix(r.stdout, "Usage: prompts "+c.name+" "))
+		is.True(strings.Contains(r.stdout, "-api-key"))
+		r = cli(t, nil, nil, c.name, "-no-such-flag")
+		is.Equal(r.code, 1) // a bad command line is 1, never 2
+		is.True(strings.Contains(r.stderr, "no-such-flag"))
+	}
+	r = cli(t, nil, nil, "-h")
+	is.Equal(r.code, 0)
+	is.True(strings.Contains(r.stdout, "apply"))
+	is.Equal(cli(t, nil, nil).code, 1)
+	is.Equal(cli(t, nil, nil, "nope").code, 1)
+}
