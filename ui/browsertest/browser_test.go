@@ -40,7 +40,7 @@ const desktopWidth, desktopHeight = 1000, 800
 // fills in fields by their labels and presses buttons. Every page it
 // reaches is checked (see checkPage).
 type tab struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *server
 	ctx     context.Context
 	scripts bool // page scripts run
@@ -60,7 +60,7 @@ type tab struct {
 }
 
 // newTab opens a tab on srv, with page scripts on or off.
-func newTab(t *testing.T, srv *server, scripts bool) *tab {
+func newTab(t testing.TB, srv *server, scripts bool) *tab {
 	t.Helper()
 	b := &tab{t: t, srv: srv, scripts: scripts, scriptSz: map[string]int64{}}
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext(), chromedp.WithListener(b.listen))
@@ -623,4 +623,13 @@ func modes(t *testing.T, f func(t *testing.T, scripts bool)) {
 		}
 		t.Run(name, func(t *testing.T) { f(t, scripts) })
 	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

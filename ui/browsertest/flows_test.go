@@ -229,7 +229,7 @@ var (
 // checkDiffMarks checks, in the text a screen reader reads, that the
 // words between each line of marks (its text, in order) and the line
 // before it say "added" or "removed" as marks says ("" for neither).
-func checkDiffMarks(t *testing.T, spoken string, lines []string, marks map[string]string) {
+func checkDiffMarks(t testing.TB, spoken string, lines []string, marks map[string]string) {
 	t.Helper()
 	at := 0
 	for _, line := range lines {

@@ -183,11 +183,14 @@ func (s *server) api(t *testing.T, role, method, path string, body any, want int
 	t.Helper()
 	var r io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		// As written: < and > stay themselves, not \u003c and \u003e.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(body); err != nil {
 			t.Fatal(err)
 		}
-		r = bytes.NewReader(b)
+		r = &buf
 	}
 	req, err := http.NewRequest(method, s.origin+"/v1/integration"+path, r)
 	if err != nil {
