@@ -185,9 +185,9 @@ func TestDiffMarksNeedText(t *testing.T) {
 	}{
 		{"1 1 unchanged keep 2 removed old line 2 added new line 3 3 unchanged end", true},
 		{"keep − old line + new line end", true},
-		{"1 1 keep 2 old line 2 new line 3 3 end", false},                              // colour alone
-		{"keep added old line removed new line end", false},                            // the wrong way round
-		{"keep removed old line added new line added end", false},                      // an unchanged line marked
+		{"1 1 keep 2 old line 2 new line 3 3 end", false},                               // colour alone
+		{"keep added old line removed new line end", false},                             // the wrong way round
+		{"keep removed old line added new line added end", false},                       // an unchanged line marked
 		{"1 1 unchanged keep 2 removed old line 2 added new line 3 3 unchanged", false}, // a line missing
 	} {
 		errs := record(t, func(r *recorder) { checkDiffMarks(r, c.spoken, lines, marks) })

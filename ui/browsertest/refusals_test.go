@@ -158,7 +158,7 @@ func TestStalePage(t *testing.T) {
 		before := s.state(t, g.ID)
 		is.Equal(b.press("Promote"), int64(412))
 		page := b.text()
-		is.True(strings.Contains(page, "out of date"))        // says so
+		is.True(strings.Contains(page, "out of date"))         // says so
 		is.True(strings.Contains(page, "nothing was changed")) // and that nothing changed
 		is.Equal(s.state(t, g.ID), before)
 
