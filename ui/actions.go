@@ -208,11 +208,11 @@ func (c *call) createVersion() {
 		Content:       d.Content,
 		ChangeSummary: nullable(d.Summary),
 		Metadata:      prompts.Metadata(d.Metadata),
-		Actor:         c.s.Access.Name,
+		Actor:         c.access.Name,
 	}
 	if d.Staging {
 		// Activating needs deploy, as over the HTTP interface.
-		if !allows(c.s.Access.Role, httpapi.RoleDeploy) {
+		if !allows(c.access.Role, httpapi.RoleDeploy) {
 			c.forbidden(httpapi.RoleDeploy)
 			return
 		}
@@ -367,7 +367,7 @@ func (c *call) readChange(page string) (changeData, prompts.Change, bool) {
 	d.Revision = rev
 	d.SeenLatest, _ = strconv.Atoi(c.r.PostForm.Get("seen_latest"))
 	d.SeenDeployment = c.r.PostForm.Get("seen_deployment")
-	return d, prompts.Change{Actor: c.s.Access.Name, Reason: d.Reason, IfRevision: rev, AllowVariableChange: d.Allow}, true
+	return d, prompts.Change{Actor: c.access.Name, Reason: d.Reason, IfRevision: rev, AllowVariableChange: d.Allow}, true
 }
 
 // changeFailed answers a refused change: the form again, with the
@@ -435,10 +435,10 @@ func (c *call) whatChanged(d changeData) []string {
 func describeDeployment(d prompts.Deployment) string {
 	var b strings.Builder
 	b.WriteString(string(d.Environment) + ": ")
-	switch d.Action {
-	case prompts.ActionDeactivate:
+	switch {
+	case d.Action == prompts.ActionDeactivate || d.VersionNumber == nil:
 		b.WriteString("deactivated")
-	case prompts.ActionRollback:
+	case d.Action == prompts.ActionRollback:
 		b.WriteString("rolled back to version " + strconv.Itoa(*d.VersionNumber))
 	default:
 		b.WriteString("version " + strconv.Itoa(*d.VersionNumber) + " activated")

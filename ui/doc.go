@@ -17,20 +17,36 @@
 // # Signing in
 //
 // A person signs in with an API key. The key becomes a session: the
-// server keeps the session (the Access the Authenticator gave the key,
-// a CSRF token, and when it was last used) in a SessionStore, and the
-// browser holds only a random id in a cookie that is HttpOnly,
+// browser holds a random 256-bit secret in a cookie that is HttpOnly,
 // SameSite=Strict, Secure over TLS (or always, with WithSecureCookies),
-// and scoped to the prefix. The key itself is kept nowhere. A session
-// ends at sign-out, after 8 hours without a request (WithIdleTimeout),
-// and after 24 hours in any case (WithMaxAge): a key that is revoked in
-// the Authenticator signs in no more, and its open sessions end within
-// that day at most (the key is not kept, so it cannot be checked again).
+// and scoped to the prefix; the server keeps the session (the key,
+// sealed; a CSRF token; when it began and was last used) in a
+// SessionStore, under a SHA-256 hash of the cookie. The key is sealed
+// with AES-256-GCM under a key derived from the cookie's secret
+// (HKDF-SHA256), and the secret is kept only in the browser: whoever
+// reads the SessionStore (a store the replicas share, its backups) can
+// neither recover an API key from it nor use a session, without the
+// browser's cookie, and an entry put under another cookie's id does not
+// open.
 //
-// The key's role and projects bound everything the interface shows and
-// does, exactly as over the HTTP interface: a read key sees no Promote,
-// and a forged request is refused by the server all the same (403); a
-// project the key may not see is not listed, and its pages are 404.
+// At every request of a session the server opens the key and asks the
+// Authenticator about it again, as the HTTP interface does at every
+// request, and its answer bounds that request: a key removed from the
+// Authenticator ends its open sessions at their next request (a page
+// asks to sign in again; a POST is 401 and changes nothing), and a key
+// whose role or projects changed may see and do at once what it now
+// may, no more. While the Authenticator does not answer, pages are 503
+// and nothing changes; sessions live on, and signing out still works.
+// Besides the Authenticator's call, this costs a request a few
+// microseconds. A session also ends at sign-out, after 8 hours without
+// a request (WithIdleTimeout), and after 24 hours in any case
+// (WithMaxAge).
+//
+// The key's current role and projects bound everything the interface
+// shows and does, exactly as over the HTTP interface: a read key sees
+// no Promote, and a forged request is refused by the server all the
+// same (403); a project the key may not see is not listed, and its
+// pages are 404.
 // Every form that changes something carries the session's CSRF token; a
 // POST without a valid one is 403 and changes nothing. Requests that a
 // browser marks as cross-origin are refused too
@@ -66,6 +82,7 @@
 //	GET  /ui/                                  the projects (signed in), or the sign-in form
 //	POST /ui/signin, /ui/signout
 //	GET  /ui/projects/{project_id}?q=          a project's prompts, grouped by folder, searched by key
+//	GET  /ui/projects/{project_id}/prompts/new, POST /ui/projects/{project_id}/prompts
 //	GET  /ui/prompts/{prompt_id}               what is active where, the versions, the history
 //	GET  /ui/prompts/{prompt_id}/versions/{n}  a version
 //	GET  /ui/prompts/{prompt_id}/compare?from=&to=

@@ -70,6 +70,13 @@ func newEnv(t *testing.T, opts ...ui.Option) *env {
 
 func newEnvWith(t *testing.T, serve func(http.Handler) *httptest.Server, opts ...ui.Option) *env {
 	t.Helper()
+	return newEnvAuth(t, serve, nil, opts...)
+}
+
+// newEnvAuth is newEnvWith signing in with auth, or with e.keys when auth
+// is nil.
+func newEnvAuth(t *testing.T, serve func(http.Handler) *httptest.Server, auth httpapi.Authenticator, opts ...ui.Option) *env {
+	t.Helper()
 	is := is.New(t)
 	e := &env{t: t, store: memstore.New(), keys: httpapi.NewKeys(), clock: &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}}
 	ctx := context.Background()
@@ -88,7 +95,10 @@ func newEnvWith(t *testing.T, serve func(http.Handler) *httptest.Server, opts ..
 		is.NoErr(e.keys.Add(k))
 	}
 	opts = append([]ui.Option{ui.WithClock(e.clock.Now)}, opts...)
-	e.h, err = ui.New(e.store, e.keys, opts...)
+	if auth == nil {
+		auth = e.keys
+	}
+	e.h, err = ui.New(e.store, auth, opts...)
 	is.NoErr(err)
 	e.prefix = e.h.Prefix()
 	mux := http.NewServeMux()

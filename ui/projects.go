@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
 )
 
 // maxListed bounds the items a page lists: the prompts of a project are
@@ -20,7 +21,7 @@ type projectsData struct {
 
 // projects is the signed-in index: the projects the key may see.
 func (c *call) projects() {
-	f := prompts.ProjectFilter{IDs: visible(c.s), Page: prompts.Page{Limit: prompts.MaxLimit}}
+	f := prompts.ProjectFilter{IDs: visible(c.access), Page: prompts.Page{Limit: prompts.MaxLimit}}
 	var d projectsData
 	for {
 		page, more, err := c.h.store.ListProjects(c.r.Context(), f)
@@ -43,20 +44,20 @@ func (c *call) projects() {
 
 // visible returns the project ids a list is limited to, as
 // prompts.ProjectFilter and PromptFilter take them.
-func visible(s Session) []string {
-	if s.Access.AllProjects {
+func visible(a httpapi.Access) []string {
+	if a.AllProjects {
 		return nil
 	}
-	if s.Access.ProjectIDs == nil {
+	if a.ProjectIDs == nil {
 		return []string{}
 	}
-	return s.Access.ProjectIDs
+	return a.ProjectIDs
 }
 
 // getProject returns the project, or answers 404 when it is unknown or
 // the key may not see it (the same page either way).
 func (c *call) getProject(id string) (prompts.Project, bool) {
-	if !c.s.Access.Allows(id) {
+	if !c.access.Allows(id) {
 		c.h.notFound(c.w, c.r, c)
 		return prompts.Project{}, false
 	}

@@ -17,7 +17,7 @@ func (c *call) getPrompt() (prompts.Prompt, bool) {
 		c.storeError(err)
 		return prompts.Prompt{}, false
 	}
-	if !c.s.Access.Allows(p.ProjectID) {
+	if !c.access.Allows(p.ProjectID) {
 		c.h.notFound(c.w, c.r, c)
 		return prompts.Prompt{}, false
 	}

@@ -23,8 +23,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOn(t, newEnv(t))
+}
+
+// newFixtureOn is newFixture over e.
+func newFixtureOn(t *testing.T, e *env) *fixture {
+	t.Helper()
 	is := is.New(t)
-	e := newEnv(t)
 	ctx := context.Background()
 	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/greeting", Name: "Greeting"})
 	is.NoErr(err)
@@ -619,4 +624,41 @@ func TestConcurrentChangesFromOnePageOneWins(t *testing.T) {
 	is.True((got[0] == http.StatusSeeOther) != (got[1] == http.StatusSeeOther)) // exactly one wins
 	is.True(got[0] == http.StatusPreconditionFailed || got[1] == http.StatusPreconditionFailed)
 	is.Equal(len(f.history()), 2) // one change recorded
+}
+
+func TestBadInputIsAClearRefusal(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn(adminKey)
+	rev := f.revision()
+	form := formOf(b.get(f.url("/promote")))
+	for name, tc := range map[string]struct {
+		field, value string
+		status       int
+		says         string
+	}{
+		"no version":      {"version", "x", http.StatusBadRequest, "Version must be 1 or more"},
+		"unknown version": {"version", "99", http.StatusNotFound, "Not found"},
+		"environment":     {"environment", "prod", http.StatusBadRequest, "Environment must be production or staging"},
+		"NUL in reason":   {"reason", "a\x00b", http.StatusBadRequest, "Reason must not contain the NUL character"},
+		"long reason":     {"reason", strings.Repeat("r", 1025), http.StatusBadRequest, "Reason must be at most 1024 characters"},
+		"revision":        {"revision", "99999999999999999999999", http.StatusBadRequest, "does not say which revision"},
+	} {
+		fm := url.Values{}
+		for k, v := range form {
+			fm[k] = v
+		}
+		fm.Set("version", "1")
+		fm.Set("environment", "staging")
+		fm.Set(tc.field, tc.value)
+		p := b.post(f.url("/promote"), fm)
+		if p.StatusCode != tc.status || !strings.Contains(text(p), tc.says) {
+			t.Fatalf("%s: got %d, want %d saying %q:\n%s", name, p.StatusCode, tc.status, tc.says, text(p))
+		}
+	}
+	for _, path := range []string{"?versions_after=nope", "?history_after=%00"} {
+		is.Equal(b.get(f.url(path)).StatusCode, http.StatusBadRequest) // a bad position, not a 500
+	}
+	is.Equal(f.revision(), rev) // nothing changed
 }

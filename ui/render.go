@@ -146,6 +146,7 @@ type call struct {
 	r      *http.Request
 	s      Session
 	sid    string
+	access httpapi.Access // what the session's key may do, as the Authenticator answered for this request
 	signed bool
 }
 
@@ -153,7 +154,7 @@ type call struct {
 func (c *call) view(title string, data any, crumbs ...crumb) view {
 	v := view{Title: title, Prefix: c.h.prefix, CSS: c.h.static.url(c.h.prefix, "ui.css"), JS: c.h.static.url(c.h.prefix, "ui.js"), Crumbs: crumbs, Data: data}
 	if c.signed {
-		v.User = &viewer{Name: c.s.Access.Name, Role: c.s.Access.Role}
+		v.User = &viewer{Name: c.access.Name, Role: c.access.Role}
 		v.CSRF = c.s.CSRF
 		if c.s.Flash != "" {
 			v.Flash = c.s.Flash
@@ -207,9 +208,7 @@ type errorData struct {
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, c *call, status int, title, message string) {
 	if c == nil {
 		c = &call{h: h, w: w, r: r}
-		if s, sid, ok, err := h.session(r); err == nil && ok {
-			c.s, c.sid, c.signed = s, sid, true
-		}
+		_, _ = h.signedIn(c) // the page's header when signed in; after an error, the page as signed out
 	}
 	c.fail(status, errorData{Title: title, Message: message})
 }
@@ -248,16 +247,25 @@ func (c *call) storeError(err error) {
 	case prompts.CodePreconditionFailed:
 		c.fail(http.StatusPreconditionFailed, errorData{Title: "This page was out of date", Message: "The prompt changed since the page was loaded. Nothing was changed."})
 	case prompts.CodeUnavailable:
-		c.h.log.Warn("ui: the store is unavailable", "path", c.r.URL.Path, "err", err)
 		c.w.Header().Set("Retry-After", "1")
+		if errors.As(err, new(*authError)) {
+			c.h.log.Warn("ui: the authenticator is unavailable", "path", c.r.URL.Path, "err", err)
+			c.fail(http.StatusServiceUnavailable, errorData{Title: "Unavailable", Message: "The API key could not be checked just now. Nothing was changed; try again in a moment."})
+			return
+		}
+		c.h.log.Warn("ui: the store is unavailable", "path", c.r.URL.Path, "err", err)
 		c.fail(http.StatusServiceUnavailable, errorData{Title: "Unavailable", Message: "The store does not answer just now. Nothing was changed; try again in a moment."})
 	default:
-		c.h.log.Error("ui: the store failed", "path", c.r.URL.Path, "err", err)
+		what := "ui: the store failed"
+		if errors.As(err, new(*authError)) {
+			what = "ui: the authenticator failed"
+		}
+		c.h.log.Error(what, "path", c.r.URL.Path, "err", err)
 		c.fail(http.StatusInternalServerError, errorData{Title: "Something went wrong", Message: "The cause was logged. Nothing was changed, or, if it was, the page after a reload shows it."})
 	}
 }
 
 // forbidden answers a role that does not allow what was asked.
 func (c *call) forbidden(need httpapi.Role) {
-	c.fail(http.StatusForbidden, errorData{Title: "Not allowed", Message: fmt.Sprintf("This needs a key with the %s role; the key signed in has the %s role. Nothing was changed.", need, c.s.Access.Role)})
+	c.fail(http.StatusForbidden, errorData{Title: "Not allowed", Message: fmt.Sprintf("This needs a key with the %s role; the key signed in has the %s role. Nothing was changed.", need, c.access.Role)})
 }

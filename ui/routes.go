@@ -63,7 +63,7 @@ func (h *Handler) routes() {
 func (h *Handler) page(need httpapi.Role, f func(*call)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := &call{h: h, w: w, r: r}
-		s, sid, ok, err := h.session(r)
+		ok, err := h.signedIn(c)
 		if err != nil {
 			c.storeError(err)
 			return
@@ -72,8 +72,7 @@ func (h *Handler) page(need httpapi.Role, f func(*call)) http.HandlerFunc {
 			http.Redirect(w, r, h.prefix+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
-		c.s, c.sid, c.signed = s, sid, true
-		if !allows(s.Access.Role, need) {
+		if !allows(c.access.Role, need) {
 			c.forbidden(need)
 			return
 		}
@@ -82,32 +81,32 @@ func (h *Handler) page(need httpapi.Role, f func(*call)) http.HandlerFunc {
 }
 
 // action returns a POST action for signed-in keys of role need at least:
-// without a session, or without the session's CSRF token, it is 403;
-// with a role that does not allow it, 403 too; in each case before the
-// form is read further, and nothing changes.
+// without a session (or with one whose key the Authenticator no longer
+// knows) it is 401; without the session's CSRF token, 403; with a role
+// that does not allow it, 403 too; in each case before the form is read
+// further, and nothing changes.
 func (h *Handler) action(need httpapi.Role, f func(*call)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := &call{h: h, w: w, r: r}
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-		s, sid, ok, err := h.session(r)
+		ok, err := h.signedIn(c)
 		if err != nil {
 			c.storeError(err)
 			return
 		}
 		if !ok {
-			c.fail(http.StatusForbidden, errorData{Title: "Signed out", Message: "The session has ended, so nothing was changed. Sign in again, then repeat what you did."})
+			c.fail(http.StatusUnauthorized, errorData{Title: "Signed out", Message: "The session has ended, so nothing was changed. Sign in again, then repeat what you did."})
 			return
 		}
-		c.s, c.sid, c.signed = s, sid, true
 		if err := r.ParseForm(); err != nil {
 			c.fail(http.StatusBadRequest, errorData{Title: "Invalid form", Message: "The form could not be read (at most 1 MiB). Nothing was changed."})
 			return
 		}
-		if !validToken(r.PostForm.Get("csrf"), s.CSRF) {
+		if !validToken(r.PostForm.Get("csrf"), c.s.CSRF) {
 			c.fail(http.StatusForbidden, errorData{Title: "Refused", Message: "The form's security token is missing or wrong (was it sent from an old page or another site?). Nothing was changed. Reload the page and try again."})
 			return
 		}
-		if !allows(s.Access.Role, need) {
+		if !allows(c.access.Role, need) {
 			c.forbidden(need)
 			return
 		}

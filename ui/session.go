@@ -2,27 +2,36 @@ package ui
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
 )
 
 // Session is what the server keeps of one signed-in browser. The browser
-// holds only a random id; a SessionStore keeps the Session under a hash
-// of that id, so that what a store holds cannot be replayed as a cookie.
+// holds a random secret in a cookie; a SessionStore keeps the Session
+// under a hash of that secret, so that what a store holds cannot be
+// replayed as a cookie, and the API key in it is sealed under a key
+// derived from the secret, so that it cannot be read without the cookie.
 type Session struct {
-	// Access is what the key that signed in may see and do, as the
-	// Authenticator answered at sign-in. The key itself is not kept.
-	Access httpapi.Access
+	// SealedKey is the API key that signed in, sealed with AES-256-GCM
+	// under a key derived (HKDF-SHA256) from the cookie's secret, which
+	// no store sees. At every request the handler opens it and asks the
+	// Authenticator what the key may see and do now.
+	SealedKey []byte
 	// CSRF is the token every form that changes something carries.
 	CSRF string
 	// Created is when the session began; LastSeen when it was last used.
@@ -34,7 +43,11 @@ type Session struct {
 // SessionStore keeps sessions. Implementations must be safe for
 // concurrent use. The handler checks a session's age itself, so a store
 // may keep an expired session a while; it must not hand out one that
-// was deleted.
+// was deleted. A store shared by replicas may encode a Session as it
+// likes (encoding/json keeps every field): it holds no API key in the
+// clear, and no cookie, so it need not be kept secret as keys are; what
+// it must keep is its integrity, as a session's CSRF token and age
+// are taken from it.
 type SessionStore interface {
 	// Load returns the session stored under id, and whether there is one.
 	Load(ctx context.Context, id string) (Session, bool, error)
@@ -82,7 +95,7 @@ func (m *MemorySessions) Load(_ context.Context, id string) (Session, bool, erro
 		delete(m.m, id)
 		return Session{}, false, nil
 	}
-	e.s.Access.ProjectIDs = slices.Clone(e.s.Access.ProjectIDs)
+	e.s.SealedKey = slices.Clone(e.s.SealedKey)
 	return e.s, true, nil
 }
 
@@ -90,7 +103,7 @@ func (m *MemorySessions) Load(_ context.Context, id string) (Session, bool, erro
 // it holds (64 at least), it forgets those that expired, so it holds at
 // most about twice the live ones, at a constant cost a save.
 func (m *MemorySessions) Save(_ context.Context, id string, s Session, expires time.Time) error {
-	s.Access.ProjectIDs = slices.Clone(s.Access.ProjectIDs)
+	s.SealedKey = slices.Clone(s.SealedKey)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.m[id] = memSession{s: s, expires: expires}
@@ -122,8 +135,8 @@ func (m *MemorySessions) Len() int {
 	return len(m.m)
 }
 
-// The cookies: the session's id, and the sign-in form's token (a double
-// submit: a sign-in cannot be forged from another site).
+// The cookies: the session's secret, and the sign-in form's token (a
+// double submit: a sign-in cannot be forged from another site).
 const (
 	sessionCookie = "prompts_session"
 	signinCookie  = "prompts_signin"
@@ -136,11 +149,69 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// secretLen is the size of a session's secret: 256 bits. The session
+// cookie holds it as randomToken makes it.
+const secretLen = 32
+
+// parseSecret returns the secret a session cookie holds, when it is one.
+func parseSecret(v string) ([]byte, bool) {
+	if len(v) != base64.RawURLEncoding.EncodedLen(secretLen) {
+		return nil, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(b) != secretLen {
+		return nil, false
+	}
+	return b, true
+}
+
 // storeID is the id a SessionStore keeps a session under: a hash of the
 // cookie's value.
 func storeID(cookie string) string {
 	h := sha256.Sum256([]byte(cookie))
 	return hex.EncodeToString(h[:])
+}
+
+// sealInfo is the HKDF label of the key that seals a session's API key:
+// whatever else is ever derived from the secret gets another.
+const sealInfo = "github.com/promptkit/prompts/ui session API key, AES-256-GCM"
+
+// sealer returns the AEAD that seals the API key of the session whose
+// cookie holds secret: AES-256-GCM under a key derived from the secret
+// with HKDF-SHA256, a random nonce before each sealed key.
+func sealer(secret []byte) (cipher.AEAD, error) {
+	k, err := hkdf.Key(sha256.New, secret, nil, sealInfo, 32)
+	if err != nil {
+		return nil, err
+	}
+	b, err := aes.NewCipher(k)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCMWithRandomNonce(b)
+}
+
+// sealKey seals the API key under the session's secret.
+func sealKey(secret []byte, key string) ([]byte, error) {
+	a, err := sealer(secret)
+	if err != nil {
+		return nil, err
+	}
+	return a.Seal(nil, nil, []byte(key), nil), nil
+}
+
+// openKey returns the API key sealed under the session's secret, and
+// false when sealed was not sealed under it (or was altered).
+func openKey(secret, sealed []byte) (string, bool) {
+	a, err := sealer(secret)
+	if err != nil {
+		return "", false
+	}
+	key, err := a.Open(nil, nil, sealed, nil)
+	if err != nil {
+		return "", false
+	}
+	return string(key), true
 }
 
 func (h *Handler) cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
@@ -155,33 +226,78 @@ func (h *Handler) cookie(r *http.Request, name, value string, maxAge int) *http.
 	}
 }
 
-// session returns the request's session, when it has a live one, and the
-// id it is stored under. A session used after its idle timeout or maximum
-// age is deleted.
-func (h *Handler) session(r *http.Request) (Session, string, bool, error) {
+// loadSession returns the request's session, when it has a live one, the
+// id it is stored under and the cookie's secret. A session used after its
+// idle timeout or maximum age is deleted. The key is not checked here:
+// signedIn does that.
+func (h *Handler) loadSession(r *http.Request) (Session, string, []byte, bool, error) {
 	c, err := r.Cookie(sessionCookie)
-	if err != nil || c.Value == "" || len(c.Value) > 100 {
-		return Session{}, "", false, nil
+	if err != nil {
+		return Session{}, "", nil, false, nil
+	}
+	secret, ok := parseSecret(c.Value)
+	if !ok {
+		return Session{}, "", nil, false, nil
 	}
 	id := storeID(c.Value)
 	s, ok, err := h.sessions.Load(r.Context(), id)
 	if err != nil || !ok {
-		return Session{}, "", false, err
+		return Session{}, "", nil, false, err
 	}
 	now := h.now()
 	if !now.Before(s.LastSeen.Add(h.idle)) || !now.Before(s.Created.Add(h.maxAge)) {
-		return Session{}, "", false, h.sessions.Delete(r.Context(), id)
+		return Session{}, "", nil, false, h.sessions.Delete(r.Context(), id)
+	}
+	return s, id, secret, true, nil
+}
+
+// signedIn reports whether the call's request has a live session, and
+// fills the call with it and with what its key may see and do now. The
+// key is opened from the session and given to the Authenticator, as the
+// HTTP interface does at every request: a key it no longer knows (or
+// that may do nothing) ends the session, and the role and projects it
+// answers now bound this request. A session that does not open with the
+// cookie's secret (an entry put under another id) ends too. An error is
+// the SessionStore's, or an *authError.
+func (h *Handler) signedIn(c *call) (bool, error) {
+	ctx := c.r.Context()
+	s, id, secret, ok, err := h.loadSession(c.r)
+	if err != nil || !ok {
+		return false, err
+	}
+	key, ok := openKey(secret, s.SealedKey)
+	if !ok {
+		return false, h.sessions.Delete(ctx, id)
+	}
+	a, err := h.auth.Authenticate(ctx, key)
+	switch {
+	case errors.Is(err, httpapi.ErrUnknownKey) || (err == nil && !allows(a.Role, httpapi.RoleRead)):
+		return false, h.sessions.Delete(ctx, id)
+	case err != nil:
+		if prompts.ErrorCode(err) != prompts.CodeUnavailable {
+			// Whatever the authenticator's error says, it is not the
+			// person's fault.
+			err = prompts.Internal(err)
+		}
+		return false, &authError{err}
 	}
 	// A session's LastSeen moves on at most once a minute, so that a
 	// shared store is not written at every request.
-	if now.Sub(s.LastSeen) >= time.Minute {
+	if now := h.now(); now.Sub(s.LastSeen) >= time.Minute {
 		s.LastSeen = now
-		if err := h.save(r.Context(), id, s); err != nil {
-			return Session{}, "", false, err
+		if err := h.save(ctx, id, s); err != nil {
+			return false, err
 		}
 	}
-	return s, id, true, nil
+	c.s, c.sid, c.access, c.signed = s, id, a, true
+	return true, nil
 }
+
+// authError is the Authenticator's failure to answer for a session's key.
+type authError struct{ err error }
+
+func (e *authError) Error() string { return "checking the session's API key: " + e.err.Error() }
+func (e *authError) Unwrap() error { return e.err }
 
 func (h *Handler) save(ctx context.Context, id string, s Session) error {
 	expires := s.LastSeen.Add(h.idle)

@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/promptkit/prompts/httpapi"
 	"github.com/promptkit/prompts/ui"
 )
 
@@ -35,8 +35,10 @@ func TestSignInAndOut(t *testing.T) {
 	is.Equal(c.SameSite, http.SameSiteStrictMode) // not sent from other sites
 	is.True(!c.Secure)                            // plain HTTP here
 	is.Equal(c.Path, e.prefix)                    // scoped to the mount point
-	is.True(!strings.Contains(c.Value, adminKey)) // the cookie holds only an id
-	is.True(len(c.Value) >= 40)                   // a long random one
+	is.True(!strings.Contains(c.Value, adminKey)) // the cookie holds only a secret
+	secret, err := base64.RawURLEncoding.DecodeString(c.Value)
+	is.NoErr(err)
+	is.Equal(len(secret), 32) // of 256 random bits
 
 	p = b.follow(p)
 	is.Equal(p.StatusCode, 200)
@@ -210,14 +212,14 @@ func TestMemorySessionsForgetExpired(t *testing.T) {
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	m := ui.NewMemorySessions(c.Now)
 	ctx := context.Background()
-	s := ui.Session{Access: httpapi.Access{Name: "a", Role: httpapi.RoleRead, ProjectIDs: []string{"P"}}}
+	s := ui.Session{SealedKey: []byte("sealed"), CSRF: "token"}
 	is.NoErr(m.Save(ctx, "old", s, c.Now().Add(time.Hour)))
 	got, ok, err := m.Load(ctx, "old")
 	is.NoErr(err)
 	is.True(ok)
-	got.Access.ProjectIDs[0] = "changed"
+	got.SealedKey[0] = 'X'
 	again, _, _ := m.Load(ctx, "old")
-	is.Equal(again.Access.ProjectIDs[0], "P") // a copy was handed out
+	is.Equal(string(again.SealedKey), "sealed") // a copy was handed out
 	c.Advance(2 * time.Hour)
 	_, ok, _ = m.Load(ctx, "old")
 	is.True(!ok) // expired

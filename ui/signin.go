@@ -20,7 +20,7 @@ type signinData struct {
 // form.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	c := &call{h: h, w: w, r: r}
-	s, sid, ok, err := h.session(r)
+	ok, err := h.signedIn(c)
 	if err != nil {
 		c.storeError(err)
 		return
@@ -29,7 +29,6 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		c.signinPage(http.StatusOK, h.safeNext(r.URL.Query().Get("next")), "")
 		return
 	}
-	c.s, c.sid, c.signed = s, sid, true
 	c.projects()
 }
 
@@ -46,7 +45,9 @@ func (c *call) signinPage(status int, next, msg string) {
 // signIn is POST {prefix}signin: the key becomes a session. The form
 // must carry the token its cookie holds, so another site cannot sign a
 // browser in with a key of its own. A wrong key counts against the
-// client's address; the key is never shown back.
+// client's address; the key is never shown back. The session keeps the
+// key sealed under the cookie's secret, to ask the Authenticator about
+// it again at every request.
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	c := &call{h: h, w: w, r: r}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -92,7 +93,13 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	value := randomToken()
-	s := Session{Access: a, CSRF: randomToken(), Created: now, LastSeen: now}
+	secret, _ := parseSecret(value)
+	sealed, err := sealKey(secret, key)
+	if err != nil {
+		c.storeError(prompts.Internal(err))
+		return
+	}
+	s := Session{SealedKey: sealed, CSRF: randomToken(), Created: now, LastSeen: now}
 	if err := h.save(r.Context(), storeID(value), s); err != nil {
 		c.storeError(err)
 		return
@@ -103,20 +110,35 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 }
 
 // signOut is POST {prefix}signout: the session ends, here and in the
-// store, so its cookie is worth nothing any more.
+// store, so its cookie is worth nothing any more. It needs the session's
+// CSRF token, but not the Authenticator: one can sign out while it does
+// not answer.
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
-	if _, _, ok, err := h.session(r); err == nil && !ok {
+	c := &call{h: h, w: w, r: r}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	s, id, _, ok, err := h.loadSession(r)
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	if !ok {
 		// Signed out already (or the session ended): nothing to end.
 		http.SetCookie(w, h.cookie(r, sessionCookie, "", -1))
 		http.Redirect(w, r, h.prefix, http.StatusSeeOther)
 		return
 	}
-	h.action(httpapi.RoleRead, func(c *call) {
-		if err := h.sessions.Delete(r.Context(), c.sid); err != nil {
-			c.storeError(err)
-			return
-		}
-		http.SetCookie(w, h.cookie(r, sessionCookie, "", -1))
-		http.Redirect(w, r, h.prefix, http.StatusSeeOther)
-	})(w, r)
+	if err := r.ParseForm(); err != nil {
+		h.fail(w, r, nil, http.StatusBadRequest, "Invalid form", "The form could not be read. You are still signed in.")
+		return
+	}
+	if !validToken(r.PostForm.Get("csrf"), s.CSRF) {
+		h.fail(w, r, nil, http.StatusForbidden, "Refused", "The form's security token is missing or wrong (was it sent from an old page or another site?). You are still signed in. Reload the page and try again.")
+		return
+	}
+	if err := h.sessions.Delete(r.Context(), id); err != nil {
+		c.storeError(err)
+		return
+	}
+	http.SetCookie(w, h.cookie(r, sessionCookie, "", -1))
+	http.Redirect(w, r, h.prefix, http.StatusSeeOther)
 }

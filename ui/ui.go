@@ -85,8 +85,9 @@ func WithIdleTimeout(d time.Duration) Option {
 }
 
 // WithMaxAge sets how long a session lasts at most, however busy:
-// DefaultMaxAge (24 hours) unless set. It bounds how long a revoked key's
-// open sessions last. It must be positive.
+// DefaultMaxAge (24 hours) unless set. It must be positive. (A key the
+// Authenticator no longer knows ends its sessions sooner: at their next
+// request.)
 func WithMaxAge(d time.Duration) Option {
 	return func(h *Handler) error {
 		if d <= 0 {
