@@ -310,3 +310,39 @@ func (b *tab) pageText() string {
 }
 
 var collapse = regexp.MustCompile(`[ \t]+`)
+
+// TestOtherProjectsAreNotFound signs in with a deploy key for the
+// project Beta only: Acme is not listed, its prompt's page is 404, and a
+// promotion of it forged from a form of an all-projects key is 404 too,
+// changing nothing, as over the HTTP interface.
+func TestOtherProjectsAreNotFound(t *testing.T) {
+	need(t)
+	is := is.New(t)
+	beta := key{name: "bo-deploy", role: "deploy", secret: secret()}
+	s := startServer(t, []string{"Acme", "Beta"}, "-key", beta.name+":deploy:"+beta.secret+":beta")
+	s.keys["beta"] = beta
+	a := s.project(t, "Acme")
+	g := s.seed(t, a.ID, "support/greeting", "Greeting", greetingV1, greetingV2)
+
+	dep := newTab(t, s, true)
+	dep.open("/ui/")
+	dep.signIn("deploy")
+	dep.follow("Acme")
+	dep.follow("support/greeting")
+	promptPath := dep.path()
+	dep.follow("Promote")
+	dep.choose("Version", "Version 2")
+	dep.choose("Environment", "production")
+	promote := dep.form("Promote")
+
+	b := newTab(t, s, true)
+	b.open("/ui/")
+	b.signIn("beta")
+	is.True(b.has("link", "Beta"))
+	is.True(!b.has("link", "Acme")) // not listed
+	before := s.state(t, g.ID)
+	is.Equal(b.open(promptPath), int64(404)) // as if it did not exist
+	is.True(strings.Contains(strings.ToLower(b.text()), "not found"))
+	is.Equal(b.forge(promote), int64(404))
+	is.Equal(s.state(t, g.ID), before)
+}
