@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -108,9 +107,11 @@ func findChromium() (string, error) {
 // buildServer builds cmd/promptsd into dir, with the race detector when
 // the tests have it: the interface's handlers then run under it too.
 func buildServer(dir string) (string, error) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
+	// The go that runs the tests: go test puts its GOROOT's bin first
+	// in PATH.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building cmd/promptsd: %w", err)
 	}
 	bin := filepath.Join(dir, "promptsd")
 	args := []string{"build", "-o", bin}
