@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 	"github.com/matryer/is"
 )
 
@@ -67,6 +69,20 @@ func TestMainFlows(t *testing.T) {
 		is.True(!b.has("button", "Sign out"))
 		b.screenshot("sign-in")
 		b.signIn("deploy")
+
+		// The session is a cookie that scripts cannot read, sent by the
+		// browser only to the interface, and only from its own pages.
+		cookies, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{s.origin + "/ui/"}})
+		is.NoErr(err)
+		is.True(len(cookies.Cookies) > 0)
+		for _, c := range cookies.Cookies {
+			if !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/ui/" {
+				t.Errorf("cookie %s: HttpOnly %v, SameSite %q, Path %q; want HttpOnly, Strict, /ui/", c.Name, c.HTTPOnly, c.SameSite, c.Path)
+			}
+		}
+		var readable string
+		b.eval(`document.cookie`, &readable)
+		is.Equal(readable, "") // scripts on the page see no cookie
 
 		// The projects, then a project's prompts grouped by folder.
 		is.Equal(b.follow("Acme"), int64(200))
