@@ -463,7 +463,7 @@ func TestCompareMarksAdditionsAndRemovals(t *testing.T) {
 	is.True(strings.Contains(rows[0], "Hello {{name}}."))
 	is.True(strings.Contains(rows[1], `<span aria-hidden="true">+</span><span class="vh">added</span>`))
 	is.True(strings.Contains(rows[1], "Hello {{name}} from {{place}}."))
-	is.True(strings.Contains(text(p), "1 lines added, 1 lines removed."))
+	is.True(strings.Contains(text(p), "1 line added, 1 line removed."))
 	is.True(strings.Contains(text(p), "+ added a line only version 2 has")) // the legend
 	is.True(strings.Contains(text(p), "Added: place"))                      // the variables
 
