@@ -449,23 +449,6 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 			return fmt.Errorf("the prompt an earlier apply created for this file is now %q; run apply again after a day, or rename it back", p.Key)
 		}
 		s.prompt = &p
-	} else {
-		var up prompts.PromptUpdate
-		if slices.Contains(s.Changes, changeName) {
-			up.Name = prompts.Some(f.PromptName())
-		}
-		if slices.Contains(s.Changes, changeDescription) {
-			if f.Description == nil {
-				up.Description = prompts.Null[string]()
-			} else {
-				up.Description = prompts.Some(*f.Description)
-			}
-		}
-		if up != (prompts.PromptUpdate{}) {
-			if _, err := cl.UpdatePrompt(ctx, s.prompt.ID, up); err != nil {
-				return err
-			}
-		}
 	}
 	switch {
 	case s.newVer:
@@ -493,6 +476,26 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 		_, err := cl.Activate(ctx, prompts.Activation{PromptID: s.prompt.ID, Environment: o.env, VersionID: prompts.Some(s.latest.ID),
 			Change: prompts.Change{Reason: o.reason, AllowVariableChange: o.allow, IfRevision: s.revision}})
 		if err != nil {
+			return err
+		}
+	}
+	// The name and description last: an update moves the prompt's
+	// revision, which the promotion above compares with what the plan
+	// read. When the version or the promotion fails, nothing of this file
+	// was applied.
+	var up prompts.PromptUpdate
+	if slices.Contains(s.Changes, changeName) {
+		up.Name = prompts.Some(f.PromptName())
+	}
+	if slices.Contains(s.Changes, changeDescription) {
+		if f.Description == nil {
+			up.Description = prompts.Null[string]()
+		} else {
+			up.Description = prompts.Some(*f.Description)
+		}
+	}
+	if up != (prompts.PromptUpdate{}) {
+		if _, err := cl.UpdatePrompt(ctx, s.prompt.ID, up); err != nil {
 			return err
 		}
 	}
@@ -588,7 +591,9 @@ func (s *step) printResult(w io.Writer) {
 func (p *plan) summary(dryRun bool) string {
 	counts := map[string]int{}
 	for _, s := range p.Prompts {
-		counts[s.Action]++
+		if dryRun || s.Done || s.Action == actionUnchanged {
+			counts[s.Action]++
+		}
 	}
 	var parts []string
 	for _, a := range []struct{ action, would, did string }{
@@ -605,8 +610,11 @@ func (p *plan) summary(dryRun bool) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, word))
 		}
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 && len(p.Prompts) == 0 {
 		parts = append(parts, "no prompt files")
+	}
+	if !dryRun && p.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", p.Failed))
 	}
 	s := strings.Join(parts, ", ")
 	if n := len(p.ServerOnly); n > 0 {

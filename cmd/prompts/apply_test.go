@@ -365,3 +365,46 @@ func TestApplyIgnoresOtherFiles(t *testing.T) {
 	is.Equal(cli(t, s, nil, "apply", "-dir", dir).code, 0)
 	is.Equal(keys(s.state(t)), []string{"a"})
 }
+
+// A file that changes only its name or description, promoted where its
+// latest version is not active yet: both happen, in one run. (The update
+// moves the prompt's revision; the promotion compares the revision the
+// plan read, so it must come first.)
+func TestApplyPromoteWithARename(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	s.seed(t, "one", "One", nil, "", []string{"Hello"}, nil)
+	s.seed(t, "two", "Two", nil, "", []string{"Bye"}, nil)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"one.prompt": "---\nname: One renamed\n---\nHello",
+		"two.prompt": "---\nname: Two\ndescription: Now described\n---\nBye",
+	})
+	r := cli(t, s, nil, "apply", "-dir", dir, "-promote", "production", "-reason", "release")
+	is.Equal(r.code, 0) // no false "changed while this ran"
+	st := s.state(t)
+	is.Equal(st["one"].Name, "One renamed")                                        // renamed
+	is.Equal(st["one"].Active, map[prompts.Environment]int{prompts.Production: 1}) // and promoted
+	is.Equal(*st["two"].Description, "Now described")
+	is.Equal(st["two"].Active, map[prompts.Environment]int{prompts.Production: 1})
+	is.True(strings.Contains(r.stdout, "2 updated"))
+}
+
+// The summary of a run counts what was done: a failed prompt is counted
+// as failed, not as updated.
+func TestApplySummaryCountsFailures(t *testing.T) {
+	is := is.New(t)
+	l := &lossy{}
+	s := newServer(t, l.wrap)
+	s.seed(t, "a", "A", nil, "", []string{"a1"}, nil)
+	s.seed(t, "b", "B", nil, "", []string{"b1"}, nil)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"a.prompt": "---\nname: A\n---\na2",
+		"b.prompt": "---\nname: B\n---\nb2",
+	})
+	l.n.Store(1) // the first new version's answer is lost
+	r := cli(t, s, nil, "apply", "-dir", dir)
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stdout, "1 updated, 1 failed")) // not "2 updated"
+}
