@@ -40,6 +40,7 @@ type Client struct {
 	userAgent string
 	fresh     *freshness
 	memo      *memo
+	sinks     sinks // of the feeds running (see Client.wrote)
 }
 
 var (

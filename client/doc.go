@@ -86,6 +86,12 @@
 // store, whichever replica answers, and never keeps the older value that
 // a replica whose own feed is behind still holds.
 //
+// A write made through the client itself, not through a cache over it,
+// is told to the caches that the client's feeds report to (Feed.Run's
+// sink) before the write returns, so such a cache does not answer what it
+// held until the write's event arrives: write through the cache or
+// through the client, the next read through the cache sees the write.
+//
 // # The feed
 //
 // Feed follows the server's event stream for a cache (see Feed): every

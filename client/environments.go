@@ -146,10 +146,10 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 func (c *Client) changed(ctx context.Context, res *response, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	var a prompts.ActivePrompt
 	if err := decode(res, &a); err != nil {
-		c.fresh.wrote(promptID, "")
+		c.wrote(promptID, "")
 		return a, err
 	}
-	c.fresh.wrote(promptID, a.ProjectID)
+	c.wrote(promptID, a.ProjectID)
 	a, ok, err := c.active(ctx, res, env, true)
 	if err != nil || ok {
 		return a, err
@@ -206,7 +206,7 @@ func (c *Client) Deactivate(ctx context.Context, in prompts.Deactivation) (promp
 	if err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	c.fresh.wrote(in.PromptID, "")
+	c.wrote(in.PromptID, "")
 	return c.getActive(ctx, in.PromptID, in.Environment, true)
 }
 

@@ -70,6 +70,8 @@ func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
 		failures           int
 		log                = f.c.log
 	)
+	// The client's own writes tell the sink at once (Client.wrote).
+	defer f.c.sinks.add(sink)()
 	defer func() {
 		if open {
 			sink.Lost()

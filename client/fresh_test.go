@@ -1,9 +1,12 @@
 package client_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,4 +103,75 @@ func TestAProcessReadsItsOwnWritesThroughAnyReplica(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)                                    // the window ends
 	is.Equal(content(cl.GetActive(ctx, p.ID, prompts.Production)), "one") // this replica's cache, which no feed moved on
 	is.Equal(lb.asked(), []bool{false})
+}
+
+// A cache fed by a client reads the writes made through the client
+// itself at once, not when their events arrive: the client tells its
+// feeds' sinks before a write returns. Here the event stream opens but
+// never delivers an event, so every fresh answer below comes from the
+// client's own telling; without it the cache would answer what it held.
+func TestACacheReadsTheWritesMadeThroughItsClient(t *testing.T) {
+	is := is.New(t)
+	ctx := t.Context()
+	s := newServerWith(t, setup{wrap: func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/events") && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				http.NewResponseController(w).Flush()
+				<-r.Context().Done() // open, and silent
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}})
+	cl := s.client(t)
+	c := cache.New(cl)
+	rec := newRecorder(c)
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cl.Feed().Run(fctx, rec) }()
+	t.Cleanup(func() { stop(); <-done })
+	rec.waitFor(t, "recovered")
+
+	proj, err := cl.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := cl.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	read := func() prompts.ActivePrompt {
+		t.Helper()
+		a, err := c.GetActive(ctx, p.ID, prompts.Production)
+		is.NoErr(err)
+		b, err := c.GetActiveByKey(ctx, proj.ID, "k", prompts.Production)
+		is.NoErr(err)
+		is.Equal(a.Revision, b.Revision) // by id and by key alike
+		return a
+	}
+	content := func() string {
+		t.Helper()
+		if a := read(); a.ActiveVersion != nil {
+			return a.ActiveVersion.Content
+		}
+		return ""
+	}
+	for i := 1; i <= 3; i++ {
+		want := fmt.Sprint("version ", i)
+		_, err := cl.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: want, Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+		is.Equal(content(), want) // at once
+		is.Equal(content(), want) // and from the cache now
+	}
+	_, err = cl.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
+	is.NoErr(err)
+	is.Equal(content(), "version 2")
+	_, err = cl.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)})
+	is.NoErr(err)
+	is.Equal(content(), "version 1")
+	_, err = cl.Deactivate(ctx, prompts.Deactivation{PromptID: p.ID, Environment: prompts.Production})
+	is.NoErr(err)
+	is.Equal(content(), "")
+	_, err = cl.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Name: prompts.Some("Renamed")})
+	is.NoErr(err)
+	is.Equal(read().Name, "Renamed")
+	is.True(c.Stats().Hits > 0) // the cache did answer in between
 }

@@ -34,7 +34,7 @@ func (c *Client) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompt
 	}
 	p.Revision, p.Replayed = revision(res.header), replayed(res.header)
 	c.memo.prompt(p)
-	c.fresh.wrote(p.ID, p.ProjectID)
+	c.wrote(p.ID, p.ProjectID)
 	return p, nil
 }
 
@@ -80,7 +80,7 @@ func (c *Client) UpdatePrompt(ctx context.Context, id string, in prompts.PromptU
 	}
 	p.Revision = revision(res.header)
 	c.memo.prompt(p)
-	c.fresh.wrote(p.ID, p.ProjectID)
+	c.wrote(p.ID, p.ProjectID)
 	return p, nil
 }
 

@@ -60,7 +60,7 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 	v.Variables = prompts.Variables(v.Content)
 	v.Replayed = replayed(res.header)
 	c.memo.version(v)
-	c.fresh.wrote(v.PromptID, "")
+	c.wrote(v.PromptID, "")
 	return v, nil
 }
 
