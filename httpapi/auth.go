@@ -124,9 +124,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, 
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrUnknownKey):
-			if h.observe != nil {
-				h.observe(r, err)
-			}
+			h.report(r, err)
 			h.unauthenticated(w)
 		case prompts.ErrorCode(err) == prompts.CodeUnavailable:
 			h.storeError(w, r, err)
@@ -145,18 +143,26 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request) (Access, 
 // else is looked at.
 func (h *Handler) permitted(need Role, next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
-		if !a.Role.allows(need) {
-			h.forbidden(w, need)
-			return
+		if h.allowed(w, r, a, need) {
+			next(w, r, a)
 		}
-		if need > RoleRead {
-			// The key's name is the actor of its changes, and the client
-			// cannot change it: a bad one is the Authenticator's fault.
-			if err := (prompts.Change{Actor: a.Name}).Validate(); err != nil {
-				h.answer(w, r, prompts.Internal(fmt.Errorf("httpapi: the Authenticator gave the key a name that cannot be an actor: %w", err)))
-				return
-			}
-		}
-		next(w, r, a)
 	}
+}
+
+// allowed reports whether a key with access a may make a request that
+// needs role need; when it may not, it has answered the request.
+func (h *Handler) allowed(w http.ResponseWriter, r *http.Request, a Access, need Role) bool {
+	if !a.Role.allows(need) {
+		h.forbidden(w, need)
+		return false
+	}
+	if need > RoleRead {
+		// The key's name is the actor of its changes, and the client
+		// cannot change it: a bad one is the Authenticator's fault.
+		if err := (prompts.Change{Actor: a.Name}).Validate(); err != nil {
+			h.answer(w, r, prompts.Internal(fmt.Errorf("httpapi: the Authenticator gave the key a name that cannot be an actor: %w", err)))
+			return false
+		}
+	}
+	return true
 }

@@ -26,6 +26,7 @@ type Handler struct {
 	observe func(*http.Request, error) // nil: none
 	limit   int64
 	mux     *http.ServeMux
+	direct  []direct    // the routes ServeHTTP matches before the mux
 	bufs    sync.Pool   // *[]byte response buffers
 	answers answerCache // the encoded answers of reads, by ETag
 
@@ -182,8 +183,15 @@ func New(store prompts.Store, opts ...Option) *Handler {
 	return h
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Like an http.ServeMux, it sets the
+// request's Pattern to the pattern of the route that answers it (such as
+// "GET /v1/integration/prompts/{prompt_id}"), for an application's
+// logs and metrics.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d, v := h.matchDirect(r); d != nil {
+		h.serveDirect(w, r, d, v)
+		return
+	}
 	if !isCleanPath(r.URL.Path) {
 		// The mux would redirect to the clean path, losing any prefix
 		// the handler is mounted under: no such resource here.

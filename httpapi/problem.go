@@ -151,9 +151,7 @@ func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
 // storeError answers an error that the Store or the Authenticator
 // returned, after telling the error observer (WithErrorObserver).
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
-	if h.observe != nil {
-		h.observe(r, err)
-	}
+	h.report(r, err)
 	h.answer(w, r, err)
 }
 

@@ -58,16 +58,17 @@ func (h *Handler) createPrompt() handlerFunc {
 
 // readPrompt is GET /prompts/{prompt_id}?environment=, the
 // hot path of every application. It costs one store call; the key's access
-// is checked on the prompt the store returns.
-func (h *Handler) readPrompt() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, a Access) {
+// is checked on the prompt the store returns. ServeHTTP routes it without
+// the ServeMux (see direct).
+func (h *Handler) readPrompt() lastFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access, id string) {
 		var q queryFields
 		env := q.environment(r.URL.RawQuery)
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
 		}
-		ap, stale, err := h.getActive(r, r.PathValue("prompt_id"), env)
+		ap, stale, err := h.getActive(r, id, env)
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }

@@ -91,8 +91,9 @@ func TestRequestIDs(t *testing.T) {
 	var g requestIDs
 	now := time.Now()
 	seen := map[string]bool{}
-	for range 1000 {
-		id := g.next(now)
+	texts := make([][ulid.EncodedSize]byte, 1000)
+	for i := range texts {
+		id := g.next(&texts[i], now)
 		u, err := ulid.ParseStrict(id)
 		is.NoErr(err)
 		is.Equal(u.Time(), ulid.Timestamp(now))

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,17 +88,18 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 	var ids requestIDs
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// One allocation for what the layers tell, the writer, the
-		// context and the request id's header value.
+		// context and the request id, its text and its header value.
 		all := &struct {
-			info requestInfo
-			rec  recorder
-			ctx  requestContext
-			id   [1]string
+			info   requestInfo
+			rec    recorder
+			ctx    requestContext
+			id     [1]string
+			idText [ulid.EncodedSize]byte
 		}{info: requestInfo{start: time.Now()}, rec: recorder{ResponseWriter: w}}
 		info, rec := &all.info, &all.rec
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID(id) {
-			id = ids.next(info.start)
+			id = ids.next(&all.idText, info.start)
 		}
 		all.id[0] = id
 		w.Header()["X-Request-Id"] = all.id[:]
@@ -144,7 +146,10 @@ type requestIDs struct {
 	n      atomic.Uint64
 }
 
-func (g *requestIDs) next(now time.Time) string {
+// next returns a new id of the time now, written in text, whose bytes
+// must not change after: the string is text's memory (the request's own
+// allocation holds it, and no second one is made).
+func (g *requestIDs) next(text *[ulid.EncodedSize]byte, now time.Time) string {
 	g.once.Do(func() { _, _ = rand.Read(g.prefix[:]) })
 	var id ulid.ULID
 	_ = id.SetTime(ulid.Timestamp(now))
@@ -154,7 +159,8 @@ func (g *requestIDs) next(now time.Time) string {
 		id[i] = byte(n)
 		n >>= 8
 	}
-	return id.String()
+	_ = id.MarshalTextTo(text[:]) // cannot fail: text is of the size
+	return unsafe.String(&text[0], len(text))
 }
 
 // accessLog writes one line a request, in the format of slog's
