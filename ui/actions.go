@@ -37,12 +37,13 @@ func fieldErrors(err error) (fields map[string]string, ok bool) {
 	fields = map[string]string{}
 	for _, f := range pe.Fields {
 		name, known := formFields[f.Field]
-		if !known {
-			name = "form"
-		}
 		msg := f.Detail
-		if !known {
-			msg = f.Field + " " + f.Detail
+		switch member, inMetadata := strings.CutPrefix(f.Field, "metadata_."); {
+		case inMetadata:
+			// A member of the metadata, such as one given twice.
+			name, msg = "metadata", "member "+member+" "+f.Detail
+		case !known:
+			name, msg = "form", f.Field+" "+f.Detail
 		}
 		if fields[name] != "" {
 			msg = fields[name] + "; " + msg

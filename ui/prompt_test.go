@@ -388,6 +388,14 @@ func TestNewVersion(t *testing.T) {
 	is.True(strings.Contains(p.body, "[1,2]"))
 	is.Equal(latest(f), 2)
 
+	// Metadata that gives a name twice, however deep, is refused as the
+	// HTTP interface refuses it: the JSON served would not be read back.
+	p = b.post(f.url("/versions"), url.Values{"content": {"x"}, "metadata": {`{"model":"a","n":{"x":1,"x":2}}`}})
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Metadata member n.x is given more than once"))
+	is.True(strings.Contains(p.body, `id="metadata" name="metadata" rows="5" spellcheck="false" aria-describedby="metadata-help metadata-error" aria-invalid="true"`))
+	is.Equal(latest(f), 2)
+
 	// CRLF from the browser is stored as \n.
 	p = b.post(f.url("/versions"), url.Values{
 		"content":        {"Line one {{name}}\r\nLine two\r\n"},
