@@ -67,6 +67,13 @@
 // typed, in the deployment history, as the HTTP interface does. Text
 // typed into a form is stored with \n line ends.
 //
+// Forms and the queries of addresses are read strictly, as the HTTP
+// interface reads bodies: a field given twice, or one whose name or
+// value is not valid UTF-8, is 400 with a page that names it, and
+// nothing changes (the search of a project's prompts too: q=%ff is
+// refused, not searched for as something else). The interface's own
+// forms never send either.
+//
 // # Replicas
 //
 // The default SessionStore keeps sessions in the memory of the process,

@@ -25,6 +25,9 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		c.storeError(err)
 		return
 	}
+	if !c.fieldsOK() {
+		return
+	}
 	if !ok {
 		c.signinPage(http.StatusOK, h.safeNext(r.URL.Query().Get("next")), "")
 		return
@@ -59,6 +62,9 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	ck, err := r.Cookie(signinCookie)
 	if err != nil || !validToken(r.PostForm.Get("csrf"), ck.Value) {
 		c.signinPage(http.StatusForbidden, next, "The sign-in form was stale or came from another site, so it was refused. Sign in again below.")
+		return
+	}
+	if !c.fieldsOK() {
 		return
 	}
 	addr, now := clientAddr(r), h.now()
@@ -133,6 +139,9 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	if !validToken(r.PostForm.Get("csrf"), s.CSRF) {
 		h.fail(w, r, nil, http.StatusForbidden, "Refused", "The form's security token is missing or wrong (was it sent from an old page or another site?). You are still signed in. Reload the page and try again.")
+		return
+	}
+	if !c.fieldsOK() {
 		return
 	}
 	if err := h.sessions.Delete(r.Context(), id); err != nil {
