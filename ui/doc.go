@@ -50,7 +50,17 @@
 // Every form that changes something carries the session's CSRF token; a
 // POST without a valid one is 403 and changes nothing. Requests that a
 // browser marks as cross-origin are refused too
-// (http.CrossOriginProtection). Failed sign-ins are limited per client
+// (http.CrossOriginProtection).
+//
+// The sign-in form is guarded before there is a session: its cookie
+// holds a random nonce and when the form expires (after an hour), and
+// its token is that value signed with HMAC-SHA256, under a key derived
+// (HKDF-SHA256) from the handler's secret, compared in constant time. A
+// site that can set cookies for the interface's host (a sibling
+// subdomain, or anyone on a plain-HTTP path) cannot make a token that
+// goes with a cookie it plants, so it cannot sign a browser in with a
+// key of its own: that is 403, with the form again. The secret is
+// random, made by New, unless given with WithSecret. Failed sign-ins are limited per client
 // address (WithSignInLimit); behind a reverse proxy every client shares
 // the proxy's address, so give the limit room, or put one in the proxy.
 //
@@ -80,7 +90,11 @@
 // and forgets expired ones lazily (no goroutine runs behind the caller's
 // back). With several replicas behind a load balancer, either route each
 // browser to one replica (sticky sessions) or give every replica the
-// same shared SessionStore (WithSessionStore).
+// same shared SessionStore (WithSessionStore) and the same secret
+// (WithSecret): each handler otherwise makes its own, and a sign-in
+// form served by one replica and posted to another is refused (403,
+// the form again, which then works if the next post reaches the same
+// replica).
 //
 // # Pages
 //
