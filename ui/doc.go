@@ -114,7 +114,9 @@
 //	GET  /ui/prompts/{prompt_id}/versions/{n}/render, POST the same
 //	GET  /ui/static/…                          styles and script, with content-hashed names
 //
-// Every answer carries a Content-Security-Policy that allows nothing but
+// A path of the list asked with another method is 405 with the Allow
+// header (OPTIONS included), as over the HTTP interface; any other path
+// is 404. Every answer carries a Content-Security-Policy that allows nothing but
 // the prefix's own styles and script, X-Content-Type-Options: nosniff and
 // Referrer-Policy: same-origin; pages are not cached.
 package ui

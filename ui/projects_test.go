@@ -180,3 +180,49 @@ func TestActionURLsFetchedLeadWhereTheyAct(t *testing.T) {
 	}
 	is.True(hasButton(b.get(e.prefix), "Sign out")) // a GET of signout signs nobody out
 }
+
+// A page or action asked with a method it does not take is 405 with the
+// Allow header, as over the HTTP interface, with the security headers and
+// a page that says which methods it takes; a path that is no page is 404
+// whatever the method.
+func TestWrongMethodIsNotAllowed(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn(adminKey)
+	for _, tc := range []struct {
+		method, path, allow string
+	}{
+		{"DELETE", f.prefix, "GET, HEAD"},
+		{"POST", f.prefix, "GET, HEAD"},
+		{"OPTIONS", f.prefix, "GET, HEAD"},
+		{"PUT", f.prefix + "signin", "GET, HEAD, POST"},
+		{"PATCH", f.url("/promote"), "GET, HEAD, POST"},
+		{"DELETE", f.url(""), "GET, HEAD"},
+		{"OPTIONS", f.url("/versions/1/render"), "GET, HEAD, POST"},
+		{"PUT", f.url("/versions"), "GET, HEAD, POST"},
+		{"POST", f.prefix + "projects/" + f.alpha.ID, "GET, HEAD"},
+		{"POST", f.prefix + "static/ui.css", "GET, HEAD"},
+		{"DELETE", f.prefix + "no/such/page", ""},
+		{"POST", f.prefix + "no/such/page", ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			is := is.New(t)
+			before := f.revision()
+			req, err := http.NewRequest(tc.method, f.srv.URL+tc.path, strings.NewReader("csrf="+b.csrf))
+			is.NoErr(err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			p := b.do(req)
+			is.Equal(p.Header.Get("Content-Security-Policy") != "", true) // the security headers stay
+			is.Equal(p.Header.Get("X-Content-Type-Options"), "nosniff")
+			is.Equal(f.revision(), before) // nothing changed
+			if tc.allow == "" {
+				is.Equal(p.StatusCode, http.StatusNotFound)
+				is.Equal(p.Header.Get("Allow"), "")
+				return
+			}
+			is.Equal(p.StatusCode, http.StatusMethodNotAllowed)
+			is.Equal(p.Header.Get("Allow"), tc.allow)
+			is.True(strings.Contains(text(p), "This address answers "+tc.allow+" only, not "+tc.method)) // says which
+		})
+	}
+}

@@ -55,10 +55,35 @@ func (h *Handler) routes() {
 		})
 	}
 
-	// Anything else under the prefix: a page that says so, whatever the
-	// method.
-	m.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r, nil) })
+	// Anything else under the prefix: a page that says so.
+	m.HandleFunc(p, h.unrouted)
 	h.mux = m
+}
+
+// unrouted answers a request no route takes: 405 with the Allow header
+// when the path is a page or action of other methods (as the HTTP
+// interface answers, OPTIONS included), else 404.
+func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		probe := r.WithContext(r.Context())
+		probe.Method = method
+		if _, pattern := h.mux.Handler(probe); pattern != h.prefix {
+			allow = append(allow, method)
+			if method == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) == 0 {
+		h.notFound(w, r, nil)
+		return
+	}
+	slices.Sort(allow)
+	list := strings.Join(allow, ", ")
+	w.Header().Set("Allow", list)
+	h.fail(w, r, nil, http.StatusMethodNotAllowed, "Method not allowed",
+		"This address answers "+list+" only, not "+strings.ToValidUTF8(r.Method, "\uFFFD")+". Nothing was changed.")
 }
 
 // page returns a GET page for signed-in keys of role need at least.
