@@ -280,8 +280,9 @@ func TestPromotionGuard(t *testing.T) {
 	is.Equal(p.StatusCode, http.StatusConflict)
 	is.True(strings.Contains(text(p), "variables differ"))
 	is.True(strings.Contains(text(p), "Added: place")) // names the variables
-	is.True(hasField(p, "Allow variable change"))      // and offers the override
-	is.Equal(f.revision(), rev)                        // nothing changed
+	is.True(strings.Contains(text(p), "Code that renders this prompt must give the added variables. To go ahead"))
+	is.True(hasField(p, "Allow variable change")) // and offers the override
+	is.Equal(f.revision(), rev)                   // nothing changed
 	is.Equal(f.active(prompts.Production), 1)
 	is.Equal(hidden(p, "revision"), strconv.FormatInt(rev, 10)) // the page's own revision still
 
@@ -300,6 +301,9 @@ func TestPromotionGuard(t *testing.T) {
 	p = b.post(f.url("/rollback"), form)
 	is.Equal(p.StatusCode, http.StatusConflict)
 	is.True(strings.Contains(text(p), "Removed: place"))
+	// Said by what changed: only a variable removed, none added.
+	is.True(strings.Contains(text(p), "Code that renders this prompt must stop giving the removed variables"))
+	is.True(!strings.Contains(text(p), "added variables"))
 	form = formOf(p)
 	form.Set("environment", "production")
 	form.Set("allow_variable_change", "1")
