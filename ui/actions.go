@@ -314,7 +314,13 @@ func (c *call) promoteForm() {
 		return
 	}
 	q := c.r.URL.Query()
-	d.Version, _ = strconv.Atoi(q.Get("version"))
+	status := http.StatusOK
+	if v := q.Get("version"); v != "" {
+		var err error
+		if d.Version, err = strconv.Atoi(v); err != nil {
+			status, d.Errors = http.StatusBadRequest, map[string]string{"version": "must be a number"}
+		}
+	}
 	d.Env = prompts.Environment(q.Get("environment"))
 	staging, production := d.env(prompts.Staging).Version, d.env(prompts.Production).Version
 	if d.Version == 0 {
@@ -329,7 +335,7 @@ func (c *call) promoteForm() {
 			d.Env = prompts.Production
 		}
 	}
-	c.changePage(http.StatusOK, "promote", d)
+	c.changePage(status, "promote", d)
 }
 
 // choices reads the versions the promote form offers.
@@ -466,7 +472,12 @@ func (c *call) promote() {
 	if !c.choices(&d) {
 		return
 	}
-	d.Version, _ = strconv.Atoi(c.r.PostForm.Get("version"))
+	var err error
+	if d.Version, err = strconv.Atoi(c.r.PostForm.Get("version")); err != nil {
+		d.Errors = map[string]string{"version": "must be a number"}
+		c.changePage(http.StatusBadRequest, "promote", d)
+		return
+	}
 	in := prompts.Activation{PromptID: d.Prompt.ID, Environment: d.Env, VersionNumber: prompts.Some(d.Version), Change: ch}
 	ap, err := c.h.store.Activate(c.r.Context(), in)
 	if err != nil {

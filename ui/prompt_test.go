@@ -650,7 +650,8 @@ func TestBadInputIsAClearRefusal(t *testing.T) {
 		status       int
 		says         string
 	}{
-		"no version":      {"version", "x", http.StatusBadRequest, "Version must be 1 or more"},
+		"no version":      {"version", "x", http.StatusBadRequest, "Version must be a number"},
+		"version 0":       {"version", "0", http.StatusBadRequest, "Version must be 1 or more"},
 		"unknown version": {"version", "99", http.StatusNotFound, "Not found"},
 		"environment":     {"environment", "prod", http.StatusBadRequest, "Environment must be production or staging"},
 		"NUL in reason":   {"reason", "a\x00b", http.StatusBadRequest, "Reason must not contain the NUL character"},
@@ -669,8 +670,29 @@ func TestBadInputIsAClearRefusal(t *testing.T) {
 			t.Fatalf("%s: got %d, want %d saying %q:\n%s", name, p.StatusCode, tc.status, tc.says, text(p))
 		}
 	}
+	p := b.get(f.url("/promote?version=abc"))
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Version must be a number"))
+	is.True(hasButton(p, "Promote")) // the form again
 	for _, path := range []string{"?versions_after=nope", "?history_after=%00"} {
 		is.Equal(b.get(f.url(path)).StatusCode, http.StatusBadRequest) // a bad position, not a 500
 	}
 	is.Equal(f.revision(), rev) // nothing changed
+}
+
+// The promote page of a prompt without versions says there is nothing to
+// promote and offers New version, not an empty list and a Promote button.
+func TestPromoteWithoutVersions(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	pr, err := f.store.CreatePrompt(context.Background(), prompts.NewPrompt{ProjectID: f.alpha.ID, Key: "empty", Name: "Empty"})
+	is.NoErr(err)
+	b := f.browser()
+	b.signIn(deployKey)
+	p := b.get(f.prefix + "prompts/" + pr.ID + "/promote")
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(text(p), "This prompt has no version yet, so there is nothing to promote."))
+	is.Equal(linkTo(p, "New version"), f.prefix+"prompts/"+pr.ID+"/versions/new")
+	is.True(!hasButton(p, "Promote"))
+	is.True(!hasField(p, "Version"))
 }
