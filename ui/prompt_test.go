@@ -696,3 +696,22 @@ func TestPromoteWithoutVersions(t *testing.T) {
 	is.True(!hasButton(p, "Promote"))
 	is.True(!hasField(p, "Version"))
 }
+
+// Only a number's canonical decimal form names a version: /versions/1 is
+// version 1, and /versions/01, /versions/+1 (and their render pages, and
+// compare?from=01) are 404, so that each version has one address.
+func TestVersionNumbersAreCanonical(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn(readKey)
+	is.Equal(b.get(f.url("/versions/1")).StatusCode, 200)
+	is.Equal(b.get(f.url("/versions/1/render")).StatusCode, 200)
+	for _, path := range []string{"/versions/01", "/versions/+1", "/versions/%2B1", "/versions/1.0", "/versions/0", "/versions/-1",
+		"/versions/01/render", "/versions/+1/render", "/compare?from=01&to=2", "/compare?from=1&to=+2"} {
+		p := b.get(f.url(path))
+		if p.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, p.StatusCode)
+		}
+	}
+}
