@@ -136,6 +136,27 @@ func TestStaticAssets(t *testing.T) {
 	p = b.do(req)
 	is.Equal(p.StatusCode, http.StatusNotModified)
 	is.Equal(b.get(e.prefix+"static/ui.000000000000.css").StatusCode, 404)
+
+	// If-None-Match as RFC 9110 reads it: "*" matches any asset that
+	// exists, a list matches when one of its tags does (weakly), and a
+	// tag that merely holds the ETag does not.
+	for inm, status := range map[string]int{
+		"*":                           http.StatusNotModified,
+		`"x", ` + etag:                http.StatusNotModified,
+		"W/" + etag:                   http.StatusNotModified,
+		`"x"`:                         http.StatusOK,
+		`"x"` + etag:                  http.StatusOK, // holds the ETag, is not it
+		strings.TrimSuffix(etag, `"`): http.StatusOK,
+	} {
+		req, _ := http.NewRequest("GET", e.srv.URL+css[1], nil)
+		req.Header.Set("If-None-Match", inm)
+		if p := b.do(req); p.StatusCode != status {
+			t.Errorf("If-None-Match: %s: %d, want %d", inm, p.StatusCode, status)
+		}
+	}
+	req, _ = http.NewRequest("GET", e.srv.URL+e.prefix+"static/ui.000000000000.css", nil)
+	req.Header.Set("If-None-Match", "*")
+	is.Equal(b.do(req).StatusCode, 404) // "*" matches only what exists
 }
 
 func TestTwoMountPoints(t *testing.T) {
