@@ -77,6 +77,12 @@
 // typed, in the deployment history, as the HTTP interface does. Text
 // typed into a form is stored with \n line ends.
 //
+// Rendering a version on its render page gives every variable the text
+// of its field, an empty field included: an empty field is the empty
+// string, not a missing value (the page says so), since a form cannot
+// tell an empty value from no value. Only a field the form does not send
+// at all is missing.
+//
 // Forms and the queries of addresses are read strictly, as the HTTP
 // interface reads bodies: a field given twice, or one whose name or
 // value is not valid UTF-8, is 400 with a page that names it, and

@@ -507,6 +507,14 @@ func TestRenderAVersion(t *testing.T) {
 	p = b.post(link, url.Values{"var.name": {"Ada"}})
 	is.Equal(p.StatusCode, http.StatusBadRequest)
 	is.True(strings.Contains(text(p), "place"))
+
+	// An empty field is a value, the empty string, and the page says so.
+	p = b.get(link)
+	is.True(strings.Contains(text(p), "An empty field is a value too: its variable renders as nothing."))
+	is.True(strings.Contains(p.body, `name="var.place" rows="2" aria-describedby="values-help"`)) // told to screen readers at each field
+	p = b.post(link, url.Values{"var.name": {"Ada"}, "var.place": {""}})
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(p.body, "Hello Ada from .\nHow are you?"))
 	is.Equal(len(f.history()), 1) // rendering changes nothing
 }
 
