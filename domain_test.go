@@ -183,3 +183,35 @@ func TestActivePromptCopy(t *testing.T) {
 		is.Equal(*a.ActiveVersion.ChangeSummary, "s")
 	}
 }
+
+// Metadata that gives a name twice in one object, at any depth, is
+// invalid, and the error names the member's path as the HTTP interface
+// does; the same name in two objects, or a name and its value alike, is
+// fine.
+func TestMetadataDuplicateNames(t *testing.T) {
+	for _, tc := range []struct {
+		md, field string // field "": valid
+	}{
+		{`{"model":"a","model":"b"}`, "metadata_.model"},
+		{`{"model":"a","n":{"x":1,"x":2}}`, "metadata_.n.x"},
+		{`{"x":{"y":[1,{"z":1,"z":{}}]}}`, "metadata_.x.y[1].z"},
+		{`{"l":[[0],[1,2,{"a":{"b":1,"c":2,"b":3}}]]}`, "metadata_.l[1][2].a.b"},
+		{`{"model":"a","\u006dodel":"b"}`, "metadata_.model"}, // escaped, the same name
+		{`{"a":{"b":1},"c":{"d":{},"d":[]}}`, "metadata_.c.d"},
+		{`{"a":{"x":1},"b":{"x":1}}`, ""},           // one name in two objects
+		{`{"a":"a","b":["a","a"],"c":{"a":1}}`, ""}, // values alike
+		{`{"a":[{"x":1},{"x":2}]}`, ""},             // objects in an array
+	} {
+		t.Run(tc.md, func(t *testing.T) {
+			is := is.New(t)
+			err := prompts.Metadata(tc.md).Validate()
+			if tc.field == "" {
+				is.NoErr(err) // valid
+				return
+			}
+			var e *prompts.Error
+			is.True(errors.As(err, &e))                                                                    // an *Error
+			is.Equal(e.Fields, []prompts.FieldError{{Field: tc.field, Detail: "is given more than once"}}) // names the member
+		})
+	}
+}

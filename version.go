@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,8 +81,10 @@ func (m *Metadata) UnmarshalJSON(b []byte) error {
 }
 
 // Validate checks that m is null or a JSON object in valid UTF-8 that nests
-// at most 32 levels, encodes (compacted) to at most 64 KiB, and holds no
-// NUL character in any string or name.
+// at most 32 levels, encodes (compacted) to at most 64 KiB, holds no NUL
+// character in any string or name, and gives no name twice in one object
+// (at any depth: the error's field is the member's path, as in
+// metadata_.a.b[1].c, and its detail "is given more than once").
 func (m Metadata) Validate() error {
 	var fe fieldErrors
 	m.check(&fe)
@@ -113,7 +116,9 @@ func (m Metadata) check(fe *fieldErrors) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(compact)))
 	dec.UseNumber()
-	depth := 0
+	// levels are the objects and arrays the decoder is in, to find a
+	// name given twice in one object and say where it is.
+	var levels []level
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -123,16 +128,43 @@ func (m Metadata) check(fe *fieldErrors) {
 			fe.add(field, "must be valid JSON")
 			return
 		}
+		var top *level
+		if len(levels) > 0 {
+			top = &levels[len(levels)-1]
+		}
+		if t, ok := tok.(string); ok && top != nil && top.object && top.wantName {
+			// A member's name.
+			if containsNUL(t) {
+				fe.add(field, ruleNoNUL)
+				return
+			}
+			if _, dup := top.names[t]; dup {
+				// The HTTP interface names it so too.
+				fe.add(memberPath(field, levels[:len(levels)-1])+"."+t, "is given more than once")
+				return
+			}
+			if top.names == nil {
+				top.names = map[string]struct{}{}
+			}
+			top.names[t] = struct{}{}
+			top.name, top.wantName = t, false
+			continue
+		}
+		if top != nil && !top.object && tok != json.Delim(']') {
+			top.index++ // a value of an array
+		}
 		switch t := tok.(type) {
 		case json.Delim:
-			if t == '{' || t == '[' {
-				depth++
-				if depth > MaxMetadataDepth {
+			switch t {
+			case '{', '[':
+				if len(levels) >= MaxMetadataDepth {
 					fe.add(field, "must nest at most 32 levels")
 					return
 				}
-			} else {
-				depth--
+				levels = append(levels, level{object: t == '{', wantName: true, index: -1})
+				continue
+			default:
+				levels = levels[:len(levels)-1]
 			}
 		case string:
 			if containsNUL(t) {
@@ -140,7 +172,35 @@ func (m Metadata) check(fe *fieldErrors) {
 				return
 			}
 		}
+		// A value ended: in an object, a name comes next.
+		if len(levels) > 0 {
+			levels[len(levels)-1].wantName = true
+		}
 	}
+}
+
+// level is an object or array metadata's check is in.
+type level struct {
+	object   bool
+	wantName bool                // object: the next string is a name
+	name     string              // object: the name of the member being read
+	names    map[string]struct{} // object: the names read
+	index    int                 // array: the index of the value being read
+}
+
+// memberPath returns the path to the value levels are in, from root:
+// metadata_.a.b[2].c, as the HTTP interface names a member.
+func memberPath(root string, levels []level) string {
+	var b strings.Builder
+	b.WriteString(root)
+	for _, l := range levels {
+		if l.object {
+			b.WriteString("." + l.name)
+		} else {
+			b.WriteString("[" + strconv.Itoa(l.index) + "]")
+		}
+	}
+	return b.String()
 }
 
 // NewVersion is the input to Store.CreateVersion.

@@ -102,6 +102,23 @@ var metadataTests = []test{
 		}
 		is.Equal(s.snapshot(), before) // no version was stored
 	}},
+	{"metadata gives no name twice in one object", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		p := s.prompt(s.project().ID, "k")
+		before := s.snapshot()
+		for md, field := range map[string]string{
+			`{"model":"a","model":"b"}`:       "metadata_.model",
+			`{"model":"a","n":{"x":1,"x":2}}`: "metadata_.n.x",
+			`{"x":{"y":[1,{"z":1,"z":{}}]}}`:  "metadata_.x.y[1].z",
+			`{"model":"a","\u006dodel":"b"}`:  "metadata_.model", // the same name, escaped
+		} {
+			_, err := s.CreateVersion(t.Context(), prompts.NewVersion{PromptID: p.ID, Content: "c", Metadata: prompts.Metadata(md)})
+			s.invalid(err, field)
+		}
+		is.Equal(s.snapshot(), before) // no version was stored
+		_, err := s.CreateVersion(t.Context(), prompts.NewVersion{PromptID: p.ID, Content: "c", Metadata: `{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":2}]}`})
+		is.NoErr(err) // one name in several objects is fine
+	}},
 	{"metadata encodes to at most 64 KiB", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		p := s.prompt(s.project().ID, "k")

@@ -37,12 +37,13 @@ func fieldErrors(err error) (fields map[string]string, ok bool) {
 	fields = map[string]string{}
 	for _, f := range pe.Fields {
 		name, known := formFields[f.Field]
-		if !known {
-			name = "form"
-		}
 		msg := f.Detail
-		if !known {
-			msg = f.Field + " " + f.Detail
+		switch member, inMetadata := strings.CutPrefix(f.Field, "metadata_."); {
+		case inMetadata:
+			// A member of the metadata, such as one given twice.
+			name, msg = "metadata", "member "+member+" "+f.Detail
+		case !known:
+			name, msg = "form", f.Field+" "+f.Detail
 		}
 		if fields[name] != "" {
 			msg = fields[name] + "; " + msg
@@ -313,7 +314,13 @@ func (c *call) promoteForm() {
 		return
 	}
 	q := c.r.URL.Query()
-	d.Version, _ = strconv.Atoi(q.Get("version"))
+	status := http.StatusOK
+	if v := q.Get("version"); v != "" {
+		var err error
+		if d.Version, err = strconv.Atoi(v); err != nil {
+			status, d.Errors = http.StatusBadRequest, map[string]string{"version": "must be a number"}
+		}
+	}
 	d.Env = prompts.Environment(q.Get("environment"))
 	staging, production := d.env(prompts.Staging).Version, d.env(prompts.Production).Version
 	if d.Version == 0 {
@@ -328,7 +335,7 @@ func (c *call) promoteForm() {
 			d.Env = prompts.Production
 		}
 	}
-	c.changePage(http.StatusOK, "promote", d)
+	c.changePage(status, "promote", d)
 }
 
 // choices reads the versions the promote form offers.
@@ -465,7 +472,12 @@ func (c *call) promote() {
 	if !c.choices(&d) {
 		return
 	}
-	d.Version, _ = strconv.Atoi(c.r.PostForm.Get("version"))
+	var err error
+	if d.Version, err = strconv.Atoi(c.r.PostForm.Get("version")); err != nil {
+		d.Errors = map[string]string{"version": "must be a number"}
+		c.changePage(http.StatusBadRequest, "promote", d)
+		return
+	}
 	in := prompts.Activation{PromptID: d.Prompt.ID, Environment: d.Env, VersionNumber: prompts.Some(d.Version), Change: ch}
 	ap, err := c.h.store.Activate(c.r.Context(), in)
 	if err != nil {

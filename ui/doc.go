@@ -50,7 +50,17 @@
 // Every form that changes something carries the session's CSRF token; a
 // POST without a valid one is 403 and changes nothing. Requests that a
 // browser marks as cross-origin are refused too
-// (http.CrossOriginProtection). Failed sign-ins are limited per client
+// (http.CrossOriginProtection).
+//
+// The sign-in form is guarded before there is a session: its cookie
+// holds a random nonce and when the form expires (after an hour), and
+// its token is that value signed with HMAC-SHA256, under a key derived
+// (HKDF-SHA256) from the handler's secret, compared in constant time. A
+// site that can set cookies for the interface's host (a sibling
+// subdomain, or anyone on a plain-HTTP path) cannot make a token that
+// goes with a cookie it plants, so it cannot sign a browser in with a
+// key of its own: that is 403, with the form again. The secret is
+// random, made by New, unless given with WithSecret. Failed sign-ins are limited per client
 // address (WithSignInLimit); behind a reverse proxy every client shares
 // the proxy's address, so give the limit room, or put one in the proxy.
 //
@@ -67,13 +77,30 @@
 // typed, in the deployment history, as the HTTP interface does. Text
 // typed into a form is stored with \n line ends.
 //
+// Rendering a version on its render page gives every variable the text
+// of its field, an empty field included: an empty field is the empty
+// string, not a missing value (the page says so), since a form cannot
+// tell an empty value from no value. Only a field the form does not send
+// at all is missing.
+//
+// Forms and the queries of addresses are read strictly, as the HTTP
+// interface reads bodies: a field given twice, or one whose name or
+// value is not valid UTF-8, is 400 with a page that names it, and
+// nothing changes (the search of a project's prompts too: q=%ff is
+// refused, not searched for as something else). The interface's own
+// forms never send either.
+//
 // # Replicas
 //
 // The default SessionStore keeps sessions in the memory of the process,
 // and forgets expired ones lazily (no goroutine runs behind the caller's
 // back). With several replicas behind a load balancer, either route each
 // browser to one replica (sticky sessions) or give every replica the
-// same shared SessionStore (WithSessionStore).
+// same shared SessionStore (WithSessionStore) and the same secret
+// (WithSecret): each handler otherwise makes its own, and a sign-in
+// form served by one replica and posted to another is refused (403,
+// the form again, which then works if the next post reaches the same
+// replica).
 //
 // # Pages
 //
@@ -93,7 +120,9 @@
 //	GET  /ui/prompts/{prompt_id}/versions/{n}/render, POST the same
 //	GET  /ui/static/…                          styles and script, with content-hashed names
 //
-// Every answer carries a Content-Security-Policy that allows nothing but
+// A path of the list asked with another method is 405 with the Allow
+// header (OPTIONS included), as over the HTTP interface; any other path
+// is 404. Every answer carries a Content-Security-Policy that allows nothing but
 // the prefix's own styles and script, X-Content-Type-Options: nosniff and
 // Referrer-Policy: same-origin; pages are not cached.
 package ui

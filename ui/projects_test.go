@@ -136,6 +136,27 @@ func TestStaticAssets(t *testing.T) {
 	p = b.do(req)
 	is.Equal(p.StatusCode, http.StatusNotModified)
 	is.Equal(b.get(e.prefix+"static/ui.000000000000.css").StatusCode, 404)
+
+	// If-None-Match as RFC 9110 reads it: "*" matches any asset that
+	// exists, a list matches when one of its tags does (weakly), and a
+	// tag that merely holds the ETag does not.
+	for inm, status := range map[string]int{
+		"*":                           http.StatusNotModified,
+		`"x", ` + etag:                http.StatusNotModified,
+		"W/" + etag:                   http.StatusNotModified,
+		`"x"`:                         http.StatusOK,
+		`"x"` + etag:                  http.StatusOK, // holds the ETag, is not it
+		strings.TrimSuffix(etag, `"`): http.StatusOK,
+	} {
+		req, _ := http.NewRequest("GET", e.srv.URL+css[1], nil)
+		req.Header.Set("If-None-Match", inm)
+		if p := b.do(req); p.StatusCode != status {
+			t.Errorf("If-None-Match: %s: %d, want %d", inm, p.StatusCode, status)
+		}
+	}
+	req, _ = http.NewRequest("GET", e.srv.URL+e.prefix+"static/ui.000000000000.css", nil)
+	req.Header.Set("If-None-Match", "*")
+	is.Equal(b.do(req).StatusCode, 404) // "*" matches only what exists
 }
 
 func TestTwoMountPoints(t *testing.T) {
@@ -179,4 +200,50 @@ func TestActionURLsFetchedLeadWhereTheyAct(t *testing.T) {
 		is.Equal(p.Header.Get("Location"), e.prefix+to)
 	}
 	is.True(hasButton(b.get(e.prefix), "Sign out")) // a GET of signout signs nobody out
+}
+
+// A page or action asked with a method it does not take is 405 with the
+// Allow header, as over the HTTP interface, with the security headers and
+// a page that says which methods it takes; a path that is no page is 404
+// whatever the method.
+func TestWrongMethodIsNotAllowed(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn(adminKey)
+	for _, tc := range []struct {
+		method, path, allow string
+	}{
+		{"DELETE", f.prefix, "GET, HEAD"},
+		{"POST", f.prefix, "GET, HEAD"},
+		{"OPTIONS", f.prefix, "GET, HEAD"},
+		{"PUT", f.prefix + "signin", "GET, HEAD, POST"},
+		{"PATCH", f.url("/promote"), "GET, HEAD, POST"},
+		{"DELETE", f.url(""), "GET, HEAD"},
+		{"OPTIONS", f.url("/versions/1/render"), "GET, HEAD, POST"},
+		{"PUT", f.url("/versions"), "GET, HEAD, POST"},
+		{"POST", f.prefix + "projects/" + f.alpha.ID, "GET, HEAD"},
+		{"POST", f.prefix + "static/ui.css", "GET, HEAD"},
+		{"DELETE", f.prefix + "no/such/page", ""},
+		{"POST", f.prefix + "no/such/page", ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			is := is.New(t)
+			before := f.revision()
+			req, err := http.NewRequest(tc.method, f.srv.URL+tc.path, strings.NewReader("csrf="+b.csrf))
+			is.NoErr(err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			p := b.do(req)
+			is.Equal(p.Header.Get("Content-Security-Policy") != "", true) // the security headers stay
+			is.Equal(p.Header.Get("X-Content-Type-Options"), "nosniff")
+			is.Equal(f.revision(), before) // nothing changed
+			if tc.allow == "" {
+				is.Equal(p.StatusCode, http.StatusNotFound)
+				is.Equal(p.Header.Get("Allow"), "")
+				return
+			}
+			is.Equal(p.StatusCode, http.StatusMethodNotAllowed)
+			is.Equal(p.Header.Get("Allow"), tc.allow)
+			is.True(strings.Contains(text(p), "This address answers "+tc.allow+" only, not "+tc.method)) // says which
+		})
+	}
 }

@@ -213,10 +213,12 @@ func (c *call) version() {
 	c.render(http.StatusOK, "version", c.view(title, d, c.crumbs(st, crumb{Name: "Version " + strconv.Itoa(v.VersionNumber)})...))
 }
 
-// getVersion returns the version with the number s, or answers 404.
+// getVersion returns the version with the number s, or answers 404. Only
+// a number's canonical decimal form names a version (1, not 01 or +1):
+// each version has one address.
 func (c *call) getVersion(promptID, s string) (prompts.PromptVersion, bool) {
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
+	if err != nil || n < 1 || strconv.Itoa(n) != s {
 		c.h.notFound(c.w, c.r, c)
 		return prompts.PromptVersion{}, false
 	}

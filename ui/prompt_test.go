@@ -280,8 +280,9 @@ func TestPromotionGuard(t *testing.T) {
 	is.Equal(p.StatusCode, http.StatusConflict)
 	is.True(strings.Contains(text(p), "variables differ"))
 	is.True(strings.Contains(text(p), "Added: place")) // names the variables
-	is.True(hasField(p, "Allow variable change"))      // and offers the override
-	is.Equal(f.revision(), rev)                        // nothing changed
+	is.True(strings.Contains(text(p), "Code that renders this prompt must give the added variables. To go ahead"))
+	is.True(hasField(p, "Allow variable change")) // and offers the override
+	is.Equal(f.revision(), rev)                   // nothing changed
 	is.Equal(f.active(prompts.Production), 1)
 	is.Equal(hidden(p, "revision"), strconv.FormatInt(rev, 10)) // the page's own revision still
 
@@ -300,6 +301,9 @@ func TestPromotionGuard(t *testing.T) {
 	p = b.post(f.url("/rollback"), form)
 	is.Equal(p.StatusCode, http.StatusConflict)
 	is.True(strings.Contains(text(p), "Removed: place"))
+	// Said by what changed: only a variable removed, none added.
+	is.True(strings.Contains(text(p), "Code that renders this prompt must stop giving the removed variables"))
+	is.True(!strings.Contains(text(p), "added variables"))
 	form = formOf(p)
 	form.Set("environment", "production")
 	form.Set("allow_variable_change", "1")
@@ -386,6 +390,14 @@ func TestNewVersion(t *testing.T) {
 	is.True(strings.Contains(text(p), "Metadata must be a JSON object or null"))
 	is.True(strings.Contains(p.body, `aria-invalid="true"`))
 	is.True(strings.Contains(p.body, "[1,2]"))
+	is.Equal(latest(f), 2)
+
+	// Metadata that gives a name twice, however deep, is refused as the
+	// HTTP interface refuses it: the JSON served would not be read back.
+	p = b.post(f.url("/versions"), url.Values{"content": {"x"}, "metadata": {`{"model":"a","n":{"x":1,"x":2}}`}})
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Metadata member n.x is given more than once"))
+	is.True(strings.Contains(p.body, `id="metadata" name="metadata" rows="5" spellcheck="false" aria-describedby="metadata-help metadata-error" aria-invalid="true"`))
 	is.Equal(latest(f), 2)
 
 	// CRLF from the browser is stored as \n.
@@ -495,6 +507,14 @@ func TestRenderAVersion(t *testing.T) {
 	p = b.post(link, url.Values{"var.name": {"Ada"}})
 	is.Equal(p.StatusCode, http.StatusBadRequest)
 	is.True(strings.Contains(text(p), "place"))
+
+	// An empty field is a value, the empty string, and the page says so.
+	p = b.get(link)
+	is.True(strings.Contains(text(p), "An empty field is a value too: its variable renders as nothing."))
+	is.True(strings.Contains(p.body, `name="var.place" rows="2" aria-describedby="values-help"`)) // told to screen readers at each field
+	p = b.post(link, url.Values{"var.name": {"Ada"}, "var.place": {""}})
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(p.body, "Hello Ada from .\nHow are you?"))
 	is.Equal(len(f.history()), 1) // rendering changes nothing
 }
 
@@ -638,7 +658,8 @@ func TestBadInputIsAClearRefusal(t *testing.T) {
 		status       int
 		says         string
 	}{
-		"no version":      {"version", "x", http.StatusBadRequest, "Version must be 1 or more"},
+		"no version":      {"version", "x", http.StatusBadRequest, "Version must be a number"},
+		"version 0":       {"version", "0", http.StatusBadRequest, "Version must be 1 or more"},
 		"unknown version": {"version", "99", http.StatusNotFound, "Not found"},
 		"environment":     {"environment", "prod", http.StatusBadRequest, "Environment must be production or staging"},
 		"NUL in reason":   {"reason", "a\x00b", http.StatusBadRequest, "Reason must not contain the NUL character"},
@@ -657,8 +678,48 @@ func TestBadInputIsAClearRefusal(t *testing.T) {
 			t.Fatalf("%s: got %d, want %d saying %q:\n%s", name, p.StatusCode, tc.status, tc.says, text(p))
 		}
 	}
+	p := b.get(f.url("/promote?version=abc"))
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Version must be a number"))
+	is.True(hasButton(p, "Promote")) // the form again
 	for _, path := range []string{"?versions_after=nope", "?history_after=%00"} {
 		is.Equal(b.get(f.url(path)).StatusCode, http.StatusBadRequest) // a bad position, not a 500
 	}
 	is.Equal(f.revision(), rev) // nothing changed
+}
+
+// The promote page of a prompt without versions says there is nothing to
+// promote and offers New version, not an empty list and a Promote button.
+func TestPromoteWithoutVersions(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	pr, err := f.store.CreatePrompt(context.Background(), prompts.NewPrompt{ProjectID: f.alpha.ID, Key: "empty", Name: "Empty"})
+	is.NoErr(err)
+	b := f.browser()
+	b.signIn(deployKey)
+	p := b.get(f.prefix + "prompts/" + pr.ID + "/promote")
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(text(p), "This prompt has no version yet, so there is nothing to promote."))
+	is.Equal(linkTo(p, "New version"), f.prefix+"prompts/"+pr.ID+"/versions/new")
+	is.True(!hasButton(p, "Promote"))
+	is.True(!hasField(p, "Version"))
+}
+
+// Only a number's canonical decimal form names a version: /versions/1 is
+// version 1, and /versions/01, /versions/+1 (and their render pages, and
+// compare?from=01) are 404, so that each version has one address.
+func TestVersionNumbersAreCanonical(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	b := f.browser()
+	b.signIn(readKey)
+	is.Equal(b.get(f.url("/versions/1")).StatusCode, 200)
+	is.Equal(b.get(f.url("/versions/1/render")).StatusCode, 200)
+	for _, path := range []string{"/versions/01", "/versions/+1", "/versions/%2B1", "/versions/1.0", "/versions/0", "/versions/-1",
+		"/versions/01/render", "/versions/+1/render", "/compare?from=01&to=2", "/compare?from=1&to=+2"} {
+		p := b.get(f.url(path))
+		if p.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, p.StatusCode)
+		}
+	}
 }

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/promptkit/prompts/httpapi"
 )
@@ -52,10 +55,35 @@ func (h *Handler) routes() {
 		})
 	}
 
-	// Anything else under the prefix: a page that says so, whatever the
-	// method.
-	m.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { h.notFound(w, r, nil) })
+	// Anything else under the prefix: a page that says so.
+	m.HandleFunc(p, h.unrouted)
 	h.mux = m
+}
+
+// unrouted answers a request no route takes: 405 with the Allow header
+// when the path is a page or action of other methods (as the HTTP
+// interface answers, OPTIONS included), else 404.
+func (h *Handler) unrouted(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		probe := r.WithContext(r.Context())
+		probe.Method = method
+		if _, pattern := h.mux.Handler(probe); pattern != h.prefix {
+			allow = append(allow, method)
+			if method == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	if len(allow) == 0 {
+		h.notFound(w, r, nil)
+		return
+	}
+	slices.Sort(allow)
+	list := strings.Join(allow, ", ")
+	w.Header().Set("Allow", list)
+	h.fail(w, r, nil, http.StatusMethodNotAllowed, "Method not allowed",
+		"This address answers "+list+" only, not "+strings.ToValidUTF8(r.Method, "\uFFFD")+". Nothing was changed.")
 }
 
 // page returns a GET page for signed-in keys of role need at least.
@@ -74,6 +102,9 @@ func (h *Handler) page(need httpapi.Role, f func(*call)) http.HandlerFunc {
 		}
 		if !allows(c.access.Role, need) {
 			c.forbidden(need)
+			return
+		}
+		if !c.fieldsOK() {
 			return
 		}
 		f(c)
@@ -110,8 +141,60 @@ func (h *Handler) action(need httpapi.Role, f func(*call)) http.HandlerFunc {
 			c.forbidden(need)
 			return
 		}
+		if !c.fieldsOK() {
+			return
+		}
 		f(c)
 	}
+}
+
+// fieldsOK checks every field of the request's form and query, as every
+// page and action reads them: a field given twice, or whose name or
+// value is not valid UTF-8, is 400, naming it, before anything is read
+// or changed. The interface's own forms never send either; taking the
+// first of two values, or bytes that a page in UTF-8 cannot show, would
+// act on what nobody saw.
+func (c *call) fieldsOK() bool {
+	query, err := url.ParseQuery(c.r.URL.RawQuery)
+	if err != nil {
+		c.fail(http.StatusBadRequest, errorData{Title: "Invalid address", Message: "The query of the address could not be read. Nothing was changed."})
+		return false
+	}
+	for _, in := range []struct {
+		vals url.Values
+		what string
+	}{{c.r.PostForm, "The form's field"}, {query, "The address's query parameter"}} {
+		if name, problem := badField(in.vals); problem != "" {
+			c.fail(http.StatusBadRequest, errorData{Title: "Invalid input", Message: in.what + " “" + name + "” " + problem + ". Nothing was changed."})
+			return false
+		}
+	}
+	return true
+}
+
+// badField returns the first field of vals, by name, that is given more
+// than once or is not valid UTF-8, named for people, and what is wrong
+// with it; problem is "" when every field is fine.
+func badField(vals url.Values) (name, problem string) {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		vs := vals[k]
+		switch {
+		case !utf8.ValidString(k):
+			problem = "has a name that is not valid UTF-8"
+		case len(vs) > 1:
+			problem = "is given more than once"
+		case !utf8.ValidString(vs[0]):
+			problem = "is not valid UTF-8"
+		default:
+			continue
+		}
+		name = strings.ToValidUTF8(k, "\uFFFD")
+		if r := []rune(name); len(r) > 64 {
+			name = string(r[:64]) + "…"
+		}
+		return name, problem
+	}
+	return "", ""
 }
 
 // maxForm is the largest form read: the content of a version and its

@@ -135,8 +135,9 @@ func (m *MemorySessions) Len() int {
 	return len(m.m)
 }
 
-// The cookies: the session's secret, and the sign-in form's token (a
-// double submit: a sign-in cannot be forged from another site).
+// The cookies: the session's secret, and the sign-in form's nonce (its
+// token is the nonce signed by the handler: a sign-in cannot be forged
+// from another site).
 const (
 	sessionCookie = "prompts_session"
 	signinCookie  = "prompts_signin"

@@ -233,3 +233,88 @@ func TestMemorySessionsForgetExpired(t *testing.T) {
 	is.True(m.Len() <= 400) // the 200 expired were forgotten as new ones came
 	is.NoErr(m.Delete(ctx, "unknown"))
 }
+
+// The sign-in form's token is its cookie's nonce signed with the
+// handler's secret: a cookie planted in the browser (by a site that can
+// set cookies for this host) with a token of the planter's choosing is
+// refused, as is a genuine pair once an hour has passed; replicas that
+// share a secret (WithSecret) take each other's forms, others do not.
+func TestSignInTokenIsSignedByTheServer(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	plant := func(b *browser, value string) {
+		u, _ := url.Parse(e.srv.URL + e.prefix)
+		b.c.Jar.SetCookies(u, []*http.Cookie{{Name: "prompts_signin", Value: value, Path: e.prefix}})
+	}
+	signIn := func(b *browser, token string) page {
+		return b.post(e.prefix+"signin", url.Values{"key": {adminKey}, "csrf": {token}})
+	}
+
+	// The double submit of old: any value, given as cookie and field.
+	b := e.browser()
+	plant(b, "zzz")
+	p := signIn(b, "zzz")
+	is.Equal(p.StatusCode, http.StatusForbidden)
+	is.True(setCookie(p, "prompts_session") == nil) // nobody signed in
+	is.True(strings.Contains(text(p), "stale or came from another site"))
+
+	// A cookie shaped as the server makes them, with a token made up.
+	b = e.browser()
+	b.get(e.prefix)
+	genuine := signinCookie(b)
+	nonce, exp, ok := strings.Cut(genuine, ".")
+	is.True(ok)
+	for _, token := range []string{nonce, genuine, b.csrf + "x", ""} {
+		plant(b, genuine)
+		is.Equal(signIn(b, token).StatusCode, http.StatusForbidden)
+	}
+	// The genuine token of a cookie whose expiry was moved on.
+	plant(b, nonce+"."+exp+"0")
+	is.Equal(signIn(b, b.csrf).StatusCode, http.StatusForbidden)
+
+	// A genuine pair, an hour old: refused, the form offered again.
+	b = e.browser()
+	b.get(e.prefix)
+	e.clock.Advance(time.Hour)
+	p = signIn(b, b.csrf)
+	is.Equal(p.StatusCode, http.StatusForbidden)
+	is.True(hasField(p, "API key"))
+	p = signIn(b, b.csrf) // the new form's token
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+
+	// Another handler (another replica) has its own secret by default.
+	other := newEnv(t)
+	b = e.browser()
+	b.get(e.prefix)
+	moved := other.browser()
+	u, _ := url.Parse(other.srv.URL + other.prefix)
+	moved.c.Jar.SetCookies(u, []*http.Cookie{{Name: "prompts_signin", Value: signinCookie(b), Path: other.prefix}})
+	p = moved.post(other.prefix+"signin", url.Values{"key": {adminKey}, "csrf": {b.csrf}})
+	is.Equal(p.StatusCode, http.StatusForbidden)
+
+	// Replicas given one secret take each other's forms.
+	shared := []byte(strings.Repeat("s", ui.MinSecretLen))
+	one, two := newEnv(t, ui.WithSecret(shared)), newEnv(t, ui.WithSecret(shared))
+	b = one.browser()
+	b.get(one.prefix)
+	moved = two.browser()
+	u, _ = url.Parse(two.srv.URL + two.prefix)
+	moved.c.Jar.SetCookies(u, []*http.Cookie{{Name: "prompts_signin", Value: signinCookie(b), Path: two.prefix}})
+	p = moved.post(two.prefix+"signin", url.Values{"key": {adminKey}, "csrf": {b.csrf}})
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+
+	_, err := ui.New(e.store, e.keys, ui.WithSecret(shared[:ui.MinSecretLen-1]))
+	is.True(err != nil) // too short a secret
+}
+
+// signinCookie returns the value of the sign-in cookie the browser holds.
+func signinCookie(b *browser) string {
+	u, _ := url.Parse(b.e.srv.URL + b.e.prefix)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "prompts_signin" {
+			return c.Value
+		}
+	}
+	b.e.t.Fatal("no sign-in cookie")
+	return ""
+}

@@ -1,17 +1,22 @@
 package ui
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
 )
 
 type signinData struct {
-	Token string // the sign-in form's token, also in its cookie
+	Token string // the sign-in form's token: its cookie's nonce, signed
 	Next  string
 	Error string
 }
@@ -25,6 +30,9 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		c.storeError(err)
 		return
 	}
+	if !c.fieldsOK() {
+		return
+	}
 	if !ok {
 		c.signinPage(http.StatusOK, h.safeNext(r.URL.Query().Get("next")), "")
 		return
@@ -32,10 +40,50 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	c.projects()
 }
 
-// signinPage shows the sign-in form with a fresh token in its cookie.
+// signinTTL is how long a sign-in form may be used.
+const signinTTL = time.Hour
+
+// signinInfo is the HKDF label of the key that signs sign-in tokens:
+// whatever else is ever derived from the handler's secret gets another.
+const signinInfo = "github.com/promptkit/prompts/ui sign-in token, HMAC-SHA256"
+
+// newSignin returns the value of a new sign-in cookie, a random nonce and
+// when it expires, and the token of its form: the cookie's value signed
+// with the handler's secret.
+func (h *Handler) newSignin() (cookie, token string) {
+	cookie = randomToken() + "." + strconv.FormatInt(h.now().Add(signinTTL).Unix(), 10)
+	return cookie, h.signinToken(cookie)
+}
+
+// signinToken is the sign-in form's token for the cookie's value:
+// HMAC-SHA256 under a key derived from the handler's secret.
+func (h *Handler) signinToken(cookie string) string {
+	m := hmac.New(sha256.New, h.signKey)
+	m.Write([]byte(cookie))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// validSignin reports whether token is the token of the sign-in cookie's
+// value, and that cookie has not expired. Only a handler with the secret
+// can make a token, so a cookie planted in a browser with a token of the
+// planter's choosing is refused.
+func (h *Handler) validSignin(cookie, token string) bool {
+	_, exp, ok := strings.Cut(cookie, ".")
+	if !ok {
+		return false
+	}
+	unix, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || !h.now().Before(time.Unix(unix, 0)) {
+		return false
+	}
+	return hmac.Equal([]byte(token), []byte(h.signinToken(cookie)))
+}
+
+// signinPage shows the sign-in form with a fresh token, and the nonce
+// it signs in its cookie.
 func (c *call) signinPage(status int, next, msg string) {
-	token := randomToken()
-	http.SetCookie(c.w, c.h.cookie(c.r, signinCookie, token, 3600))
+	value, token := c.h.newSignin()
+	http.SetCookie(c.w, c.h.cookie(c.r, signinCookie, value, int(signinTTL/time.Second)))
 	if next == c.h.prefix {
 		next = ""
 	}
@@ -43,8 +91,9 @@ func (c *call) signinPage(status int, next, msg string) {
 }
 
 // signIn is POST {prefix}signin: the key becomes a session. The form
-// must carry the token its cookie holds, so another site cannot sign a
-// browser in with a key of its own. A wrong key counts against the
+// must carry the token of the nonce its cookie holds, signed by the
+// handler, so another site cannot sign a browser in with a key of its
+// own, even where it can set the browser's cookies. A wrong key counts against the
 // client's address; the key is never shown back. The session keeps the
 // key sealed under the cookie's secret, to ask the Authenticator about
 // it again at every request.
@@ -57,8 +106,11 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	next := h.safeNext(r.PostForm.Get("next"))
 	ck, err := r.Cookie(signinCookie)
-	if err != nil || !validToken(r.PostForm.Get("csrf"), ck.Value) {
+	if err != nil || !h.validSignin(ck.Value, r.PostForm.Get("csrf")) {
 		c.signinPage(http.StatusForbidden, next, "The sign-in form was stale or came from another site, so it was refused. Sign in again below.")
+		return
+	}
+	if !c.fieldsOK() {
 		return
 	}
 	addr, now := clientAddr(r), h.now()
@@ -133,6 +185,9 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	if !validToken(r.PostForm.Get("csrf"), s.CSRF) {
 		h.fail(w, r, nil, http.StatusForbidden, "Refused", "The form's security token is missing or wrong (was it sent from an old page or another site?). You are still signed in. Reload the page and try again.")
+		return
+	}
+	if !c.fieldsOK() {
 		return
 	}
 	if err := h.sessions.Delete(r.Context(), id); err != nil {

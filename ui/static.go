@@ -73,9 +73,25 @@ func (h *Handler) serveStatic(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", a.ctype)
 	hd.Set("Cache-Control", "public, max-age=31536000, immutable")
 	hd.Set("ETag", a.etag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, a.etag) {
+	if noneMatch(r.Header.Values("If-None-Match"), a.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	w.Write(a.body)
+}
+
+// noneMatch reports whether the If-None-Match header (its values) fails
+// for an asset with etag, so that a GET is answered 304 (RFC 9110,
+// 13.1.2): it is "*", which every asset that exists matches, or a list
+// of entity tags one of which is etag, compared weakly (W/ aside).
+func noneMatch(header []string, etag string) bool {
+	for _, v := range header {
+		for tag := range strings.SplitSeq(v, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +38,9 @@ type Handler struct {
 	idle     time.Duration
 	maxAge   time.Duration
 	sessions SessionStore
-	secure   bool // Secure cookies over plain HTTP too
+	secret   []byte // WithSecret's, or random
+	signKey  []byte // signs the sign-in form's token; derived from secret
+	secure   bool   // Secure cookies over plain HTTP too
 	limiter  *limiter
 	pages    *pages
 	static   *assets
@@ -122,6 +128,28 @@ func WithSessionStore(s SessionStore) Option {
 	}
 }
 
+// MinSecretLen is the least size of a secret given to WithSecret: 256
+// bits.
+const MinSecretLen = 32
+
+// WithSecret sets the handler's secret, which signs the token of the
+// sign-in form (see the package's documentation). By default New makes a
+// random one, known to this handler only: then a sign-in page served by
+// one replica and posted to another is refused (403, the form shown
+// again). Replicas behind a load balancer without sticky sessions need
+// one secret, of at least MinSecretLen random bytes, kept as secret as
+// their API keys; changing it refuses only the sign-in forms open at
+// the time. The secret is copied.
+func WithSecret(secret []byte) Option {
+	return func(h *Handler) error {
+		if len(secret) < MinSecretLen {
+			return fmt.Errorf("ui: the secret must be at least %d bytes, not %d", MinSecretLen, len(secret))
+		}
+		h.secret = slices.Clone(secret)
+		return nil
+	}
+}
+
 // WithSecureCookies marks the session cookie Secure on every answer, not
 // only on those over TLS: for a handler behind a proxy that ends TLS, so
 // that the browser never sends the cookie in the clear.
@@ -174,7 +202,15 @@ func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Hand
 	if h.sessions == nil {
 		h.sessions = NewMemorySessions(h.now)
 	}
-	var err error
+	if h.secret == nil {
+		h.secret = make([]byte, MinSecretLen)
+		rand.Read(h.secret) // never fails (crypto/rand)
+	}
+	signKey, err := hkdf.Key(sha256.New, h.secret, nil, signinInfo, 32)
+	if err != nil {
+		return nil, err
+	}
+	h.signKey = signKey
 	if h.static, err = loadAssets(); err != nil {
 		return nil, err
 	}
