@@ -19,9 +19,11 @@
 // given plain or as sha256:<hex> of it, and the slugs of the projects they
 // may see. A bad entry stops the start with a message naming it, never
 // showing a secret. With no key at all, an admin key is generated and
-// printed once at start. With no -project and an empty store, a project
-// named Demo is created, so that there is somewhere to put prompts: the
-// HTTP interface cannot create projects.
+// printed once at start. -project NAME makes sure a project of that name
+// exists (its slug derived from the name); with no -project and an empty
+// store, a project named Demo is created, so that there is somewhere to
+// put prompts. An admin key creates more with POST
+// /v1/integration/projects.
 //
 // The web interface, at /ui/ (-ui=false turns it off), lets people sign
 // in with an API key and read, compare, write, promote and roll back
