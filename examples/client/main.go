@@ -4,20 +4,33 @@
 // event stream, and a snapshot embedded in the binary, so that the
 // service starts and answers even when the server cannot be reached.
 //
-//	go run ./cmd/promptsd -api-key demo-key-0123456789 -project Greeter
-//	PROMPTS_URL=http://127.0.0.1:8080 PROMPTS_API_KEY=demo-key-0123456789 \
-//	PROMPTS_PROJECT=<the project's id> go run ./examples/client
-//	curl -s localhost:8082/hello?name=Ada
+//	go run ./cmd/promptsd -api-key demo-key-0123456789 -project Greeter   # in a shell of its own
+//	export PROMPTS_URL=http://127.0.0.1:8080 PROMPTS_API_KEY=demo-key-0123456789 PROMPTS_PROJECT=greeter
+//	mkdir -p greeter && printf -- '---\nname: Greeting\n---\nHello, {{name}}!\n' > greeter/greeting.prompt
+//	go run ./cmd/prompts apply -dir greeter -promote production   # the prompt "greeting", in production
+//	go run ./examples/client &
+//	curl -s 'localhost:8082/hello?name=Ada'                         # Hello, Ada!
 //
-// Without a server (or before its project has the prompt "greeting"),
-// the service answers from snapshot.json, the snapshot of a demo project
-// (PROMPTS_PROJECT defaults to its id); such answers carry the header
-// Prompt-Stale: true. Write a snapshot of your own project with
-// GET /v1/integration/projects/{project_id}/snapshot or
+// It listens on 127.0.0.1:8082 (-addr) and reads the prompt "greeting"
+// in production, rendered with the query's name. PROMPTS_API_KEY
+// (-api-key) needs the role read. PROMPTS_PROJECT (-project) names the
+// project by its slug or its id, as for the prompts command: an id is
+// used as it is; a slug is looked up on the server (among the projects
+// the key sees) and its id remembered.
+//
+// Without a server, the service answers from snapshot.json, the
+// snapshot of a demo project with the slug greeter, and says so with the
+// header Prompt-Stale: true; while the server cannot be reached, that
+// project stands in for the slug greeter. PROMPTS_PROJECT defaults to
+// the snapshot's project id, which no server of yours has: against a
+// server, set it. With the server there, a project without the prompt
+// "greeting" in production is 503. Write a snapshot of your own project
+// with GET /v1/integration/projects/{project_id}/snapshot or
 // cache.TakeSnapshot, at build time.
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -27,6 +40,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,7 +60,8 @@ const promptKey = "greeting"
 
 // config is where the server is and which project to read.
 type config struct {
-	url, apiKey, projectID string
+	url, apiKey string
+	project     string // the project's slug or id; empty: the snapshot's
 }
 
 func main() {
@@ -55,7 +70,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.url, "url", os.Getenv("PROMPTS_URL"), "the prompts server's base URL (PROMPTS_URL)")
 	flag.StringVar(&cfg.apiKey, "api-key", os.Getenv("PROMPTS_API_KEY"), "an API key with role read (PROMPTS_API_KEY)")
-	flag.StringVar(&cfg.projectID, "project", os.Getenv("PROMPTS_PROJECT"), "the project's id (PROMPTS_PROJECT); the embedded snapshot's when empty")
+	flag.StringVar(&cfg.project, "project", os.Getenv("PROMPTS_PROJECT"), "the project: its slug, or its id (PROMPTS_PROJECT); the embedded snapshot's when empty")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -68,10 +83,20 @@ func main() {
 // service answers /hello with the prompt in production, read through a
 // cache over a client of the server.
 type service struct {
-	cl        *client.Client
-	cache     *cache.Store
-	projectID string
-	logger    *slog.Logger
+	cl     *client.Client
+	cache  *cache.Store
+	snap   *cache.Snapshot
+	logger *slog.Logger
+
+	// finder looks a slug up on the server; it tries each call once, so
+	// that while the server is away the snapshot answers at once.
+	finder *client.Client
+	slug   string // the project's slug, until it is found
+
+	mu        sync.Mutex
+	projectID string    // the project's id, once known
+	failedAt  time.Time // when looking the slug up last failed as unavailable
+	finding   bool      // whether a request is looking it up
 }
 
 // newService makes the client and the cache over it, with the embedded
@@ -82,9 +107,6 @@ func newService(cfg config, logger *slog.Logger) (*service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the embedded snapshot: %w", err)
 	}
-	if cfg.projectID == "" {
-		cfg.projectID = snap.Project.ID
-	}
 	// The default retries: a read that the snapshot can answer is tried
 	// once (the cache says so), so that while the server is away the
 	// snapshot answers at once.
@@ -92,12 +114,84 @@ func newService(cfg config, logger *slog.Logger) (*service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &service{
-		cl:        cl,
-		cache:     cache.New(cl, cache.WithFallback(snap)),
-		projectID: cfg.projectID,
-		logger:    logger,
-	}, nil
+	finder, err := client.New(cfg.url, cfg.apiKey, client.WithLogger(logger),
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 2 * time.Second}))
+	if err != nil {
+		return nil, err
+	}
+	s := &service{cl: cl, cache: cache.New(cl, cache.WithFallback(snap)), snap: snap, logger: logger, finder: finder}
+	switch {
+	case cfg.project == "":
+		s.projectID = snap.Project.ID
+	case prompts.ValidID(cfg.project): // ids are upper case, slugs lower case
+		s.projectID = cfg.project
+	default:
+		s.slug = cfg.project
+	}
+	return s, nil
+}
+
+// project returns the id of the project to read. A slug is looked up on
+// the server by the first requests, and its id remembered. While the
+// server cannot be reached, the snapshot's project stands in if it has
+// that slug; then one request at a time, once a second, asks the server
+// again, and the others answer from the snapshot at once.
+func (s *service) project(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	if s.projectID != "" {
+		defer s.mu.Unlock()
+		return s.projectID, nil
+	}
+	standIn := ""
+	if s.snap.Project.Slug == s.slug {
+		standIn = s.snap.Project.ID
+	}
+	if standIn != "" && !s.failedAt.IsZero() && (s.finding || time.Since(s.failedAt) < time.Second) {
+		s.mu.Unlock()
+		return standIn, nil
+	}
+	s.finding = true
+	s.mu.Unlock()
+
+	p, err := findProject(ctx, s.finder, s.slug)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finding = false
+	switch {
+	case err == nil:
+		if s.projectID == "" {
+			s.logger.Info("project found", "slug", p.Slug, "id", p.ID)
+		}
+		s.projectID = p.ID
+		return p.ID, nil
+	case errors.Is(err, prompts.ErrUnavailable):
+		s.failedAt = time.Now()
+		if standIn != "" {
+			return standIn, nil
+		}
+	}
+	return "", err
+}
+
+// findProject finds the project with this slug among those the API key
+// sees, as the prompts command does.
+func findProject(ctx context.Context, cl *client.Client, slug string) (prompts.Project, error) {
+	page := prompts.ProjectFilter{Page: prompts.Page{Limit: prompts.MaxLimit}}
+	for {
+		list, more, err := cl.ListProjects(ctx, page)
+		if err != nil {
+			return prompts.Project{}, err
+		}
+		for _, p := range list {
+			if p.Slug == slug {
+				return p, nil
+			}
+		}
+		if !more || len(list) == 0 {
+			return prompts.Project{}, fmt.Errorf("no project %q that the API key sees: %w", slug, prompts.ErrNotFound)
+		}
+		page.After = list[len(list)-1].ID
+	}
 }
 
 // follow keeps the cache fresh from the server's event stream until ctx
@@ -113,7 +207,13 @@ func (s *service) handler() http.Handler {
 }
 
 func (s *service) hello(w http.ResponseWriter, r *http.Request) {
-	p, stale, err := s.cache.GetActiveByKeyStale(r.Context(), s.projectID, promptKey, prompts.Production)
+	projectID, err := s.project(r.Context())
+	if err != nil {
+		s.logger.Error("finding the project", "slug", s.slug, "err", err)
+		http.Error(w, "prompt unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	p, stale, err := s.cache.GetActiveByKeyStale(r.Context(), projectID, promptKey, prompts.Production)
 	if err != nil {
 		s.logger.Error("reading prompt", "err", err)
 		http.Error(w, "prompt unavailable", http.StatusServiceUnavailable)
@@ -159,7 +259,7 @@ func run(ctx context.Context, addr string, cfg config, logger *slog.Logger) erro
 	srv := &http.Server{Addr: addr, Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	logger.Info("listening", "addr", addr, "server", cfg.url, "project_id", s.projectID)
+	logger.Info("listening", "addr", addr, "server", cfg.url, "project", cmp.Or(cfg.project, s.snap.Project.ID))
 	select {
 	case err := <-errc:
 		return err

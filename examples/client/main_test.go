@@ -20,6 +20,7 @@ import (
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/tcpproxy"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -130,7 +131,7 @@ func hello(t *testing.T, base string) (code int, body string, stale bool) {
 func TestServiceReadsTheServer(t *testing.T) {
 	is := is.New(t)
 	store, url, projectID := server(t)
-	s, base := startService(t, config{url: url, apiKey: readKey, projectID: projectID})
+	s, base := startService(t, config{url: url, apiKey: readKey, project: projectID})
 	code, body, stale := hello(t, base)
 	is.Equal(code, 200)
 	is.Equal(body, "Hello, Ada!\n")
@@ -184,19 +185,95 @@ func TestServiceStartsWithoutTheServer(t *testing.T) {
 	is.True(time.Since(began) < time.Second)
 }
 
+// PROMPTS_PROJECT may be the project's slug, as for the prompts command:
+// the service finds its id on the server, among several projects, and
+// reads there, not in the snapshot's project of the same slug (whose id
+// differs: each demo project is made afresh).
+func TestServiceFindsTheProjectBySlug(t *testing.T) {
+	is := is.New(t)
+	store, url, projectID := server(t)
+	other, err := store.CreateProject(t.Context(), prompts.NewProject{Name: "Other"})
+	is.NoErr(err)
+	op, err := store.CreatePrompt(t.Context(), prompts.NewPrompt{ProjectID: other.ID, Key: promptKey, Name: "Greeting"})
+	is.NoErr(err)
+	_, err = store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: op.ID, Content: "Wrong project, {{name}}.", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	a, err := store.GetActiveByKey(t.Context(), projectID, promptKey, prompts.Production)
+	is.NoErr(err)
+	_, err = store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: a.ID, Content: "Hi, {{name}}.", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+
+	s, base := startService(t, config{url: url, apiKey: readKey, project: "greeter"})
+	code, body, stale := hello(t, base)
+	is.Equal(code, 200)
+	is.Equal(body, "Hi, Ada.\n") // the server's project greeter
+	is.True(!stale)
+	is.Equal(foundID(s), projectID) // found, and remembered
+
+	_, base = startService(t, config{url: url, apiKey: readKey, project: "nope"})
+	code, _, _ = hello(t, base)
+	is.Equal(code, http.StatusServiceUnavailable) // no such project
+}
+
+// With the server away, a slug not yet found is the snapshot's project
+// when the snapshot has that slug, at once; once the server is back, the
+// slug is found there.
+func TestServiceSlugWithoutTheServer(t *testing.T) {
+	is := is.New(t)
+	store, url, projectID := server(t)
+	a, err := store.GetActiveByKey(t.Context(), projectID, promptKey, prompts.Production)
+	is.NoErr(err)
+	_, err = store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: a.ID, Content: "Back, {{name}}.", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	proxy := tcpproxy.Start(t, strings.TrimPrefix(url, "http://"))
+	proxy.Cut(true) // the server is away
+
+	_, base := startService(t, config{url: "http://" + proxy.Addr(), apiKey: readKey, project: "other"})
+	code, _, _ := hello(t, base)
+	is.Equal(code, http.StatusServiceUnavailable) // not the snapshot's project
+
+	s, base := startService(t, config{url: "http://" + proxy.Addr(), apiKey: readKey, project: "greeter"})
+	for range 3 {
+		began := time.Now()
+		code, body, stale := hello(t, base)
+		is.Equal(code, 200)
+		is.Equal(body, "Hello, Ada!\n") // the snapshot's greeting
+		is.True(stale)
+		is.True(time.Since(began) < time.Second)
+	}
+
+	proxy.Cut(false) // the server is back
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, body, _ := hello(t, base); body == "Back, Ada.\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("10 s after the server came back the service still answers from the snapshot")
+		}
+	}
+	is.Equal(foundID(s), projectID)
+}
+
+// foundID returns the project's id as the service knows it.
+func foundID(s *service) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.projectID
+}
+
 // run serves until its context ends, and stops with an error naming the
 // event stream when the server refuses its key.
 func TestRun(t *testing.T) {
 	is := is.New(t)
 	_, url, projectID := server(t)
 	logger := slog.New(slog.DiscardHandler)
-	err := run(t.Context(), "127.0.0.1:0", config{url: url, apiKey: "not-a-key-0123456789", projectID: projectID}, logger)
+	err := run(t.Context(), "127.0.0.1:0", config{url: url, apiKey: "not-a-key-0123456789", project: projectID}, logger)
 	is.True(err != nil && strings.Contains(err.Error(), "event stream")) // a bad key stops the service
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, "127.0.0.1:0", config{url: url, apiKey: readKey, projectID: projectID}, logger)
+		done <- run(ctx, "127.0.0.1:0", config{url: url, apiKey: readKey, project: projectID}, logger)
 	}()
 	cancel()
 	is.NoErr(<-done) // a clean stop
