@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -63,6 +64,37 @@ func TestProjectPromptsGroupedAndSearched(t *testing.T) {
 	is.True(!hasLink(p, "welcome"))
 	is.True(strings.Contains(text(p), "2 of 4 prompts"))
 	is.True(strings.Contains(p.body, `value="SUPPORT"`)) // the search stays in its field
+}
+
+// The count above a project's prompts agrees with its number: "1 prompt",
+// "1 of 2 prompts has", never "1 prompts" or "1 of 1 prompts have".
+func TestProjectCountsAgree(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ctx := context.Background()
+	b := e.browser()
+	b.signIn(readKey)
+	status := func(query string) string {
+		t.Helper()
+		p := b.get(e.prefix + "projects/" + e.alpha.ID + query)
+		is.Equal(p.StatusCode, 200)
+		m := regexp.MustCompile(`(?s)<p class="muted" role="status">(.*?)</p>`).FindStringSubmatch(p.body)
+		if m == nil {
+			t.Fatalf("no count on the page:\n%s", p.body)
+		}
+		return html.UnescapeString(m[1])
+	}
+	is.Equal(status(""), "0 prompts.")
+	_, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "welcome", Name: "Welcome"})
+	is.NoErr(err)
+	is.Equal(status(""), "1 prompt.")
+	is.Equal(status("?q=wel"), "1 of 1 prompt has “wel” in its key.")
+	is.Equal(status("?q=zzz"), "No prompt has “zzz” in its key.")
+	_, err = e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "welcome/back", Name: "Welcome back"})
+	is.NoErr(err)
+	is.Equal(status(""), "2 prompts.")
+	is.Equal(status("?q=back"), "1 of 2 prompts has “back” in its key.")
+	is.Equal(status("?q=wel"), "2 of 2 prompts have “wel” in their key.")
 }
 
 func TestStoredMarkupIsEscaped(t *testing.T) {
