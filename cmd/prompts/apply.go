@@ -151,7 +151,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 		for _, err := range errs {
 			e.errorf("%s", withDir(o.dir, err))
 		}
-		return e.errorf("nothing was applied: %d file(s) cannot be read", len(errs))
+		return e.errorf("nothing was applied: %s cannot be read", count(len(errs), "file", "files"))
 	}
 
 	cl, project, err := f.connect(ctx)
@@ -176,7 +176,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 				e.errorf("%s: %s", filepath.Join(o.dir, s.Path), s.Error)
 			}
 		}
-		return e.errorf("nothing was applied: %d prompt(s) would be refused", p.Failed)
+		return e.errorf("nothing was applied: %s would be refused", count(p.Failed, "prompt", "prompts"))
 	case o.dryRun:
 		if f.json {
 			writeJSON(e.stdout, p)
@@ -218,7 +218,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "\n%s\n", p.summary(false))
 	}
 	if p.Failed > 0 {
-		return e.errorf("%d prompt(s) failed; run apply again: what was done is not done twice", p.Failed)
+		return e.errorf("%s failed; run apply again: what was done is not done twice", count(p.Failed, "prompt", "prompts"))
 	}
 	return exitOK
 }
@@ -617,7 +617,10 @@ func (p *plan) summary(dryRun bool) string {
 		parts = append(parts, fmt.Sprintf("%d failed", p.Failed))
 	}
 	s := strings.Join(parts, ", ")
-	if n := len(p.ServerOnly); n > 0 {
+	switch n := len(p.ServerOnly); {
+	case n == 1:
+		s += "; 1 on the server only, left as it is"
+	case n > 1:
 		s += fmt.Sprintf("; %d on the server only, left as they are", n)
 	}
 	if dryRun && p.Changes == 0 {

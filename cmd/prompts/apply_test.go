@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -188,6 +189,7 @@ func TestApplyPromote(t *testing.T) {
 	is.Equal(r.code, 1)
 	is.True(strings.Contains(r.stderr, filepath.Join(dir, "greeting.prompt")))                   // names the file
 	is.True(strings.Contains(r.stderr, "-allow-variable-change"))                                // and the way out
+	is.True(strings.Contains(r.stderr, "nothing was applied: 1 prompt would be refused"))        // not "1 prompt(s)"
 	is.Equal(s.state(t), before)                                                                 // nothing changed
 	is.Equal(cli(t, s, nil, "apply", "-dir", dir, "-promote", "production", "-dry-run").code, 1) // a dry run says so
 
@@ -214,7 +216,13 @@ func TestBrokenFileAppliesNothing(t *testing.T) {
 	is.True(strings.Contains(r.stderr, filepath.Join(dir, "sub", "bad.prompt")+":3:")) // the file and the line
 	is.True(strings.Contains(r.stderr, filepath.Join(dir, "sub", "unclosed.prompt")+":1:"))
 	is.Equal(len(s.state(t)), 0) // not even the good file was applied
+	is.True(strings.Contains(r.stderr, "nothing was applied: 2 files cannot be read"))
 	is.Equal(cli(t, s, nil, "apply", "-dir", filepath.Join(dir, "missing")).code, 1)
+
+	is.NoErr(os.Remove(filepath.Join(dir, "sub", "unclosed.prompt")))
+	r = cli(t, s, nil, "apply", "-dir", dir)
+	is.Equal(r.code, 1)
+	is.True(strings.Contains(r.stderr, "nothing was applied: 1 file cannot be read")) // not "1 file(s)"
 }
 
 // The server's prompts that have no file are listed and left as they are.
@@ -233,7 +241,12 @@ func TestPromptsWithoutAFileAreLeftAlone(t *testing.T) {
 	is.Equal(p.ServerOnly[0].Key, "legacy/old") // listed
 	is.Equal(s.state(t)["legacy/old"], before)  // untouched
 	r = cli(t, s, nil, "apply", "-dir", dir)
-	is.True(strings.Contains(r.stdout, "legacy/old")) // in the plan for people too
+	is.True(strings.Contains(r.stdout, "legacy/old"))                              // in the plan for people too
+	is.True(strings.Contains(r.stdout, "; 1 on the server only, left as it is\n")) // counted, in words that agree
+
+	s.seed(t, "legacy/older", "Older", nil, "", []string{"older"}, nil)
+	r = cli(t, s, nil, "apply", "-dir", dir)
+	is.True(strings.Contains(r.stdout, "; 2 on the server only, left as they are\n"))
 }
 
 // lossy answers the nth request that creates a version after the server
@@ -406,5 +419,6 @@ func TestApplySummaryCountsFailures(t *testing.T) {
 	l.n.Store(1) // the first new version's answer is lost
 	r := cli(t, s, nil, "apply", "-dir", dir)
 	is.Equal(r.code, 1)
-	is.True(strings.Contains(r.stdout, "1 updated, 1 failed")) // not "2 updated"
+	is.True(strings.Contains(r.stdout, "1 updated, 1 failed"))              // not "2 updated"
+	is.True(strings.Contains(r.stderr, "1 prompt failed; run apply again")) // not "1 prompt(s)"
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -176,6 +177,15 @@ func (f *flags) connect(ctx context.Context) (*client.Client, prompts.Project, e
 	}
 	p, err := f.findProject(ctx, cl)
 	return cl, p, err
+}
+
+// count says n things, in words that agree with the number: "1 prompt",
+// "2 prompts".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 func first(s ...string) string {

@@ -51,7 +51,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) int {
 	if err := writeAtomically(*out, data); err != nil {
 		return e.errorf("%v", err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %d prompts of project %s, taken %s\n", *out, len(s.Prompts), project.Slug, s.TakenAt.Format(time.RFC3339))
+	fmt.Fprintf(e.stdout, "wrote %s: %s of project %s, taken %s\n", *out, count(len(s.Prompts), "prompt", "prompts"), project.Slug, s.TakenAt.Format(time.RFC3339))
 	return exitOK
 }
 

@@ -168,6 +168,7 @@ func TestSnapshot(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "prompts.snapshot.json")
 	r := cli(t, s, nil, "snapshot", "-o", file)
 	is.Equal(r.code, 0)
+	is.True(strings.HasPrefix(r.stdout, "wrote "+file+": 1 prompt of project support-bot, taken ")) // not "1 prompts"
 	data, err := os.ReadFile(file)
 	is.NoErr(err)
 	snap, err := client.ParseSnapshot(data)
