@@ -4,17 +4,29 @@
 // changed, promoted and rolled back without a deploy.
 //
 // The package does no I/O. It defines the types, their validation, the
-// errors, and the Store interface whose contract every backend keeps:
+// errors, and the Store interface whose contract every backend keeps. The
+// module's other packages build on it:
 //
-//   - memstore: in memory, the embedded default and the one for unit tests.
+//   - memstore: the embedded Store: in memory (New), the one for unit
+//     tests, or in memory and on a file (Open), durable: every write is on
+//     disk before it returns.
 //   - sqlstore: PostgreSQL, for services with many replicas.
 //   - storetest: the conformance suite every Store passes.
 //   - cache: a Store over any Store that answers reads from memory, kept
 //     fresh across processes by a Feed (sqlstore.NewFeed over PostgreSQL).
 //   - httpapi: the /v1/integration HTTP interface over any Store.
-//   - client: a Store over that interface, and a Feed over its event
+//   - ui: a web interface over any Store, for the people who read,
+//     compare, write, promote and roll back prompts.
+//   - webhook: the dispatcher that delivers events to webhooks, and
+//     Verify for their receivers.
+//   - client: a Store over the HTTP interface, and a Feed over its event
 //     stream, for services that read their prompts from a server.
+//   - promptfile: prompt files (KEY.prompt: Dotprompt's YAML front matter
+//     and the template), read, written and compared.
 //   - cmd/promptsd: the standalone server, for services not written in Go.
+//   - cmd/prompts: the command that keeps a directory of prompt files and
+//     a server in agreement (in CI), and reads, renders, promotes and
+//     rolls back prompts for people at a terminal.
 //
 // An application reads a prompt the way it refers to it, by project and key,
 // in the environment it runs in:
