@@ -104,7 +104,9 @@
 //
 // # Pages
 //
-// Under the prefix (/ui/ here):
+// The pages, shown under the default prefix, /ui/ (DefaultPrefix, where
+// cmd/promptsd serves them); mounted as in the example above, each path
+// begins with /admin/prompts/ instead:
 //
 //	GET  /ui/                                  the projects (signed in), or the sign-in form
 //	POST /ui/signin, /ui/signout
