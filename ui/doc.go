@@ -124,7 +124,9 @@
 //
 // A path of the list asked with another method is 405 with the Allow
 // header (OPTIONS included), as over the HTTP interface; any other path
-// is 404. Every answer carries a Content-Security-Policy that allows nothing but
-// the prefix's own styles and script, X-Content-Type-Options: nosniff and
-// Referrer-Policy: same-origin; pages are not cached.
+// is 404. Every answer carries a Content-Security-Policy that allows
+// nothing but the prefix's own styles and script (and no framing),
+// X-Content-Type-Options: nosniff, Referrer-Policy: same-origin and
+// X-Frame-Options: DENY (for browsers that predate frame-ancestors);
+// pages are not cached.
 package ui

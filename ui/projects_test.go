@@ -128,6 +128,7 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 		is.Equal(p.Header.Get("Content-Security-Policy"), "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		is.Equal(p.Header.Get("X-Content-Type-Options"), "nosniff")
 		is.Equal(p.Header.Get("Referrer-Policy"), "same-origin")
+		is.Equal(p.Header.Get("X-Frame-Options"), "DENY")
 		if page {
 			is.Equal(p.Header.Get("Cache-Control"), "no-store")
 			is.Equal(p.Header.Get("Content-Type"), "text/html; charset=utf-8")
