@@ -495,16 +495,23 @@ func (c *call) promote() {
 }
 
 // rollbackForm is GET {prefix}prompts/{prompt_id}/rollback?environment=.
-func (c *call) rollbackForm() {
+func (c *call) rollbackForm() { c.envForm("rollback", prompts.Production) }
+
+// deactivateForm is GET {prefix}prompts/{prompt_id}/deactivate?environment=.
+func (c *call) deactivateForm() { c.envForm("deactivate", prompts.Staging) }
+
+// envForm is the form of a change of one environment (page), for the
+// environment the query names, else def.
+func (c *call) envForm(page string, def prompts.Environment) {
 	d, ok := c.changeForm()
 	if !ok {
 		return
 	}
 	d.Env = prompts.Environment(c.r.URL.Query().Get("environment"))
 	if !d.Env.Valid() {
-		d.Env = prompts.Production
+		d.Env = def
 	}
-	c.changePage(http.StatusOK, "rollback", d)
+	c.changePage(http.StatusOK, page, d)
 }
 
 // rollback is POST {prefix}prompts/{prompt_id}/rollback.
@@ -526,19 +533,6 @@ func (c *call) rollback() {
 		c.flash(fmt.Sprintf("Rolled back: nothing is active in %s now.", d.Env))
 	}
 	c.redirect("prompts/" + d.Prompt.ID)
-}
-
-// deactivateForm is GET {prefix}prompts/{prompt_id}/deactivate?environment=.
-func (c *call) deactivateForm() {
-	d, ok := c.changeForm()
-	if !ok {
-		return
-	}
-	d.Env = prompts.Environment(c.r.URL.Query().Get("environment"))
-	if !d.Env.Valid() {
-		d.Env = prompts.Staging
-	}
-	c.changePage(http.StatusOK, "deactivate", d)
 }
 
 // deactivate is POST {prefix}prompts/{prompt_id}/deactivate.
