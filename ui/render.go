@@ -19,12 +19,14 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// pages holds the templates of every page in one set: the partials once,
-// and for each page its "content" and a layout that calls it, both named
-// after the page ("content:prompt", "layout:prompt"). A set per page (the
-// layout and partials cloned for each) kept 0.9 MB of parse trees alive,
-// which every garbage collection of the server marks: on the API's hot
-// path, read 3, that was 5% of the server's CPU (BENCHMARKS.md).
+// pages holds the templates of every page in one set, each parsed once:
+// the layout's two halves ("top" and "bottom"), the partials, each page's
+// "content" named after the page ("content:prompt"), and for each page a
+// template that calls the three ("page:prompt"). The parse trees stay
+// alive as long as the handler, and every garbage collection of the
+// server marks them, also while only the API is used: a set per page, or
+// a layout per page, made read 3 of the standalone server measurably
+// slower (BENCHMARKS.md).
 type pages struct {
 	set   *template.Template
 	names map[string]bool // the pages
@@ -32,7 +34,7 @@ type pages struct {
 
 // execute writes the page named page with v.
 func (p *pages) execute(buf *bytes.Buffer, page string, v view) error {
-	return p.set.ExecuteTemplate(buf, "layout:"+page, v)
+	return p.set.ExecuteTemplate(buf, "page:"+page, v)
 }
 
 var funcs = template.FuncMap{
@@ -82,13 +84,12 @@ var funcs = template.FuncMap{
 }
 
 func loadPages() (*pages, error) {
-	set, err := template.New("partials").Funcs(funcs).ParseFS(templateFS, "templates/partials.html")
+	set, err := template.New("partials").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
 	if err != nil {
 		return nil, err
 	}
-	layout, err := templateFS.ReadFile("templates/layout.html")
-	if err != nil {
-		return nil, err
+	if set.Lookup("top") == nil || set.Lookup("bottom") == nil {
+		return nil, errors.New(`ui: templates/layout.html: want {{define "top"}} and {{define "bottom"}}`)
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -104,13 +105,12 @@ func loadPages() (*pages, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, ok1 := renamed(string(layout), `{{define "layout"}}`, `{{define "layout:`+page+`"}}`)
-		l, ok2 := renamed(l, `{{template "content" .}}`, `{{template "content:`+page+`" .}}`)
-		c, ok3 := renamed(string(content), `{{define "content"}}`, `{{define "content:`+page+`"}}`)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, fmt.Errorf("ui: %s: want one {{define \"content\"}}, in a layout with one {{template \"content\" .}}", name)
+		c, ok := renamed(string(content), `{{define "content"}}`, `{{define "content:`+page+`"}}`)
+		if !ok {
+			return nil, fmt.Errorf("ui: %s: want one {{define \"content\"}}", name)
 		}
-		if _, err := set.New(name).Parse(l + c); err != nil {
+		call := `{{template "top" .}}{{template "content:` + page + `" .}}{{template "bottom" .}}`
+		if _, err := set.New("page:" + page).Parse(call + c); err != nil {
 			return nil, err
 		}
 		p.names[page] = true
