@@ -265,8 +265,10 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	}
 	m := newMetrics()
 	f := newFront(m, cfg.ui)
+	limit := newConnLimit(cfg.maxConns)
 	srv := &http.Server{
 		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
+		ConnState:         limit.connState,
 		ReadHeaderTimeout: 5 * time.Second,
 		// The body must arrive within the request's budget, and the
 		// request's context ends at the same deadline, which the store's
@@ -279,7 +281,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(limitListener(ln, cfg.maxConns)) }()
+	go func() { serveErr <- srv.Serve(limit.listener(ln)) }()
 	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg))
 
 	// The first signal ends ctx; a second closes force.
