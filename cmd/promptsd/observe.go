@@ -103,8 +103,8 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 		}
 		all.id[0] = id
 		w.Header()["X-Request-Id"] = all.id[:]
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
+		m.inFlight.Add(1)
+		defer m.inFlight.Add(-1)
 		deadline := info.start.Add(timeout)
 		if isStream(r) {
 			// A stream of events lasts until the client leaves or the
@@ -359,7 +359,7 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
-	inFlight    prometheus.Gauge
+	inFlight    atomic.Int64 // requests being answered, read at each scrape
 
 	// The handles of the request metrics, by route pattern, resolved
 	// once: a map that is replaced, never changed, when a route is new.
@@ -444,13 +444,13 @@ func newMetrics() *metrics {
 			Name: "prompts_store_errors_total",
 			Help: "Errors of the store's calls, by code: not_found, invalid, conflict… are the clients'; unavailable and internal the store's.",
 		}, []string{"code"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "prompts_http_requests_in_flight",
-			Help: "HTTP requests being answered now.",
-		}),
 	}
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "prompts_http_requests_in_flight",
+		Help: "HTTP requests being answered now.",
+	}, func() float64 { return float64(m.inFlight.Load()) })
 	m.routes.Store(&map[string]*routeMetrics{})
-	m.reg.MustRegister(m.requests, m.duration, m.storeErrors, m.inFlight,
+	m.reg.MustRegister(m.requests, m.duration, m.storeErrors, inFlight,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

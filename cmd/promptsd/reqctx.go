@@ -60,7 +60,7 @@ func (c *requestContext) Err() error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if !time.Now().Before(c.deadline) {
+	if time.Until(c.deadline) <= 0 { // the monotonic clock alone: one read, not two
 		return context.DeadlineExceeded
 	}
 	return nil
