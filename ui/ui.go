@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/promptkit/prompts"
@@ -42,7 +43,7 @@ type Handler struct {
 	signKey  []byte // signs the sign-in form's token; derived from secret
 	secure   bool   // Secure cookies over plain HTTP too
 	limiter  *limiter
-	pages    *pages
+	pages    func() (*pages, error) // parsed at the first page served (see loadPages)
 	static   *assets
 	mux      *http.ServeMux
 	cop      *http.CrossOriginProtection
@@ -214,9 +215,13 @@ func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Hand
 	if h.static, err = loadAssets(); err != nil {
 		return nil, err
 	}
-	if h.pages, err = loadPages(); err != nil {
+	// The templates are checked now, and parsed again, to be kept, when
+	// the first page is served: a server that only serves the API never
+	// holds them (see pages).
+	if _, err = loadPages(); err != nil {
 		return nil, err
 	}
+	h.pages = sync.OnceValues(loadPages)
 	h.cop = http.NewCrossOriginProtection()
 	h.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, nil, http.StatusForbidden, "Refused", "This request came from another site, so it was refused. Nothing was changed.")
