@@ -98,13 +98,29 @@ func TestRequestIDs(t *testing.T) {
 	seen := map[string]bool{}
 	texts := make([][ulid.EncodedSize]byte, 1000)
 	for i := range texts {
-		id := g.next(&texts[i], now)
+		at := now.Add(time.Duration(i/100) * time.Millisecond) // 100 ids a millisecond
+		id := g.next(&texts[i], at)
 		u, err := ulid.ParseStrict(id)
 		is.NoErr(err)
-		is.Equal(u.Time(), ulid.Timestamp(now))
+		is.Equal(u.Time(), ulid.Timestamp(at))
+		// The random part: the process's prefix, then the counter.
+		is.Equal(u.Entropy()[:4], g.prefix[:])
+		is.Equal(u.Entropy()[4:], []byte{0, 0, 0, 0, byte((i + 1) >> 8), byte(i + 1)})
 		is.True(!seen[id])
 		is.True(validRequestID(id))
 		seen[id] = true
+	}
+}
+
+// Every bit of the random prefix is in the id, whatever the prefix drawn.
+func TestRequestIDPrefixes(t *testing.T) {
+	is := is.New(t)
+	var text [ulid.EncodedSize]byte
+	for range 64 {
+		var g requestIDs
+		u, err := ulid.ParseStrict(g.next(&text, time.Now()))
+		is.NoErr(err)
+		is.Equal(u.Entropy()[:4], g.prefix[:])
 	}
 }
 

@@ -122,8 +122,8 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 			rec.status = http.StatusOK // nothing written: net/http sends 200
 		}
 		method := methodIndex(r.Method)
-		m.observe(r.Pattern, method, rec.status, took)
-		alog.write(info.start, methods[method], routeOf(r.Pattern), rec.status, rec.bytes, took, id, info.key)
+		route := m.observe(r.Pattern, method, rec.status, took)
+		alog.write(info.start, methods[method], route, rec.status, rec.bytes, took, id, info.key)
 	})
 }
 
@@ -139,27 +139,58 @@ func isStream(r *http.Request) bool {
 
 // requestIDs makes the request ids of the requests that bring none: ULIDs
 // whose random part is a random number drawn once for the process
-// followed by a counter, so that making one takes no lock.
+// followed by a counter, so that making one takes no lock. Its text is
+// made from parts: the time's, written once a millisecond, the random
+// number's, written once, and the counter's.
 type requestIDs struct {
 	once   sync.Once
 	prefix [4]byte
+	fixed  [6]byte // the text of the prefix's first 30 bits
 	n      atomic.Uint64
+	ms     atomic.Pointer[msText] // the text of the last millisecond
 }
+
+// msText is the text of a ULID's time: its first 10 characters.
+type msText struct {
+	ms   uint64
+	text [10]byte
+}
+
+// crockford is ULID's alphabet: Crockford's base 32.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 // next returns a new id of the time now, written in text, whose bytes
 // must not change after: the string is text's memory (the request's own
 // allocation holds it, and no second one is made).
 func (g *requestIDs) next(text *[ulid.EncodedSize]byte, now time.Time) string {
-	g.once.Do(func() { _, _ = rand.Read(g.prefix[:]) })
-	var id ulid.ULID
-	_ = id.SetTime(ulid.Timestamp(now))
-	copy(id[6:10], g.prefix[:])
-	n := g.n.Add(1)
-	for i := 15; i >= 10; i-- {
-		id[i] = byte(n)
-		n >>= 8
+	g.once.Do(func() {
+		_, _ = rand.Read(g.prefix[:])
+		var id ulid.ULID
+		copy(id[6:10], g.prefix[:])
+		var t [ulid.EncodedSize]byte
+		_ = id.MarshalTextTo(t[:])
+		copy(g.fixed[:], t[10:16])
+	})
+	ms := ulid.Timestamp(now)
+	m := g.ms.Load()
+	if m == nil || m.ms != ms {
+		m = &msText{ms: ms}
+		var id ulid.ULID
+		_ = id.SetTime(ms) // cannot fail: a time.Time's milliseconds fit
+		var t [ulid.EncodedSize]byte
+		_ = id.MarshalTextTo(t[:])
+		copy(m.text[:], t[:10])
+		g.ms.Store(m)
 	}
-	_ = id.MarshalTextTo(text[:]) // cannot fail: text is of the size
+	copy(text[:10], m.text[:])
+	copy(text[10:16], g.fixed[:])
+	// The last 10 characters: the prefix's last 2 bits, then the
+	// counter's 48.
+	v := uint64(g.prefix[3]&3)<<48 | g.n.Add(1)&(1<<48-1)
+	for i := ulid.EncodedSize - 1; i >= 16; i-- {
+		text[i] = crockford[v&31]
+		v >>= 5
+	}
 	return unsafe.String(&text[0], len(text))
 }
 
@@ -183,6 +214,8 @@ func newAccessLog(out io.Writer, level slog.Leveler, on bool) *accessLog {
 	return l
 }
 
+// write writes the line of a request; route is the route's text as the
+// line has it (logText).
 func (l *accessLog) write(start time.Time, method, route string, status int, bytes int64, took time.Duration, id, key string) {
 	if l.out == nil || l.level.Level() > slog.LevelInfo {
 		return
@@ -192,11 +225,11 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	b = l.appendTime(b, start.Add(took))
 	b = append(b, " level=INFO msg=request method="...)
 	// method, id and key are safe as they are (a fixed label, a valid
-	// request id, a key name), and so is duration's text: only the route
-	// is checked for what slog would quote.
+	// request id, a key name), and so is duration's text; the route's
+	// was made safe once for all its requests (logText).
 	b = append(b, method...)
 	b = append(b, " route="...)
-	b = appendValue(b, route)
+	b = append(b, route...)
 	b = append(b, " status="...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, " bytes="...)
@@ -367,9 +400,11 @@ type metrics struct {
 	routes atomic.Pointer[map[string]*routeMetrics]
 }
 
-// routeMetrics are the handles of one route's metrics, by method.
+// routeMetrics are the handles of one route's metrics, by method, and
+// its text in the access log.
 type routeMetrics struct {
 	route   string
+	logText string // route as the access log writes it (appendValue)
 	methods [len(methods)]atomic.Pointer[methodMetrics]
 }
 
@@ -380,8 +415,9 @@ type methodMetrics struct {
 	requests [600]atomic.Pointer[prometheus.Counter]
 }
 
-// observe counts a request answered by the route of pattern.
-func (m *metrics) observe(pattern string, method, status int, took time.Duration) {
+// observe counts a request answered by the route of pattern, and returns
+// the route's text in the access log.
+func (m *metrics) observe(pattern string, method, status int, took time.Duration) (logText string) {
 	rm := (*m.routes.Load())[pattern]
 	if rm == nil {
 		rm = m.newRoute(pattern)
@@ -396,7 +432,7 @@ func (m *metrics) observe(pattern string, method, status int, took time.Duration
 	mm.duration.Observe(took.Seconds())
 	if status < 0 || status >= len(mm.requests) {
 		m.requests.WithLabelValues(rm.route, methods[method], strconv.Itoa(status)).Inc()
-		return
+		return rm.logText
 	}
 	c := mm.requests[status].Load()
 	if c == nil {
@@ -405,6 +441,7 @@ func (m *metrics) observe(pattern string, method, status int, took time.Duration
 		c = mm.requests[status].Load()
 	}
 	(*c).Inc()
+	return rm.logText
 }
 
 // newRoute adds the handles of the route of pattern.
@@ -415,7 +452,8 @@ func (m *metrics) newRoute(pattern string) *routeMetrics {
 	if rm := old[pattern]; rm != nil {
 		return rm
 	}
-	rm := &routeMetrics{route: routeOf(pattern)}
+	route := routeOf(pattern)
+	rm := &routeMetrics{route: route, logText: string(appendValue(nil, route))}
 	if len(old) >= 1000 {
 		return rm // patterns are the server's own and few: never reached
 	}
