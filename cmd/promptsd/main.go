@@ -269,6 +269,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	srv := &http.Server{
 		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
 		ConnState:         limit.connState,
+		ConnContext:       withConnAuth,
 		ReadHeaderTimeout: 5 * time.Second,
 		// The body must arrive within the request's budget, and the
 		// request's context ends at the same deadline, which the store's

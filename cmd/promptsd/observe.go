@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,18 +42,71 @@ func infoFrom(ctx context.Context) *requestInfo {
 	return info
 }
 
-// namedKeys is an Authenticator that tells the access log the name of the
-// key it accepted.
-type namedKeys struct{ next httpapi.Authenticator }
+// namedKeys is the server's Authenticator: keys, whose answer for a key
+// it accepted never changes (a *httpapi.Keys: Add refuses a secret given
+// twice, and nothing removes a key), that tells the access log the name of
+// the key it accepted, and that remembers, for each connection, the last
+// key it accepted on it (see connAuth): a client sends the same key with
+// every request of a connection, and hashing it again for each would be a
+// tenth of what the server adds to a read.
+type namedKeys struct{ keys httpapi.Authenticator }
 
 func (k namedKeys) Authenticate(ctx context.Context, key string) (httpapi.Access, error) {
-	a, err := k.next.Authenticate(ctx, key)
-	if err == nil {
-		if info := infoFrom(ctx); info != nil {
-			info.key = a.Name
+	conn, _ := ctx.Value(connAuthKey{}).(*connAuth)
+	var a httpapi.Access
+	if last := conn.lastKey(); last != nil && sameSecret(last.key, key) {
+		a = last.access
+		if a.ProjectIDs != nil {
+			a.ProjectIDs = slices.Clone(a.ProjectIDs) // as the Keys hands it out: the caller's own
+		}
+	} else {
+		var err error
+		if a, err = k.keys.Authenticate(ctx, key); err != nil {
+			return a, err // a key refused is never remembered
+		}
+		if conn != nil {
+			conn.last.Store(&accepted{key: key, access: a})
 		}
 	}
-	return a, err
+	if info := infoFrom(ctx); info != nil {
+		info.key = a.Name
+	}
+	return a, nil
+}
+
+// connAuth is what a connection remembers of the last key accepted on it:
+// the key and its access. It is the connection's, and goes with it; the
+// key is already in the connection's memory (net/http's buffers), and
+// nothing else can read it.
+type connAuth struct{ last atomic.Pointer[accepted] }
+
+type accepted struct {
+	key    string
+	access httpapi.Access
+}
+
+type connAuthKey struct{}
+
+// lastKey is the last key accepted on the connection, or nil; c may be
+// nil (a request that came by no connection of the server's).
+func (c *connAuth) lastKey() *accepted {
+	if c == nil {
+		return nil
+	}
+	return c.last.Load()
+}
+
+// withConnAuth is the server's ConnContext: every connection remembers its
+// last key.
+func withConnAuth(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connAuthKey{}, new(connAuth))
+}
+
+// sameSecret reports whether a and b are equal, in a time that depends
+// on their lengths only: a proxy may send the requests of many clients on
+// one connection, and none may learn another's key by timing.
+func sameSecret(a, b string) bool {
+	return subtle.ConstantTimeCompare(unsafe.Slice(unsafe.StringData(a), len(a)), unsafe.Slice(unsafe.StringData(b), len(b))) == 1
 }
 
 // recorder remembers a response's status and size.
