@@ -92,6 +92,7 @@ func benchServerStore(b *testing.B) (*memstore.Store, string) {
 // nothing but the status.
 func benchServe(b *testing.B, h http.Handler, id string) {
 	req := httptest.NewRequest("GET", "/v1/integration/prompts/"+id, nil)
+	req = req.WithContext(withConnAuth(req.Context(), nil)) // as the server's connections have it
 	req.Header.Set("X-API-Key", benchKey)
 	w := &discardWriter{}
 	b.ReportAllocs()
