@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // The reads the cache answers.
@@ -19,6 +20,18 @@ func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Envi
 // value the cache knows, given because the store is unavailable while the
 // feed is lost (stale-if-error).
 func (s *Store) GetActiveStale(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	a, stale, err := s.getActive(ctx, promptID, env, prompts.ActivePrompt.Copy)
+	return a, stale, err
+}
+
+// GetActiveShared is GetActiveStale without the copy, for this module's
+// own packages (its second argument cannot be made outside it): what the
+// answer points to is the cache's, and must not be changed.
+func (s *Store) GetActiveShared(ctx context.Context, _ readonly.Token, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	return s.getActive(ctx, promptID, env, shared)
+}
+
+func (s *Store) getActive(ctx context.Context, promptID string, env prompts.Environment, copyOut func(prompts.ActivePrompt) prompts.ActivePrompt) (prompts.ActivePrompt, bool, error) {
 	if err := env.Validate(); err != nil {
 		return prompts.ActivePrompt{}, false, err
 	}
@@ -26,9 +39,12 @@ func (s *Store) GetActiveStale(ctx context.Context, promptID string, env prompts
 	v, err := read(s, ctx, key{kind: kindActive, a: promptID, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
 		a, err := s.next.GetActive(ctx, promptID, env)
 		return a, a.ID, a.Revision, err
-	}, prompts.ActivePrompt.Copy, &stale)
+	}, copyOut, &stale)
 	return v, stale, err
 }
+
+// shared hands out a value as the cache holds it (GetActiveShared).
+func shared(a prompts.ActivePrompt) prompts.ActivePrompt { return a }
 
 // GetActiveByKey implements prompts.Store, from memory when it can.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, error) {
@@ -39,6 +55,16 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env pro
 // GetActiveByKeyStale is GetActiveByKey, and says whether the answer is
 // stale, as GetActiveStale does.
 func (s *Store) GetActiveByKeyStale(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	return s.getActiveByKey(ctx, projectID, k, env, prompts.ActivePrompt.Copy)
+}
+
+// GetActiveByKeyShared is GetActiveByKeyStale without the copy, as
+// GetActiveShared.
+func (s *Store) GetActiveByKeyShared(ctx context.Context, _ readonly.Token, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	return s.getActiveByKey(ctx, projectID, k, env, shared)
+}
+
+func (s *Store) getActiveByKey(ctx context.Context, projectID, k string, env prompts.Environment, copyOut func(prompts.ActivePrompt) prompts.ActivePrompt) (prompts.ActivePrompt, bool, error) {
 	if err := env.Validate(); err != nil {
 		return prompts.ActivePrompt{}, false, err
 	}
@@ -46,7 +72,7 @@ func (s *Store) GetActiveByKeyStale(ctx context.Context, projectID, k string, en
 	v, err := read(s, ctx, key{kind: kindActiveByKey, a: projectID, b: k, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
 		a, err := s.next.GetActiveByKey(ctx, projectID, k, env)
 		return a, a.ID, a.Revision, err
-	}, prompts.ActivePrompt.Copy, &stale)
+	}, copyOut, &stale)
 	return v, stale, err
 }
 

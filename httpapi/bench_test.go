@@ -34,7 +34,7 @@ func BenchmarkReadPromptMounted(b *testing.B) {
 	benchRead(b, mux, id)
 }
 
-func benchHandler(b *testing.B, store prompts.Store) http.Handler {
+func benchHandler(b testing.TB, store prompts.Store) http.Handler {
 	keys := httpapi.NewKeys()
 	if err := keys.Add(httpapi.Key{Name: "bench", Role: httpapi.RoleRead, Secret: "bench-key-0123456789abcdef0123456789abcdef"}); err != nil {
 		b.Fatal(err)
@@ -62,7 +62,7 @@ func BenchmarkReadPromptBare(b *testing.B) {
 
 // benchStore returns a memstore with a prompt that has a description and
 // an active version, and the prompt's id.
-func benchStore(b *testing.B) (*memstore.Store, string) {
+func benchStore(b testing.TB) (*memstore.Store, string) {
 	ctx := context.Background()
 	store := memstore.New()
 	proj, err := store.CreateProject(ctx, prompts.NewProject{Name: "Bench"})

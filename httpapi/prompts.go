@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/readonly"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -94,10 +95,12 @@ func (h *Handler) readByKey() handlerFunc {
 			stale bool
 			err   error
 		)
-		store, staleStore := h.reader(r)
-		if staleStore != nil {
+		switch store, staleStore, shared := h.reader(r); {
+		case shared != nil: // answerRead changes nothing of ap
+			ap, stale, err = shared.GetActiveByKeyShared(r.Context(), readonly.Token{}, projectID, r.PathValue("key"), env)
+		case staleStore != nil:
 			ap, stale, err = staleStore.GetActiveByKeyStale(r.Context(), projectID, r.PathValue("key"), env)
-		} else {
+		default:
 			ap, err = store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
 		}
 		h.answerRead(w, r, a, ap, stale, err)
@@ -135,9 +138,13 @@ type staleReader interface {
 }
 
 // getActive is the GetActive of the store the request reads (see
-// reader), with whether the answer was stale.
+// reader), with whether the answer was stale. What the answer points to
+// may be the store's: the caller must change none of it.
 func (h *Handler) getActive(r *http.Request, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	store, stale := h.reader(r)
+	store, stale, shared := h.reader(r)
+	if shared != nil {
+		return shared.GetActiveShared(r.Context(), readonly.Token{}, promptID, env)
+	}
 	if stale != nil {
 		return stale.GetActiveStale(r.Context(), promptID, env)
 	}

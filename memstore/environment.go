@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // What each environment of a prompt points at: prompt.active, by
@@ -22,41 +23,63 @@ func envIndex(e prompts.Environment) int {
 
 // GetActive implements prompts.Store.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := s.rlock(ctx, env.Validate()); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	defer s.mu.RUnlock()
-	rec, ok := s.prompts[promptID]
-	if !ok {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
-	}
-	return rec.activeCopy(env), nil
+	a, _, err := s.GetActiveShared(ctx, readonly.Token{}, promptID, env)
+	return a.Copy(), err
 }
 
 // GetActiveByKey implements prompts.Store.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	a, _, err := s.GetActiveByKeyShared(ctx, readonly.Token{}, projectID, key, env)
+	return a.Copy(), err
+}
+
+// GetActiveShared is GetActive without the copy, for this module's own
+// packages (its second argument cannot be made outside it): what the
+// answer points to is the store's, and must not be changed.
+func (s *Store) GetActiveShared(ctx context.Context, _ readonly.Token, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
 	if err := s.rlock(ctx, env.Validate()); err != nil {
-		return prompts.ActivePrompt{}, err
+		return prompts.ActivePrompt{}, false, err
+	}
+	defer s.mu.RUnlock()
+	rec, ok := s.prompts[promptID]
+	if !ok {
+		return prompts.ActivePrompt{}, false, prompts.NotFound("prompt")
+	}
+	return rec.shared(env), false, nil
+}
+
+// GetActiveByKeyShared is GetActiveByKey without the copy, as
+// GetActiveShared.
+func (s *Store) GetActiveByKeyShared(ctx context.Context, _ readonly.Token, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
+	if err := s.rlock(ctx, env.Validate()); err != nil {
+		return prompts.ActivePrompt{}, false, err
 	}
 	defer s.mu.RUnlock()
 	id, ok := s.byKey[projectKey{projectID, key}]
 	if !ok {
 		if _, ok := s.projects[projectID]; !ok {
-			return prompts.ActivePrompt{}, prompts.NotFound("project")
+			return prompts.ActivePrompt{}, false, prompts.NotFound("project")
 		}
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		return prompts.ActivePrompt{}, false, prompts.NotFound("prompt")
 	}
-	return s.prompts[id].activeCopy(env), nil
+	return s.prompts[id].shared(env), false, nil
 }
 
 // activeCopy returns the prompt with its version active in env, as a
 // copy (prompts.ActivePrompt.Copy: one allocation for most versions).
 func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
+	return rec.shared(env).Copy()
+}
+
+// shared returns the prompt with its version active in env, sharing what
+// it points to with the store: a version never changes once made, and a
+// change of the prompt's description replaces its string.
+func (rec *prompt) shared(env prompts.Environment) prompts.ActivePrompt {
 	out := prompts.ActivePrompt{Prompt: rec.p, Environment: env}
 	if n := rec.active[envIndex(env)]; n != 0 {
-		out.ActiveVersion = &rec.versions[n-1] // copied below, under the caller's lock
+		out.ActiveVersion = &rec.versions[n-1]
 	}
-	return out.Copy()
+	return out
 }
 
 // Activate implements prompts.Store.
