@@ -40,6 +40,14 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// writeInfo appends lines of level INFO or below: Write, without looking
+// for their level.
+func (w *logWriter) writeInfo(p []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.appendLocked(p, false)
+}
+
 // urgent reports whether a line of slog's text format is of level WARN or
 // above, and so written at once.
 func urgent(line []byte) bool {

@@ -99,7 +99,7 @@ func TestRequestIDs(t *testing.T) {
 	texts := make([][ulid.EncodedSize]byte, 1000)
 	for i := range texts {
 		at := now.Add(time.Duration(i/100) * time.Millisecond) // 100 ids a millisecond
-		id := g.next(&texts[i], at)
+		id := g.next(&texts[i], at, uint64(i+1))
 		u, err := ulid.ParseStrict(id)
 		is.NoErr(err)
 		is.Equal(u.Time(), ulid.Timestamp(at))
@@ -118,7 +118,7 @@ func TestRequestIDPrefixes(t *testing.T) {
 	var text [ulid.EncodedSize]byte
 	for range 64 {
 		var g requestIDs
-		u, err := ulid.ParseStrict(g.next(&text, time.Now()))
+		u, err := ulid.ParseStrict(g.next(&text, time.Now(), 1))
 		is.NoErr(err)
 		is.Equal(u.Entropy()[:4], g.prefix[:])
 	}

@@ -153,14 +153,14 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 			idText [ulid.EncodedSize]byte
 		}{info: requestInfo{start: time.Now()}, rec: recorder{ResponseWriter: w}}
 		info, rec := &all.info, &all.rec
-		id := r.Header.Get("X-Request-Id")
+		seq := m.started.Add(1)
+		id := firstValue(r.Header["X-Request-Id"]) // the canonical key: no canonicalizing per request
 		if !validRequestID(id) {
-			id = ids.next(&all.idText, info.start)
+			id = ids.next(&all.idText, info.start, seq)
 		}
 		all.id[0] = id
 		w.Header()["X-Request-Id"] = all.id[:]
-		m.inFlight.Add(1)
-		defer m.inFlight.Add(-1)
+		defer m.finished.Add(1)
 		deadline := info.start.Add(timeout)
 		if isStream(r) {
 			// A stream of events lasts until the client leaves or the
@@ -195,14 +195,14 @@ func isStream(r *http.Request) bool {
 
 // requestIDs makes the request ids of the requests that bring none: ULIDs
 // whose random part is a random number drawn once for the process
-// followed by a counter, so that making one takes no lock. Its text is
-// made from parts: the time's, written once a millisecond, the random
-// number's, written once, and the counter's.
+// followed by the request's number (the server counts the requests it
+// starts), so that making one takes no lock. Its text is made from parts:
+// the time's, written once a millisecond, the random number's, written
+// once, and the request number's.
 type requestIDs struct {
 	once   sync.Once
 	prefix [4]byte
-	fixed  [6]byte // the text of the prefix's first 30 bits
-	n      atomic.Uint64
+	fixed  [6]byte                // the text of the prefix's first 30 bits
 	ms     atomic.Pointer[msText] // the text of the last millisecond
 }
 
@@ -215,10 +215,11 @@ type msText struct {
 // crockford is ULID's alphabet: Crockford's base 32.
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-// next returns a new id of the time now, written in text, whose bytes
-// must not change after: the string is text's memory (the request's own
-// allocation holds it, and no second one is made).
-func (g *requestIDs) next(text *[ulid.EncodedSize]byte, now time.Time) string {
+// next returns the id of request number seq, started at now, written in
+// text, whose bytes must not change after: the string is text's memory
+// (the request's own allocation holds it, and no second one is made).
+// Two requests of different numbers have different ids.
+func (g *requestIDs) next(text *[ulid.EncodedSize]byte, now time.Time, seq uint64) string {
 	g.once.Do(func() {
 		_, _ = rand.Read(g.prefix[:])
 		var id ulid.ULID
@@ -241,8 +242,8 @@ func (g *requestIDs) next(text *[ulid.EncodedSize]byte, now time.Time) string {
 	copy(text[:10], m.text[:])
 	copy(text[10:16], g.fixed[:])
 	// The last 10 characters: the prefix's last 2 bits, then the
-	// counter's 48.
-	v := uint64(g.prefix[3]&3)<<48 | g.n.Add(1)&(1<<48-1)
+	// number's last 48.
+	v := uint64(g.prefix[3]&3)<<48 | seq&(1<<48-1)
 	for i := ulid.EncodedSize - 1; i >= 16; i-- {
 		text[i] = crockford[v&31]
 		v >>= 5
@@ -256,6 +257,7 @@ func (g *requestIDs) next(text *[ulid.EncodedSize]byte, now time.Time) string {
 // a pooled buffer: the access log is on the path of every request.
 type accessLog struct {
 	out   io.Writer    // nil: off
+	lines *logWriter   // out, when it is one: written without a look at each line's level
 	level slog.Leveler // the log's least level: lines are written while it is at most Info
 	bufs  sync.Pool
 	sec   atomic.Pointer[second] // the last second formatted
@@ -265,6 +267,7 @@ func newAccessLog(out io.Writer, level slog.Leveler, on bool) *accessLog {
 	l := &accessLog{level: level}
 	if on {
 		l.out = out
+		l.lines, _ = out.(*logWriter)
 	}
 	l.bufs.New = func() any { b := make([]byte, 0, 256); return &b }
 	return l
@@ -299,7 +302,11 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 		b = append(b, key...) // its name; never the secret
 	}
 	b = append(b, '\n')
-	_, _ = l.out.Write(b)
+	if l.lines != nil {
+		l.lines.writeInfo(b)
+	} else {
+		_, _ = l.out.Write(b)
+	}
 	*bp = b
 	l.bufs.Put(bp)
 }
@@ -446,14 +453,17 @@ func validRequestID(id string) bool {
 type metrics struct {
 	reg         *prometheus.Registry
 	requests    *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
-	inFlight    atomic.Int64 // requests being answered, read at each scrape
+	// The requests started and finished: their difference is the
+	// requests in flight, read at each scrape; the number of a request
+	// is in its id.
+	started, finished atomic.Uint64
 
 	// The handles of the request metrics, by route pattern, resolved
 	// once: a map that is replaced, never changed, when a route is new.
-	mu     sync.Mutex
-	routes atomic.Pointer[map[string]*routeMetrics]
+	mu        sync.Mutex
+	routes    atomic.Pointer[map[string]*routeMetrics]
+	durations []*durations // every route's and method's, for the scrapes; under mu
 }
 
 // routeMetrics are the handles of one route's metrics, by method, and
@@ -467,7 +477,7 @@ type routeMetrics struct {
 // methodMetrics are the handles of one route and method, its counters by
 // status made when first needed.
 type methodMetrics struct {
-	duration prometheus.Observer
+	duration *durations
 	requests [600]atomic.Pointer[prometheus.Counter]
 }
 
@@ -480,12 +490,16 @@ func (m *metrics) observe(pattern string, method, status int, took time.Duration
 	}
 	mm := rm.methods[method].Load()
 	if mm == nil {
-		mm = &methodMetrics{duration: m.duration.WithLabelValues(rm.route, methods[method])}
-		if !rm.methods[method].CompareAndSwap(nil, mm) {
+		mm = &methodMetrics{duration: &durations{route: rm.route, method: methods[method]}}
+		if rm.methods[method].CompareAndSwap(nil, mm) {
+			m.mu.Lock()
+			m.durations = append(m.durations, mm.duration)
+			m.mu.Unlock()
+		} else {
 			mm = rm.methods[method].Load()
 		}
 	}
-	mm.duration.Observe(took.Seconds())
+	mm.duration.observe(took)
 	if status < 0 || status >= len(mm.requests) {
 		m.requests.WithLabelValues(rm.route, methods[method], strconv.Itoa(status)).Inc()
 		return rm.logText
@@ -529,11 +543,6 @@ func newMetrics() *metrics {
 			Name: "prompts_http_requests_total",
 			Help: "HTTP requests answered, by route pattern, method and status.",
 		}, []string{"route", "method", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "prompts_http_request_duration_seconds",
-			Help:    "Time from a request's start to the end of its answer, by route pattern and method.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"route", "method"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "prompts_store_errors_total",
 			Help: "Errors of the store's calls, by code: not_found, invalid, conflict… are the clients'; unavailable and internal the store's.",
@@ -542,12 +551,73 @@ func newMetrics() *metrics {
 	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "prompts_http_requests_in_flight",
 		Help: "HTTP requests being answered now.",
-	}, func() float64 { return float64(m.inFlight.Load()) })
+	}, func() float64 {
+		finished := m.finished.Load() // first: never more than started
+		return float64(m.started.Load() - finished)
+	})
 	m.routes.Store(&map[string]*routeMetrics{})
-	m.reg.MustRegister(m.requests, m.duration, m.storeErrors, inFlight,
+	m.reg.MustRegister(m.requests, durationCollector{m}, m.storeErrors, inFlight,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// durationBounds are the upper bounds of the buckets of
+// prompts_http_request_duration_seconds.
+var durationBounds = [...]time.Duration{500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond,
+	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+	250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second, 30 * time.Second}
+
+var durationDesc = prometheus.NewDesc("prompts_http_request_duration_seconds",
+	"Time from a request's start to the end of its answer, by route pattern and method.", []string{"route", "method"}, nil)
+
+// durations is the histogram of one route's and method's request
+// durations: what a prometheus.Histogram counts, in two atomic additions
+// an observation (its bucket, the sum) where the library's takes five, on
+// the path of every request. The count is the buckets' total. A scrape
+// reads the buckets, then the sum: a request observed in between may be
+// in the count but not yet in the sum, never the other way round.
+type durations struct {
+	route, method string
+	buckets       [len(durationBounds) + 1]atomic.Uint64 // the last: above every bound
+	sum           atomic.Int64                           // nanoseconds
+}
+
+func (d *durations) observe(took time.Duration) {
+	i := 0
+	for i < len(durationBounds) && took > durationBounds[i] {
+		i++
+	}
+	d.buckets[i].Add(1)
+	d.sum.Add(int64(took))
+}
+
+// metric returns the histogram as a scrape shows it.
+func (d *durations) metric() prometheus.Metric {
+	var count uint64
+	cumulative := make(map[float64]uint64, len(durationBounds))
+	for i := range d.buckets {
+		count += d.buckets[i].Load()
+		if i < len(durationBounds) {
+			cumulative[durationBounds[i].Seconds()] = count
+		}
+	}
+	sum := time.Duration(d.sum.Load()).Seconds()
+	return prometheus.MustNewConstHistogram(durationDesc, count, sum, cumulative, d.route, d.method)
+}
+
+// durationCollector exports every route's and method's durations.
+type durationCollector struct{ m *metrics }
+
+func (dc durationCollector) Describe(ch chan<- *prometheus.Desc) { ch <- durationDesc }
+
+func (dc durationCollector) Collect(ch chan<- prometheus.Metric) {
+	dc.m.mu.Lock()
+	all := slices.Clone(dc.m.durations)
+	dc.m.mu.Unlock()
+	for _, d := range all {
+		ch <- d.metric()
+	}
 }
 
 // handler serves the metrics in Prometheus's text format.
@@ -608,4 +678,13 @@ func (cc cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(cacheLosses, prometheus.CounterValue, float64(s.Losses))
 	ch <- prometheus.MustNewConstMetric(cacheRecovered, prometheus.CounterValue, float64(s.Recoveries))
 	ch <- prometheus.MustNewConstMetric(cacheFeed, prometheus.GaugeValue, connected)
+}
+
+// firstValue is the first of a header's values, or "", as Header.Get
+// answers it.
+func firstValue(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	return values[0]
 }

@@ -7,6 +7,9 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/matryer/is"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // BenchmarkObserved is what the server adds to every request as it runs
@@ -34,4 +37,33 @@ func benchmarkRoute(b *testing.B, wrap func(http.Handler) http.Handler) {
 	for b.Loop() {
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
+}
+
+// A duration is counted in the first bucket whose bound is at least it
+// (Prometheus's "le"), the count is every observation, the sum theirs.
+func TestDurations(t *testing.T) {
+	is := is.New(t)
+	d := &durations{route: "/r", method: "GET"}
+	for _, took := range []time.Duration{0, 500 * time.Microsecond, 500*time.Microsecond + 1, time.Millisecond, 30 * time.Second, 31 * time.Second} {
+		d.observe(took)
+	}
+	var out dto.Metric
+	is.NoErr(d.metric().Write(&out))
+	h := out.GetHistogram()
+	is.Equal(h.GetSampleCount(), uint64(6))
+	is.Equal(h.GetSampleSum(), (61*time.Second + 2*time.Millisecond + 1).Seconds())
+	got := map[float64]uint64{}
+	for _, b := range h.GetBucket() {
+		got[b.GetUpperBound()] = b.GetCumulativeCount()
+	}
+	is.Equal(len(got), len(durationBounds))
+	is.Equal(got[0.0005], uint64(2)) // 0 and 500µs: a bound holds its own value
+	is.Equal(got[0.001], uint64(4))
+	is.Equal(got[10], uint64(4))
+	is.Equal(got[30], uint64(5)) // 31 s is above every bound: in the count only
+	labels := map[string]string{}
+	for _, l := range out.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	is.Equal(labels, map[string]string{"route": "/r", "method": "GET"})
 }
