@@ -101,6 +101,7 @@ type config struct {
 	cycles      bool
 	wrk         string
 	server      string
+	openedUI    bool
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -117,6 +118,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.cycles, "cycles", true, "also count each server's CPU cycles per request with perf stat, where perf works")
 	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk command")
 	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
+	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
 		fs.PrintDefaults()
@@ -224,6 +226,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	bareT := &target{name: "bare", url: bare.base + read.Path, proc: bare}
 	list = append(list, bareT, &target{name: "memstore", url: mem.base + read.Path, proc: mem, baseline: bareT, goal: 0.90})
+	if cfg.openedUI {
+		// The same server once someone opened its web interface: the
+		// first page parses the UI's templates, which every garbage
+		// collection marks from then on.
+		withUI, err := procs.startServer(ctx, "memstore-ui", server, nil)
+		if err != nil {
+			return err
+		}
+		uiRead, err := seed(ctx, withUI.base)
+		if err != nil {
+			return fmt.Errorf("seeding memstore-ui: %w", err)
+		}
+		if err := openUI(ctx, withUI.base); err != nil {
+			return err
+		}
+		list = append(list, &target{name: "memstore-ui", url: withUI.base + uiRead.Path, proc: withUI, baseline: bareT})
+	}
 
 	if cfg.dsn != "" {
 		schema, drop, err := newSchema(ctx, cfg.dsn)

@@ -16,7 +16,7 @@ type target struct {
 	url      string
 	proc     *process
 	baseline *target // nil for a baseline
-	goal     float64 // the least ratio of requests/s to the baseline's
+	goal     float64 // the least ratio of requests/s to the baseline's; 0: none
 	results  []result
 }
 
@@ -90,6 +90,10 @@ func report(w io.Writer, ts []*target, unit string) {
 			}
 		}
 		if t.baseline == nil {
+			fmt.Fprintln(tw, "\t")
+			continue
+		}
+		if t.goal == 0 { // measured for its row only
 			fmt.Fprintln(tw, "\t")
 			continue
 		}

@@ -173,3 +173,25 @@ func (r readResponse) save(dir string) (string, error) {
 	name := filepath.Join(dir, "read3.json")
 	return name, os.WriteFile(name, b, 0o600)
 }
+
+// openUI asks the server at base for its web interface's first page, as
+// a person opening it would.
+func openUI(ctx context.Context, base string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/ui/", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("<html")) {
+		return fmt.Errorf("GET %s/ui/: %s, not the sign-in page", base, resp.Status)
+	}
+	return nil
+}
