@@ -144,11 +144,13 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 	var ids requestIDs
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// One allocation for what the layers tell, the writer, the
-		// context and the request id, its text and its header value.
+		// context, the request with that context, and the request id,
+		// its text and its header value.
 		all := &struct {
 			info   requestInfo
 			rec    recorder
 			ctx    requestContext
+			req    http.Request
 			id     [1]string
 			idText [ulid.EncodedSize]byte
 		}{info: requestInfo{start: time.Now()}, rec: recorder{ResponseWriter: w}}
@@ -170,7 +172,10 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 		ctx := &all.ctx
 		ctx.init(r.Context(), info, deadline)
 		defer ctx.release()
-		r = r.WithContext(ctx)
+		// WithContext's shallow copy, copied into the allocation: the
+		// copy it makes does not escape, and is not a second allocation.
+		all.req = *r.WithContext(ctx)
+		r = &all.req
 		next.ServeHTTP(rec, r)
 
 		took := time.Since(info.start)

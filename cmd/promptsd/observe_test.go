@@ -67,3 +67,28 @@ func TestDurations(t *testing.T) {
 	}
 	is.Equal(labels, map[string]string{"route": "/r", "method": "GET"})
 }
+
+// What the server adds to a request is one allocation: the request's
+// state, its context, its copy of the request with that context, its id.
+func TestObservedAllocatesOnce(t *testing.T) {
+	is := is.New(t)
+	logs := newLogWriter(io.Discard, logFlushEvery)
+	defer logs.Close()
+	var seen *http.Request
+	h := notInlined(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r
+		r.Pattern = "GET /x"
+		w.WriteHeader(http.StatusNoContent)
+	}), newAccessLog(logs, slog.LevelInfo, true), newMetrics(), time.Minute)
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	w := &discardWriter{header: http.Header{"X-Request-Id": nil}}
+	h.ServeHTTP(w, req) // the route's metrics, made once
+	allocs := testing.AllocsPerRun(100, func() {
+		clear(w.header)
+		h.ServeHTTP(w, req)
+	})
+	is.Equal(allocs, 1.0)
+	_, ok := seen.Context().Deadline()
+	is.True(ok)                              // the handler's request has the deadline
+	is.True(req.Context() != seen.Context()) // on a copy of the request
+}
