@@ -65,14 +65,10 @@ func urgent(line []byte) bool {
 // does not fit, or when the buffer is past its size; else it arms the
 // timer that writes it out within flushEvery.
 func (w *logWriter) appendLocked(p []byte, now bool) {
-	if w.closed || w.flushEvery <= 0 {
-		if w.err == nil {
-			_, w.err = w.out.Write(p)
-		}
-		return
-	}
+	// p is copied, never handed on: a caller's line may live on its
+	// stack.
 	w.buf = append(w.buf, p...)
-	if now || len(w.buf) >= logBufferSize {
+	if now || w.closed || w.flushEvery <= 0 || len(w.buf) >= logBufferSize {
 		w.flushLocked()
 		return
 	}

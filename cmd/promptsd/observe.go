@@ -141,7 +141,10 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // else a new ULID, sent back in X-Request-Id), the request metrics, and
 // an access log line.
 func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Duration) http.Handler {
-	var ids requestIDs
+	var (
+		ids   requestIDs
+		clock startClock
+	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// One allocation for what the layers tell, the writer, the
 		// context, the request with that context, and the request id,
@@ -153,7 +156,7 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 			req    http.Request
 			id     [1]string
 			idText [ulid.EncodedSize]byte
-		}{info: requestInfo{start: time.Now()}, rec: recorder{ResponseWriter: w}}
+		}{info: requestInfo{start: clock.now()}, rec: recorder{ResponseWriter: w}}
 		info, rec := &all.info, &all.rec
 		seq := m.started.Add(1)
 		id := firstValue(r.Header["X-Request-Id"]) // the canonical key: no canonicalizing per request
@@ -196,6 +199,30 @@ func isStream(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// startClock tells the time requests start at with one read of the
+// monotonic clock, where time.Now reads two clocks: it reads the wall
+// clock once every clockSync, and each time it tells is that reading
+// plus the monotonic time since. The times it tells are as monotonic as
+// time.Now's; a step of the wall clock (a slew shows at once) reaches
+// their wall-clock part, which the access log writes, within clockSync.
+type startClock struct {
+	base atomic.Pointer[time.Time]
+}
+
+// clockSync is how often startClock reads the wall clock.
+const clockSync = 100 * time.Millisecond
+
+func (c *startClock) now() time.Time {
+	if b := c.base.Load(); b != nil {
+		if d := time.Since(*b); d >= 0 && d < clockSync {
+			return b.Add(d)
+		}
+	}
+	t := time.Now()
+	c.base.Store(&t)
+	return t
 }
 
 // requestIDs makes the request ids of the requests that bring none: ULIDs
@@ -284,8 +311,21 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	if l.out == nil || l.level.Level() > slog.LevelInfo {
 		return
 	}
+	if l.lines != nil {
+		var buf [256]byte // on the stack: the log's buffer takes a copy
+		l.lines.writeInfo(l.appendLine(buf[:0], start, method, route, status, bytes, took, id, key))
+		return
+	}
 	bp := l.bufs.Get().(*[]byte)
-	b := append((*bp)[:0], "time="...)
+	b := l.appendLine((*bp)[:0], start, method, route, status, bytes, took, id, key)
+	_, _ = l.out.Write(b)
+	*bp = b
+	l.bufs.Put(bp)
+}
+
+// appendLine appends the line of a request to b.
+func (l *accessLog) appendLine(b []byte, start time.Time, method, route string, status int, bytes int64, took time.Duration, id, key string) []byte {
+	b = append(b, "time="...)
 	b = l.appendTime(b, start.Add(took))
 	b = append(b, " level=INFO msg=request method="...)
 	// method, id and key are safe as they are (a fixed label, a valid
@@ -295,7 +335,11 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 	b = append(b, " route="...)
 	b = append(b, route...)
 	b = append(b, " status="...)
-	b = strconv.AppendInt(b, int64(status), 10)
+	if 100 <= status && status <= 999 { // every status a server sends: three digits
+		b = append(b, byte('0'+status/100), byte('0'+status/10%10), byte('0'+status%10))
+	} else {
+		b = strconv.AppendInt(b, int64(status), 10)
+	}
 	b = append(b, " bytes="...)
 	b = strconv.AppendInt(b, bytes, 10)
 	b = append(b, " duration="...)
@@ -306,14 +350,7 @@ func (l *accessLog) write(start time.Time, method, route string, status int, byt
 		b = append(b, " key="...)
 		b = append(b, key...) // its name; never the secret
 	}
-	b = append(b, '\n')
-	if l.lines != nil {
-		l.lines.writeInfo(b)
-	} else {
-		_, _ = l.out.Write(b)
-	}
-	*bp = b
-	l.bufs.Put(bp)
+	return append(b, '\n')
 }
 
 // appendDuration appends d as d.String() writes it, without making the

@@ -92,3 +92,27 @@ func TestObservedAllocatesOnce(t *testing.T) {
 	is.True(ok)                              // the handler's request has the deadline
 	is.True(req.Context() != seen.Context()) // on a copy of the request
 }
+
+// The start clock tells the time as time.Now does, to within the time
+// between the reads, monotonic included.
+func TestStartClock(t *testing.T) {
+	is := is.New(t)
+	var c startClock
+	prev := c.now()
+	for i := range 2000 {
+		before := time.Now()
+		got := c.now()
+		after := time.Now()
+		is.True(!got.Before(prev)) // monotonic
+		// The wall clock, as read at most clockSync ago plus the monotonic
+		// time since: between the two readings around it, give or take
+		// what the wall clock moved against the monotonic one.
+		is.True(got.Round(0).Sub(before.Round(0)) > -time.Millisecond)
+		is.True(after.Round(0).Sub(got.Round(0)) > -time.Millisecond)
+		is.True(got.Sub(before) >= 0 && after.Sub(got) >= 0) // the monotonic reading, exactly ordered
+		prev = got
+		if i%500 == 0 {
+			time.Sleep(clockSync / 2)
+		}
+	}
+}
