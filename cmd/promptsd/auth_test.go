@@ -39,10 +39,11 @@ func TestConnectionRemembersItsKey(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
+		io.WriteString(w, a.Name)
 		if len(a.ProjectIDs) > 0 {
+			io.WriteString(w, ","+a.ProjectIDs[0])
 			a.ProjectIDs[0] = "changed" // the caller's own copy: the next answer is as before
 		}
-		io.WriteString(w, a.Name)
 	}))
 	srv.Config.ConnContext = withConnAuth
 	srv.Start()
@@ -73,7 +74,7 @@ func TestConnectionRemembersItsKey(t *testing.T) {
 
 	for range 2 {
 		_, name := get(one, "beta-secret-0123456789")
-		is.Equal(name, "beta")
+		is.Equal(name, "beta,p1") // the second as the first: no caller changed what the connection keeps
 	}
 	is.Equal(calls(), int64(2)) // another key: asked again, once
 	a, err := auth.Authenticate(context.WithValue(context.Background(), connAuthKey{}, new(connAuth)), "beta-secret-0123456789")
@@ -88,13 +89,13 @@ func TestConnectionRemembersItsKey(t *testing.T) {
 	is.Equal(calls(), int64(5)) // a refused key is never remembered
 
 	_, name := get(one, "beta-secret-0123456789")
-	is.Equal(name, "beta")
+	is.Equal(name, "beta,p1")
 	is.Equal(calls(), int64(5)) // still the last key accepted: a refusal forgets nothing
 
 	other := &http.Client{Transport: &http.Transport{}}
 	defer other.CloseIdleConnections()
 	_, name = get(other, "beta-secret-0123456789")
-	is.Equal(name, "beta")
+	is.Equal(name, "beta,p1")
 	is.Equal(calls(), int64(6)) // another connection remembers nothing yet
 
 	_, err = auth.Authenticate(context.Background(), "beta-secret-0123456789")

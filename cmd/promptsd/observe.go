@@ -65,7 +65,9 @@ func (k namedKeys) Authenticate(ctx context.Context, key string) (httpapi.Access
 			return a, err // a key refused is never remembered
 		}
 		if conn != nil {
-			conn.last.Store(&accepted{key: key, access: a})
+			kept := a
+			kept.ProjectIDs = slices.Clone(a.ProjectIDs) // the caller's a is its own
+			conn.last.Store(&accepted{key: key, access: kept})
 		}
 	}
 	if info := infoFrom(ctx); info != nil {
@@ -556,7 +558,9 @@ func (m *metrics) observe(pattern string, method, status int, took time.Duration
 	return rm.logText
 }
 
-// newRoute adds the handles of the route of pattern.
+// newRoute adds the handles of the route of pattern. Patterns whose
+// route is the same ("" and "/" are both "unmatched") share them: a
+// metric has one series per route and method.
 func (m *metrics) newRoute(pattern string) *routeMetrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -565,9 +569,21 @@ func (m *metrics) newRoute(pattern string) *routeMetrics {
 		return rm
 	}
 	route := routeOf(pattern)
-	rm := &routeMetrics{route: route, logText: string(appendValue(nil, route))}
 	if len(old) >= 1000 {
-		return rm // patterns are the server's own and few: never reached
+		route = routeOf("") // patterns are the server's own and few: never reached
+	}
+	var rm *routeMetrics
+	for _, v := range old {
+		if v.route == route {
+			rm = v
+			break
+		}
+	}
+	if rm == nil {
+		rm = &routeMetrics{route: route, logText: string(appendValue(nil, route))}
+	}
+	if len(old) >= 1000 {
+		return rm
 	}
 	routes := make(map[string]*routeMetrics, len(old)+1)
 	for k, v := range old {
@@ -617,8 +633,8 @@ var durationDesc = prometheus.NewDesc("prompts_http_request_duration_seconds",
 // durations: what a prometheus.Histogram counts, in two atomic additions
 // an observation (its bucket, the sum) where the library's takes five, on
 // the path of every request. The count is the buckets' total. A scrape
-// reads the buckets, then the sum: a request observed in between may be
-// in the count but not yet in the sum, never the other way round.
+// reads the buckets, then the sum: a request observed while it reads may
+// be in one and not yet in the other, for that scrape.
 type durations struct {
 	route, method string
 	buckets       [len(durationBounds) + 1]atomic.Uint64 // the last: above every bound

@@ -116,3 +116,22 @@ func TestStartClock(t *testing.T) {
 		}
 	}
 }
+
+// Patterns of one route ("" and "/" are both "unmatched") count in one
+// series: a scrape never meets the same series twice.
+func TestRoutesSharingALabel(t *testing.T) {
+	is := is.New(t)
+	m := newMetrics()
+	m.observe("", methodIndex(http.MethodGet), http.StatusNotFound, time.Millisecond)
+	m.observe("/", methodIndex(http.MethodGet), http.StatusUnauthorized, time.Millisecond)
+	m.observe("/", methodIndex(http.MethodGet), http.StatusUnauthorized, time.Millisecond)
+	families, err := m.reg.Gather()
+	is.NoErr(err) // no series collected twice
+	for _, f := range families {
+		if f.GetName() != "prompts_http_request_duration_seconds" {
+			continue
+		}
+		is.Equal(len(f.GetMetric()), 1)
+		is.Equal(f.GetMetric()[0].GetHistogram().GetSampleCount(), uint64(3))
+	}
+}
