@@ -24,6 +24,10 @@ func (s *Store) GetActiveStale(ctx context.Context, promptID string, env prompts
 	return a, stale, err
 }
 
+// SharedBy is for this module's own packages: the store whose shared
+// reads these are (see GetActiveShared).
+func (s *Store) SharedBy(readonly.Token) any { return s }
+
 // GetActiveShared is GetActiveStale without the copy, for this module's
 // own packages (its second argument cannot be made outside it): what the
 // answer points to is the cache's, and must not be changed.

@@ -173,8 +173,8 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrProblem: []string{"application/problem+json"},
 		hdrCache:   []string{"private, no-cache"},
 	}
-	h.shared, _ = store.(readonly.ActiveReader)
-	h.freshShared, _ = h.fresh.(readonly.ActiveReader)
+	h.shared, _ = readonly.Of(store)
+	h.freshShared, _ = readonly.Of(h.fresh)
 	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
 	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/memstore"
 )
 
 // A read of a prompt, by id or by key, over a store that shares its
@@ -44,4 +46,24 @@ func TestReadsShareTheStoresAnswer(t *testing.T) {
 			is.Equal(sharedAllocs, copiedAllocs-1) // the copy, and only it, saved
 		}
 	}
+}
+
+// notFound embeds a memstore and finds no prompt.
+type notFound struct{ *memstore.Store }
+
+func (notFound) GetActive(context.Context, string, prompts.Environment) (prompts.ActivePrompt, error) {
+	return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+}
+
+// A store that embeds memstore and answers GetActive its own way is read
+// through its own GetActive, not the embedded store's shared reads.
+func TestReadsOfAnEmbeddingStoreAreItsOwn(t *testing.T) {
+	is := is.New(t)
+	mem, id := benchStore(t)
+	h := benchHandler(t, notFound{mem})
+	req := httptest.NewRequest(http.MethodGet, "/v1/integration/prompts/"+id, nil)
+	req.Header.Set("X-API-Key", "bench-key-0123456789abcdef0123456789abcdef")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	is.Equal(w.Code, http.StatusNotFound)
 }

@@ -33,6 +33,10 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env p
 	return a.Copy(), err
 }
 
+// SharedBy is for this module's own packages: the store whose shared
+// reads these are (see GetActiveShared).
+func (s *Store) SharedBy(readonly.Token) any { return s }
+
 // GetActiveShared is GetActive without the copy, for this module's own
 // packages (its second argument cannot be made outside it): what the
 // answer points to is the store's, and must not be changed.

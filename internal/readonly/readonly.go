@@ -14,7 +14,7 @@ import (
 
 // Token is the second argument of ActiveReader's methods. Only this
 // module can name it, so that the methods, which show in the docs of the
-// stores that have them, are not part of their API in effect.
+// stores that have them, are not meant to be called from outside it.
 type Token struct{ _ token }
 
 type token struct{}
@@ -29,4 +29,20 @@ type token struct{}
 type ActiveReader interface {
 	GetActiveShared(ctx context.Context, _ Token, promptID string, env prompts.Environment) (a prompts.ActivePrompt, stale bool, err error)
 	GetActiveByKeyShared(ctx context.Context, _ Token, projectID, key string, env prompts.Environment) (a prompts.ActivePrompt, stale bool, err error)
+	// SharedBy returns the store whose methods these are. Go promotes
+	// the methods of an embedded store to the type that embeds it, whose
+	// own GetActive they would bypass: Of tells the two apart by it.
+	SharedBy(Token) any
+}
+
+// Of returns store's shared reads when store itself has them, and false
+// when it has none or only has them from a store it embeds: an
+// application's type that embeds a *memstore.Store and answers
+// GetActive its own way is read through its GetActive.
+func Of(store any) (ActiveReader, bool) {
+	r, ok := store.(ActiveReader)
+	if !ok || r.SharedBy(Token{}) != store {
+		return nil, false
+	}
+	return r, true
 }

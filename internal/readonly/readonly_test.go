@@ -75,3 +75,30 @@ func TestSharedReadsAnswerAsTheStore(t *testing.T) {
 		})
 	}
 }
+
+// hiding embeds a store and answers GetActive its own way.
+type hiding struct {
+	*memstore.Store
+	note []string // not comparable
+}
+
+func (hiding) GetActive(context.Context, string, prompts.Environment) (prompts.ActivePrompt, error) {
+	return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+}
+
+// Only a store that has the shared reads itself is read through them: a
+// type that embeds one, and so has its methods too, is not.
+func TestOfTellsEmbeddingApart(t *testing.T) {
+	is := is.New(t)
+	mem := memstore.New()
+	c := cache.New(mem, cache.Standalone())
+	for _, s := range []prompts.Store{mem, c} {
+		r, ok := readonly.Of(s)
+		is.True(ok)
+		is.True(r != nil)
+	}
+	for _, s := range []prompts.Store{hiding{Store: mem}, &hiding{Store: mem}, struct{ *cache.Store }{c}, nil} {
+		_, ok := readonly.Of(s)
+		is.True(!ok)
+	}
+}
