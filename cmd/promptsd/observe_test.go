@@ -107,12 +107,12 @@ func TestStartClock(t *testing.T) {
 		// The wall clock, as read at most clockSync ago plus the monotonic
 		// time since: between the two readings around it, give or take
 		// what the wall clock moved against the monotonic one.
-		is.True(got.Round(0).Sub(before.Round(0)) > -time.Millisecond)
-		is.True(after.Round(0).Sub(got.Round(0)) > -time.Millisecond)
+		is.True(got.Round(0).Sub(before.Round(0)) > -20*time.Millisecond) // a stale base is up to clockSync off
+		is.True(after.Round(0).Sub(got.Round(0)) > -20*time.Millisecond)
 		is.True(got.Sub(before) >= 0 && after.Sub(got) >= 0) // the monotonic reading, exactly ordered
 		prev = got
 		if i%500 == 0 {
-			time.Sleep(clockSync / 2)
+			time.Sleep(clockSync * 3 / 4)
 		}
 	}
 }
