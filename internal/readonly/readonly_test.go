@@ -97,7 +97,7 @@ func TestOfTellsEmbeddingApart(t *testing.T) {
 		is.True(ok)
 		is.True(r != nil)
 	}
-	for _, s := range []prompts.Store{hiding{Store: mem}, &hiding{Store: mem}, struct{ *cache.Store }{c}, nil} {
+	for _, s := range []prompts.Store{hiding{Store: mem, note: []string{"x"}}, &hiding{Store: mem}, struct{ *cache.Store }{c}, nil} {
 		_, ok := readonly.Of(s)
 		is.True(!ok)
 	}
