@@ -205,13 +205,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var list []*target
 
-	mem, err := procs.startServer(ctx, "memstore", server, nil)
+	// startSeeded starts the standalone server with args and makes the
+	// prompt read 3 reads.
+	startSeeded := func(name string, args []string) (*process, readResponse, error) {
+		p, err := procs.startServer(ctx, name, server, args)
+		if err != nil {
+			return nil, readResponse{}, err
+		}
+		read, err := seed(ctx, p.base)
+		if err != nil {
+			return nil, readResponse{}, fmt.Errorf("seeding %s: %w", name, err)
+		}
+		return p, read, nil
+	}
+	mem, read, err := startSeeded("memstore", nil)
 	if err != nil {
 		return err
-	}
-	read, err := seed(ctx, mem.base)
-	if err != nil {
-		return fmt.Errorf("seeding memstore: %w", err)
 	}
 	bodyFile, err := read.save(tmp)
 	if err != nil {
@@ -230,13 +239,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// The same server once someone opened its web interface: the
 		// first page parses the UI's templates, which every garbage
 		// collection marks from then on.
-		withUI, err := procs.startServer(ctx, "memstore-ui", server, nil)
+		withUI, uiRead, err := startSeeded("memstore-ui", nil)
 		if err != nil {
 			return err
-		}
-		uiRead, err := seed(ctx, withUI.base)
-		if err != nil {
-			return fmt.Errorf("seeding memstore-ui: %w", err)
 		}
 		if err := openUI(ctx, withUI.base); err != nil {
 			return err
@@ -250,13 +255,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		dropSchema = drop
-		sqlSrv, err := procs.startServer(ctx, "sqlstore", server, []string{"-dsn", cfg.dsn, "-schema", schema})
+		sqlSrv, sqlRead, err := startSeeded("sqlstore", []string{"-dsn", cfg.dsn, "-schema", schema})
 		if err != nil {
 			return err
-		}
-		sqlRead, err := seed(ctx, sqlSrv.base)
-		if err != nil {
-			return fmt.Errorf("seeding sqlstore: %w", err)
 		}
 		bareSQL, err := procs.startHelper(ctx, "bare-sql", "sql", "-dsn", cfg.dsn, "-schema", schema)
 		if err != nil {
