@@ -19,6 +19,12 @@
 //   - with -dsn, sqlstore: the standalone server on PostgreSQL, in a schema
 //     of its own that is dropped at the end.
 //
+// With -before BINARY it also starts an earlier build of the standalone
+// server on memstore, alternating with the current one round by round, and
+// reports the current build's throughput as a ratio to that build's: the
+// way to measure a change, since the ratio of two builds run back to back
+// moves far less with the host's noise than either's ratio to bare.
+//
 // Before measuring, it checks that each baseline answers exactly what its
 // server answers: the same body and headers.
 //
@@ -102,6 +108,7 @@ type config struct {
 	wrk         string
 	server      string
 	openedUI    bool
+	before      string
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -118,6 +125,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.cycles, "cycles", true, "also count each server's CPU cycles per request with perf stat, where perf works")
 	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk command")
 	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
+	fs.StringVar(&c.before, "before", "", "the standalone server binary of an earlier build, also measured on memstore; the memstore row is then its ratio to that build (goal 0.95x), alternating with it round by round")
 	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
@@ -181,6 +189,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.dsn != "" {
 		targets = 4
 	}
+	if cfg.before != "" {
+		targets++
+	}
 	lifetime := time.Duration(targets)*(cfg.warmup+time.Duration(cfg.rounds)*(cfg.duration+3*time.Second)) + 5*time.Minute
 	procs := &processes{pin: cfg.pin, lifetime: lifetime}
 	var dropSchema func()
@@ -234,7 +245,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("bare server: %w", err)
 	}
 	bareT := &target{name: "bare", url: bare.base + read.Path, proc: bare}
-	list = append(list, bareT, &target{name: "memstore", url: mem.base + read.Path, proc: mem, baseline: bareT, goal: 0.90})
+	memT := &target{name: "memstore", url: mem.base + read.Path, proc: mem, baseline: bareT, goal: 0.90}
+	list = append(list, bareT, memT)
+	if cfg.before != "" {
+		// The earlier build, measured the same way: the change is the
+		// ratio of the two builds, which the host's noise moves far
+		// less than the ratio of either to the bare server.
+		p, err := procs.startServer(ctx, "memstore-before", cfg.before, nil)
+		if err != nil {
+			return err
+		}
+		beforeRead, err := seed(ctx, p.base)
+		if err != nil {
+			return fmt.Errorf("seeding memstore-before: %w", err)
+		}
+		beforeT := &target{name: "memstore-before", url: p.base + beforeRead.Path, proc: p, baseline: bareT}
+		memT.baseline, memT.goal = beforeT, 0.95
+		list = append(list, beforeT)
+	}
 	if cfg.openedUI {
 		// The same server once someone opened its web interface: the
 		// first page parses the UI's templates, which every garbage
