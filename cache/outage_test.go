@@ -30,7 +30,7 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 		if os.Getenv("PROMPTS_TEST_REQUIRE_DATABASE") != "" {
 			t.Fatal("PROMPTS_TEST_REQUIRE_DATABASE is set: set PROMPTS_TEST_DATABASE_URL")
 		}
-		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL (see README)")
+		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL (see docs/testing.md)")
 	}
 	is := is.New(t)
 	ctx := context.Background()

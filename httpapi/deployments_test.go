@@ -10,7 +10,7 @@ import (
 )
 
 // A deploy, a look at the history, a rollback, and a swap that loses:
-// the walk-through of the README, over HTTP.
+// the walk-through of docs/http.md, over HTTP.
 func TestDeploymentsOverHTTP(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)

@@ -24,7 +24,7 @@ import (
 const databaseURLVar = "PROMPTS_TEST_DATABASE_URL"
 
 const skipMessage = "sqlstore tests need PostgreSQL: set " + databaseURLVar +
-	"=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (any database the user may create schemas in; README, section Tests)"
+	"=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (any database the user may create schemas in; docs/testing.md)"
 
 // testDB is the pool the tests share, open when databaseURLVar is set.
 var testDB *sqlx.DB

@@ -37,7 +37,7 @@
 // database up to -wait-db. Besides the API it serves, without a key,
 // /livez, /readyz (/healthz is /livez) and /metrics (Prometheus). It logs
 // one line a request, and the store's changes of state, through log/slog
-// on stderr. The README's "Running it" says more.
+// on stderr. docs/server.md in the repository says more.
 package main
 
 import (

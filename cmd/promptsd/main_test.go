@@ -304,7 +304,7 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 		if os.Getenv("PROMPTS_TEST_REQUIRE_DATABASE") != "" {
 			t.Fatal("PROMPTS_TEST_DATABASE_URL is not set")
 		}
-		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (README, section Tests)")
+		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (docs/testing.md)")
 	}
 	is := is.New(t)
 	rnd := make([]byte, 6)

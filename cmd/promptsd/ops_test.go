@@ -42,7 +42,7 @@ func testDatabase(t testing.TB) (dsn *url.URL, schema string) {
 		if os.Getenv("PROMPTS_TEST_REQUIRE_DATABASE") != "" {
 			t.Fatal("PROMPTS_TEST_DATABASE_URL is not set")
 		}
-		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (README, section Tests)")
+		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (docs/testing.md)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {

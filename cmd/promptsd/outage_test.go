@@ -33,7 +33,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 		if os.Getenv("PROMPTS_TEST_REQUIRE_DATABASE") != "" {
 			t.Fatal("PROMPTS_TEST_DATABASE_URL is not set")
 		}
-		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL (see README)")
+		t.Skip("needs PostgreSQL: set PROMPTS_TEST_DATABASE_URL (see docs/testing.md)")
 	}
 	is := is.New(t)
 	u, err := url.Parse(dsn)

@@ -22,6 +22,6 @@
 //
 // Without either, the tests skip and say which is missing;
 // PROMPTS_TEST_REQUIRE_BROWSER=1 (set in CI) makes that a failure.
-// PROMPTS_UPDATE_SCREENSHOTS=1 saves the README's screenshots into
-// docs/screenshots.
+// PROMPTS_UPDATE_SCREENSHOTS=1 saves the screenshots that docs/ui.md
+// shows into docs/screenshots.
 package browsertest
