@@ -63,12 +63,13 @@
 // API key's name. Request bodies are bytes, sent again as they are.
 //
 // A refused connection is retried too, so that a write made while the
-// server restarts goes through once it is back. A read is not retried
-// when a cache over the client has an answer to give instead (its
-// fallback snapshot, or the last value it knows while the feed is lost;
-// see cache.FailFast): it is tried once, and the cache answers at once,
-// marked stale. So an application that starts while the server cannot be
-// reached answers from its embedded snapshot at once, and, through its
+// server restarts goes through once it is back. A read asked with
+// FailFast is not retried: the client is a prompts.ActiveReader, and a
+// cache over it asks so when it has an answer to give instead (its
+// fallback snapshot, or the last value it knows while the feed is lost),
+// so the read is tried once and the cache answers at once, marked stale.
+// So an application that starts while the server cannot be reached
+// answers from its embedded snapshot at once, and, through its
 // feed, which tries the server at least once a second, reads fresh values
 // within about a second of the server's return.
 //
