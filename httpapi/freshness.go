@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // Reads that ask for a fresh answer. A request with Cache-Control:
@@ -42,16 +41,13 @@ func underCaches(s prompts.Store) prompts.Store {
 	return under
 }
 
-// reader returns the store a read asks and, when that is the handler's
-// own store, what can say whether its answer was stale (nil when it
-// cannot): the store under the cache for a request that asks for a fresh
-// answer. shared is that store's reads without a copy, when it has them
-// (see package internal/readonly), nil else.
-func (h *Handler) reader(r *http.Request) (store prompts.Store, stale staleReader, shared readonly.ActiveReader) {
+// reader returns the store a read asks: the store under the cache for a
+// request that asks for a fresh answer.
+func (h *Handler) reader(r *http.Request) prompts.Store {
 	if h.fresh != nil && wantsFresh(r.Header) {
-		return h.fresh, nil, h.freshShared
+		return h.fresh
 	}
-	return h.store, h.stale, h.shared
+	return h.store
 }
 
 // wantsFresh reports whether a request's header asks that no stored
