@@ -4,7 +4,8 @@ import "context"
 
 // ActiveReader is what a Store offers besides Store when it can read a
 // prompt in an environment with options GetActive and GetActiveByKey do
-// not take. Find it by type assertion, or call ReadActive, which does so
+// not take. Find it by type assertion on the store itself (never through
+// Unwrap: a store's reads are its own), or call ReadActive, which does so
 // and falls back on GetActive and GetActiveByKey for a store without it.
 //
 // ReadActive answers what GetActive (for q.PromptID) or GetActiveByKey

@@ -41,8 +41,9 @@
 // that later writes leave as it was.
 //
 // A Store that keeps the log of its changes (prompts.EventLog) and
-// webhooks with their outbox (prompts.WebhookStore) is checked for them
-// too; for a Store without, those subtests are skipped. They move the
+// webhooks with their outbox (prompts.WebhookStore), itself or under a
+// wrapper that passes them through (prompts.EventLogOf), is checked for
+// them too; for a Store without, those subtests are skipped. They move the
 // clock past prompts.DefaultEventRetention to see events go: the Store
 // must keep them that long by default.
 //
