@@ -2,9 +2,25 @@
 // single-item reads from memory: the read of a prompt in an environment,
 // by id and by key (what an application makes on every call), and the
 // reads of one prompt, version or project. Lists pass through; so do
-// writes, after which the process that wrote reads its own write at once,
-// and the event log and webhooks of a store that keeps them (see
-// ListEvents).
+// writes, after which the process that wrote reads its own write at once.
+//
+// # Abilities
+//
+// A Store is a prompts.ActiveReader whatever the store under it: its
+// ReadActive answers from memory, shares the value it holds when asked
+// (Shared), reads the store under it when asked for a fresh answer
+// (Fresh), and reports stale answers (see Outages). It reads that store
+// with ReadActive when the store has it, passing FailFast down.
+//
+// The event log and webhooks (prompts.EventLog, prompts.WebhookStore) are
+// the store's, not the cache's: a Store claims neither, whatever the
+// store under it keeps, and Unwrap returns that store, where
+// prompts.EventLogOf and prompts.WebhookStoreOf find them. So httpapi
+// serves the event log of a store under a cache, and answers 501 for a
+// store that keeps none, cache or no cache:
+//
+//	c := cache.New(pg)
+//	log, ok := prompts.EventLogOf(c) // pg's, when pg keeps one
 //
 // # Freshness
 //
@@ -212,10 +228,10 @@ func New(next prompts.Store, opts ...Option) *Store {
 	return s
 }
 
-// Next returns the store under the cache, the one New was given. Its
-// reads are fresh from the store: httpapi makes there the reads whose
-// request asks for no stored answer (Cache-Control: no-cache).
-func (s *Store) Next() prompts.Store { return s.next }
+// Unwrap returns the store under the cache, the one New was given: its
+// reads are fresh, and its event log and webhooks are those the cache
+// passes through (see Abilities).
+func (s *Store) Unwrap() prompts.Store { return s.next }
 
 // Stats are a cache's counters since New.
 type Stats struct {

@@ -150,12 +150,17 @@ func AllowPrivateWebhooks() Option {
 // answered by the store under store's cache, when store is one (see
 // package cache): fresh, never stale.
 //
-// The event log and webhook routes need a store that implements
-// prompts.EventLog and prompts.WebhookStore; over one that does not, they
-// answer 501.
+// The reads of a prompt in an environment go through store's ReadActive
+// when it has one (prompts.ActiveReader): shared, since the handler
+// changes nothing of the answer, so that a store that can answer without a
+// copy does, and a stale answer is said so (Cache-Status).
+//
+// The event log and webhook routes need a store that keeps them
+// (prompts.EventLogOf and prompts.WebhookStoreOf find them, under a cache
+// too); over one that does not, they answer 501.
 func New(store prompts.Store, opts ...Option) *Handler {
-	events, _ := store.(prompts.EventLog)
-	hooks, _ := store.(prompts.WebhookStore)
+	events, _ := prompts.EventLogOf(store)
+	hooks, _ := prompts.WebhookStoreOf(store)
 	h := &Handler{
 		store:      store,
 		fresh:      underCaches(store),
