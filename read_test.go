@@ -2,6 +2,8 @@ package prompts_test
 
 import (
 	"context"
+	"fmt"
+	"log"
 	"testing"
 
 	"github.com/matryer/is"
@@ -71,4 +73,27 @@ func TestReadActive(t *testing.T) {
 	is.True(stale) // the reader's own answer
 	is.Equal(a.ID, p.ID)
 	is.Equal(r.asked, []prompts.ActiveQuery{q}) // asked once, with the query as given
+}
+
+// An application reads a prompt by key, sharing the store's value (it
+// changes nothing of it); through a cache, stale would say that the answer
+// is the last one known while the store is away.
+func ExampleReadActive() {
+	ctx := context.Background()
+	store := memstore.New()
+	proj, _ := store.CreateProject(ctx, prompts.NewProject{Name: "Support"})
+	p, _ := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "greeting", Name: "Greeting"})
+	_, _ = store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "Hi {{name}}", Environments: []prompts.Environment{prompts.Production}})
+
+	a, stale, err := prompts.ReadActive(ctx, store, prompts.ActiveQuery{
+		ProjectID:   proj.ID,
+		Key:         "greeting",
+		Environment: prompts.Production,
+		Shared:      true, // read-only use: no copy needed
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(a.ActiveVersion.Content, stale)
+	// Output: Hi {{name}} false
 }

@@ -16,6 +16,16 @@
 // http.Client, which keeps up to 64 idle connections to the server, or
 // with the caller's (WithHTTPClient).
 //
+// # Abilities
+//
+// Besides prompts.Store, a Client is a prompts.ActiveReader: a read asked
+// Fresh sends Cache-Control: no-cache, so that the server answers from its
+// store rather than its cache; a read asked FailFast is tried once,
+// without retries (see Retries); Shared changes nothing, and no answer is
+// stale. It is a prompts.EventLog over the server's event log. It keeps
+// no webhooks (prompts.WebhookStoreOf finds none): they are the server's
+// to deliver.
+//
 // # Calls and errors
 //
 // Every method of prompts.Store maps to one request of the interface, or a
