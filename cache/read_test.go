@@ -105,4 +105,13 @@ func TestFailFastGoesDownAndStaleComesUp(t *testing.T) {
 	is.NoErr(err)
 	is.True(stale) // the fallback's, from the cache under
 	is.Equal(a.ActiveVersion.Content, "Hi {{name}}")
+
+	// GetPrompt, which GetActive's prompt answers too, asks with FailFast
+	// when the cache has an answer (a new cache, which has not found the
+	// store down yet, asks).
+	fast := d.fast.Load()
+	got, err := cache.New(d, cache.WithFallback(embedded(t, ms, proj.ID))).GetPrompt(ctx, list[1].ID)
+	is.NoErr(err) // the fallback's
+	is.Equal(got.Key, list[1].Key)
+	is.Equal(d.fast.Load(), fast+1) // asked to fail fast
 }
