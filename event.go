@@ -106,8 +106,8 @@ func (f EventFilter) Keeps(projectID string) bool {
 }
 
 // EventLog is what a Store that keeps the log of its changes offers
-// besides Store; memstore's and sqlstore's do, and a cache passes it
-// through. Find it by type assertion.
+// besides Store; memstore's and sqlstore's do. Find it with EventLogOf,
+// which also finds it under a wrapper that passes it through (a cache).
 type EventLog interface {
 	// ListEvents returns one page of the events after f.After, oldest
 	// first, and whether more follow. When events after f.After have been

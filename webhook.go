@@ -158,8 +158,9 @@ func ValidateClaim(now time.Time, max int, lease time.Duration) error {
 }
 
 // WebhookStore is what a Store that keeps webhooks and their deliveries
-// offers besides Store; memstore's and sqlstore's do. Find it by type
-// assertion.
+// offers besides Store; memstore's and sqlstore's do. Find it with
+// WebhookStoreOf, which also finds it under a wrapper that passes it
+// through (a cache).
 //
 // In the same atomic step as each event, the Store queues a Delivery to
 // every webhook that matches it, due at once. Queued deliveries outlive a

@@ -2,9 +2,25 @@
 // single-item reads from memory: the read of a prompt in an environment,
 // by id and by key (what an application makes on every call), and the
 // reads of one prompt, version or project. Lists pass through; so do
-// writes, after which the process that wrote reads its own write at once,
-// and the event log and webhooks of a store that keeps them (see
-// ListEvents).
+// writes, after which the process that wrote reads its own write at once.
+//
+// # Abilities
+//
+// A Store is a prompts.ActiveReader whatever the store under it: its
+// ReadActive answers from memory, shares the value it holds when asked
+// (Shared), reads the store under it when asked for a fresh answer
+// (Fresh), and reports stale answers (see Outages). It reads that store
+// with ReadActive when the store has it, passing FailFast down.
+//
+// The event log and webhooks (prompts.EventLog, prompts.WebhookStore) are
+// the store's, not the cache's: a Store claims neither, whatever the
+// store under it keeps, and Unwrap returns that store, where
+// prompts.EventLogOf and prompts.WebhookStoreOf find them. So httpapi
+// serves the event log of a store under a cache, and answers 501 for a
+// store that keeps none, cache or no cache:
+//
+//	c := cache.New(pg)
+//	log, ok := prompts.EventLogOf(c) // pg's, when pg keeps one
 //
 // # Freshness
 //
@@ -32,16 +48,16 @@
 //
 // While the store is unavailable and the feed is lost, a read the cache
 // has answered before answers the last value it knows (stale-if-error),
-// counted in Stats.Stale and reported by GetActiveStale and
-// GetActiveByKeyStale (httpapi uses them for Cache-Status); a read it never saw
-// fails with the store's error.
+// counted in Stats.Stale and reported stale by ReadActive (httpapi says so
+// in Cache-Status); a read it never saw fails with the store's error.
 //
 // Such a read does not wait for the store. When the cache holds an answer
 // to give should the store fail (the last value known while the feed is
-// lost, or a fallback snapshot's), it asks the store with a context that
-// says so (FailFast): a store that retries an unavailable backend, as
-// package client's does, tries once and fails at once, and the cache
-// answers. And once a read found the store unavailable, the reads that
+// lost, or a fallback snapshot's), it reads a prompt from a store that is
+// a prompts.ActiveReader with FailFast: a store that retries an
+// unavailable backend, as package client's does, tries once and fails at
+// once, and the cache answers. (Reads of a version or a project cannot
+// say so: they wait for the store's retries.) And once a read found the store unavailable, the reads that
 // have such an answer give it without asking the store, but for one read
 // a second that asks again (a probe), until the store answers a read, a
 // write goes through the cache, or the feed reports Recovered or Resumed
@@ -133,20 +149,6 @@ type Store struct {
 // with a stale answer at hand asks the store again rather than answer.
 const probeEvery = time.Second
 
-// failFastKey is the context key of FailFast.
-type failFastKey struct{}
-
-// FailFast reports whether ctx is that of a read the cache sends to its
-// store while it holds an answer to give should the store be unavailable
-// (the last value it knows while its feed is lost, or a fallback
-// snapshot's). A store that would wait and retry for a backend it cannot
-// reach should fail at once with prompts.ErrUnavailable instead: the
-// cache answers. Package client tries such a read once.
-func FailFast(ctx context.Context) bool {
-	v, _ := ctx.Value(failFastKey{}).(bool)
-	return v
-}
-
 // stripes is how many generation counters invalidations spread over: an
 // invalidation of one prompt makes fills of the prompts that share its
 // stripe skip storing what they read, a small and bounded cost.
@@ -176,8 +178,8 @@ func Standalone() Option { return func(s *Store) { s.standalone = true } }
 // the read: GetActive and GetActiveByKey of the snapshot's prompts in
 // either environment, GetPrompt of its prompts, GetProject of its
 // project. Such an answer is stale, as the last value known is in an
-// outage: counted in Stats.Stale, reported by GetActiveStale and
-// GetActiveByKeyStale. The snapshot never answers a read the store
+// outage: counted in Stats.Stale, reported stale by ReadActive. The
+// snapshot never answers a read the store
 // answers (a prompt the store does not know stays unknown), and is never
 // kept: once the store answers a read, its value answers it, whatever
 // the snapshot's revision. Given more than once, the cache answers from
@@ -226,10 +228,10 @@ func New(next prompts.Store, opts ...Option) *Store {
 	return s
 }
 
-// Next returns the store under the cache, the one New was given. Its
-// reads are fresh from the store: httpapi makes there the reads whose
-// request asks for no stored answer (Cache-Control: no-cache).
-func (s *Store) Next() prompts.Store { return s.next }
+// Unwrap returns the store under the cache, the one New was given: its
+// reads are fresh, and its event log and webhooks are those the cache
+// passes through (see Abilities).
+func (s *Store) Unwrap() prompts.Store { return s.next }
 
 // Stats are a cache's counters since New.
 type Stats struct {
@@ -387,9 +389,10 @@ func (s *Store) snap(k key) snapshot {
 }
 
 // read answers k from memory, or by fetch, which reads the store; fetched
-// values are stored unless an invalidation came meanwhile. copyOut
-// returns a copy of a value for the caller.
-func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Context) (T, string, int64, error), copyOut func(T) T, stale *bool) (T, error) {
+// values are stored unless an invalidation came meanwhile; fetch is told
+// to fail fast when the cache holds an answer to give should the store be
+// unavailable. copyOut returns a copy of a value for the caller.
+func read[T any](s *Store, ctx context.Context, k key, fetch func(ctx context.Context, failFast bool) (T, string, int64, error), copyOut func(T) T, stale *bool) (T, error) {
 	var zero T
 	for {
 		if err := ctx.Err(); err != nil {
@@ -401,7 +404,7 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 			// store answers, as it would without the cache.
 			s.stats.Misses++
 			s.mu.Unlock()
-			v, _, _, err := fetch(ctx)
+			v, _, _, err := fetch(ctx, false)
 			if err != nil {
 				return zero, err
 			}
@@ -442,7 +445,7 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 		}
 		// A stale answer at hand (the last value known while the feed is
 		// lost, else the fallback's): the store is not waited for.
-		fctx := ctx
+		failFast := false
 		if sv, ok := s.staleAnswer(k); ok {
 			if s.skipStore() {
 				s.stats.Stale++
@@ -452,7 +455,7 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 				}
 				return copyOut(sv.(T)), nil
 			}
-			fctx = context.WithValue(ctx, failFastKey{}, true)
+			failFast = true
 		}
 		s.stats.Misses++
 		snap := s.snap(k)
@@ -463,7 +466,7 @@ func read[T any](s *Store, ctx context.Context, k key, fetch func(context.Contex
 		}
 		s.mu.Unlock()
 
-		v, promptID, revision, err := fetch(fctx)
+		v, promptID, revision, err := fetch(ctx, failFast)
 
 		s.mu.Lock()
 		s.noteStore(ctx, err)

@@ -239,7 +239,7 @@ func TestLostNeverOlderAndStaleIfError(t *testing.T) {
 	a, _ = c.GetActive(ctx, p.ID, prompts.Production)
 	is.Equal(a.ActiveVersion.Content, "two") // never older than what was answered
 	h.set(func(h *hooked) { h.older, h.failing = nil, prompts.Unavailable(errors.New("down")) })
-	a, stale, err := c.GetActiveStale(ctx, p.ID, prompts.Production)
+	a, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production})
 	is.NoErr(err)                            // stale-if-error
 	is.Equal(a.ActiveVersion.Content, "two") // the last value known
 	is.True(stale)                           // reported

@@ -34,7 +34,7 @@ func (f *fakeNow) add(d time.Duration) {
 }
 
 // A read with an answer at hand (a fallback's, or the last value known
-// while the feed is lost) asks the store with cache.FailFast, so that a
+// while the feed is lost) asks the store with FailFast (prompts.ActiveQuery), so that a
 // store with retries fails at once; and once the store was found down,
 // such reads answer without asking it, but for one read a second, until
 // the store answers, a write goes through, or the feed is back. Reads
@@ -50,7 +50,7 @@ func TestAStoreFoundDownIsNotWaitedFor(t *testing.T) {
 	clock := newFakeNow()
 	cache.SetNow(c, clock.now)
 	read := func(id string) (prompts.ActivePrompt, bool, error) {
-		return c.GetActiveStale(ctx, id, prompts.Production)
+		return c.ReadActive(ctx, prompts.ActiveQuery{PromptID: id, Environment: prompts.Production})
 	}
 
 	a, stale, err := read(greeting.ID)
@@ -113,7 +113,7 @@ func TestAStoreFoundDownIsNotWaitedFor(t *testing.T) {
 	_, _, _ = read(greeting.ID) // found down
 	d.isDown.Store(false)
 	c.Resumed()
-	_, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "farewell", prompts.Staging)
+	_, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: proj.ID, Key: "farewell", Environment: prompts.Staging})
 	is.NoErr(err)
 	is.True(!stale) // the store's
 	is.Equal(d.reads.Load(), int64(9))
@@ -149,7 +149,7 @@ func TestAReadThatGaveUpDoesNotMarkTheStoreDown(t *testing.T) {
 	})
 	_, _ = c.GetActive(rctx, list[0].ID, prompts.Production) // (the snapshot answers it)
 	h.set(func(h *hooked) { h.before = nil })
-	_, stale, err := c.GetActiveStale(ctx, list[0].ID, prompts.Production)
+	_, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: list[0].ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(stale)
 	is.Equal(h.calls.Load(), int64(2)) // asked again

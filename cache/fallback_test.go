@@ -21,16 +21,24 @@ type down struct {
 	prompts.Store
 	isDown atomic.Bool
 	reads  atomic.Int64
-	fast   atomic.Int64 // reads asked with cache.FailFast
+	fast   atomic.Int64 // reads asked with prompts.ActiveQuery.FailFast
 }
 
 // read counts a read and says whether it fails.
-func (d *down) read(ctx context.Context) bool {
+func (d *down) read(context.Context) bool {
 	d.reads.Add(1)
-	if cache.FailFast(ctx) {
+	return d.isDown.Load()
+}
+
+// ReadActive counts a read, and whether it was asked to fail fast.
+func (d *down) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	if q.FailFast {
 		d.fast.Add(1)
 	}
-	return d.isDown.Load()
+	if d.read(ctx) {
+		return prompts.ActivePrompt{}, false, errDown
+	}
+	return prompts.ReadActive(ctx, d.Store, q)
 }
 
 var errDown = prompts.Unavailable(errors.New("connection refused"))
@@ -108,20 +116,20 @@ func TestFallbackAnswersWhileTheStoreIsDown(t *testing.T) {
 	clock := newFakeNow()
 	cache.SetNow(c, clock.now)
 
-	a, stale, err := c.GetActiveStale(ctx, greeting.ID, prompts.Production)
+	a, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: greeting.ID, Environment: prompts.Production})
 	is.NoErr(err)                                    // from the snapshot
 	is.Equal(a.ActiveVersion.Content, "Hi {{name}}") // as it was when taken
 	is.True(stale)                                   // marked
 	is.Equal(a.Revision, snap.Prompts[0].Prompt.Revision)
 	a.ActiveVersion.Content = "changed by the caller"
-	a, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Staging)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: proj.ID, Key: "support/greeting", Environment: prompts.Staging})
 	is.NoErr(err)
 	is.True(stale)
 	is.Equal(a.ActiveVersion.Content, "Hello {{name}}") // by key, in the other environment
-	a, _, err = c.GetActiveStale(ctx, greeting.ID, prompts.Production)
+	a, _, err = c.ReadActive(ctx, prompts.ActiveQuery{PromptID: greeting.ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.Equal(a.ActiveVersion.Content, "Hi {{name}}") // a copy was handed out
-	a, stale, err = c.GetActiveStale(ctx, list[2].ID, prompts.Production)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{PromptID: list[2].ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(stale)
 	is.True(a.ActiveVersion == nil) // nothing active there, as the snapshot says
@@ -149,12 +157,12 @@ func TestFallbackAnswersWhileTheStoreIsDown(t *testing.T) {
 
 	d.isDown.Store(false)
 	clock.add(time.Second) // a read asks again (TestAStoreFoundDownIsNotWaitedFor)
-	a, stale, err = c.GetActiveStale(ctx, greeting.ID, prompts.Production)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{PromptID: greeting.ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(!stale)
 	is.Equal(a.ActiveVersion.Content, "Hey {{name}}") // the store's, as soon as it answers
 	d.isDown.Store(true)
-	a, stale, err = c.GetActiveStale(ctx, greeting.ID, prompts.Production)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{PromptID: greeting.ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(stale)
 	is.Equal(a.ActiveVersion.Content, "Hey {{name}}") // the last value the store gave, not the snapshot's
@@ -174,13 +182,13 @@ func TestFallbackNeverOverridesTheStore(t *testing.T) {
 	c := cache.New(d, cache.Standalone(), cache.WithFallback(snap))
 	_, err := ms.UpdatePrompt(ctx, list[0].ID, prompts.PromptUpdate{Name: prompts.Some("Renamed")})
 	is.NoErr(err)
-	a, stale, err := c.GetActiveStale(ctx, list[0].ID, prompts.Production)
+	a, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: list[0].ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(!stale)
 	is.Equal(a.Name, "Renamed") // the store's, though its revision is lower
 	c.Lost()
 	d.isDown.Store(true)
-	a, stale, err = c.GetActiveStale(ctx, list[0].ID, prompts.Production)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{PromptID: list[0].ID, Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(stale)
 	is.Equal(a.Name, "Renamed") // the last value known wins over the snapshot
@@ -236,7 +244,7 @@ func TestFallbackAndReadsInFlight(t *testing.T) {
 		err   error
 	}
 	read := func(ctx context.Context, out chan<- answer) {
-		a, stale, err := c.GetActiveStale(ctx, id, prompts.Production)
+		a, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: id, Environment: prompts.Production})
 		out <- answer{a, stale, err}
 	}
 	first, second := make(chan answer, 1), make(chan answer, 1)

@@ -74,7 +74,7 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 	cache.SetNow(c, clock.now)
 
 	proxy.Cut(true) // the application starts while the database cannot be reached
-	a, stale, err := c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
+	a, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: proj.ID, Key: "support/greeting", Environment: prompts.Production})
 	is.NoErr(err) // it serves
 	is.True(stale)
 	is.Equal(a.ActiveVersion.Content, "one") // what the snapshot holds
@@ -83,13 +83,13 @@ func TestFallbackThroughAnOutageOfPostgreSQL(t *testing.T) {
 
 	proxy.Cut(false)
 	clock.add(time.Second) // the next read asks the database again (no feed runs here to say it is back)
-	a, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: proj.ID, Key: "support/greeting", Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(!stale)
 	is.Equal(a.ActiveVersion.Content, "two") // fresh as soon as it can
 
 	proxy.Cut(true)
-	a, stale, err = c.GetActiveByKeyStale(ctx, proj.ID, "support/greeting", prompts.Production)
+	a, stale, err = c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: proj.ID, Key: "support/greeting", Environment: prompts.Production})
 	is.NoErr(err)
 	is.True(stale)
 	is.Equal(a.ActiveVersion.Content, "two") // the database's value, not the snapshot's

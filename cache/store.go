@@ -5,84 +5,67 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // The reads the cache answers.
 
+var _ prompts.ActiveReader = (*Store)(nil)
+
 // GetActive implements prompts.Store, from memory when it can.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	a, _, err := s.GetActiveStale(ctx, promptID, env)
+	a, _, err := s.ReadActive(ctx, prompts.ActiveQuery{PromptID: promptID, Environment: env})
 	return a, err
 }
-
-// GetActiveStale is GetActive, and says whether the answer is the last
-// value the cache knows, given because the store is unavailable while the
-// feed is lost (stale-if-error).
-func (s *Store) GetActiveStale(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	a, stale, err := s.getActive(ctx, promptID, env, prompts.ActivePrompt.Copy)
-	return a, stale, err
-}
-
-// SharedBy is for this module's own packages: the store whose shared
-// reads these are (see GetActiveShared).
-func (s *Store) SharedBy(readonly.Token) any { return s }
-
-// GetActiveShared is GetActiveStale without the copy, for this module's
-// own packages (its second argument cannot be made outside it): what the
-// answer points to is the cache's, and must not be changed.
-func (s *Store) GetActiveShared(ctx context.Context, _ readonly.Token, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	return s.getActive(ctx, promptID, env, shared)
-}
-
-func (s *Store) getActive(ctx context.Context, promptID string, env prompts.Environment, copyOut func(prompts.ActivePrompt) prompts.ActivePrompt) (prompts.ActivePrompt, bool, error) {
-	if err := env.Validate(); err != nil {
-		return prompts.ActivePrompt{}, false, err
-	}
-	var stale bool
-	v, err := read(s, ctx, key{kind: kindActive, a: promptID, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
-		a, err := s.next.GetActive(ctx, promptID, env)
-		return a, a.ID, a.Revision, err
-	}, copyOut, &stale)
-	return v, stale, err
-}
-
-// shared hands out a value as the cache holds it (GetActiveShared).
-func shared(a prompts.ActivePrompt) prompts.ActivePrompt { return a }
 
 // GetActiveByKey implements prompts.Store, from memory when it can.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	a, _, err := s.GetActiveByKeyStale(ctx, projectID, k, env)
+	a, _, err := s.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: k, Environment: env})
 	return a, err
 }
 
-// GetActiveByKeyStale is GetActiveByKey, and says whether the answer is
-// stale, as GetActiveStale does.
-func (s *Store) GetActiveByKeyStale(ctx context.Context, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	return s.getActiveByKey(ctx, projectID, k, env, prompts.ActivePrompt.Copy)
-}
-
-// GetActiveByKeyShared is GetActiveByKeyStale without the copy, as
-// GetActiveShared.
-func (s *Store) GetActiveByKeyShared(ctx context.Context, _ readonly.Token, projectID, k string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	return s.getActiveByKey(ctx, projectID, k, env, shared)
-}
-
-func (s *Store) getActiveByKey(ctx context.Context, projectID, k string, env prompts.Environment, copyOut func(prompts.ActivePrompt) prompts.ActivePrompt) (prompts.ActivePrompt, bool, error) {
-	if err := env.Validate(); err != nil {
+// ReadActive implements prompts.ActiveReader, from memory when it can;
+// stale reports the last value known, or a fallback's, given while the
+// store is unavailable (see Outages). With q.Shared the answer is the
+// value the cache holds. With q.Fresh the store under the cache answers,
+// read with q, and the cache keeps nothing of it. The store is read with
+// FailFast when q has it, and when the cache holds an answer to give.
+func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	if err := q.Environment.Validate(); err != nil {
 		return prompts.ActivePrompt{}, false, err
 	}
-	var stale bool
-	v, err := read(s, ctx, key{kind: kindActiveByKey, a: projectID, b: k, env: env}, func(ctx context.Context) (prompts.ActivePrompt, string, int64, error) {
-		a, err := s.next.GetActiveByKey(ctx, projectID, k, env)
+	if q.Fresh {
+		return prompts.ReadActive(ctx, s.next, q)
+	}
+	copyOut := prompts.ActivePrompt.Copy
+	if q.Shared {
+		copyOut = shared
+	}
+	k := key{kind: kindActive, a: q.PromptID, env: q.Environment}
+	if q.PromptID == "" {
+		k = key{kind: kindActiveByKey, a: q.ProjectID, b: q.Key, env: q.Environment}
+	}
+	var stale, staleUnder bool
+	v, err := read(s, ctx, k, func(ctx context.Context, failFast bool) (prompts.ActivePrompt, string, int64, error) {
+		a, st, err := prompts.ReadActive(ctx, s.next, prompts.ActiveQuery{PromptID: q.PromptID, ProjectID: q.ProjectID, Key: q.Key,
+			Environment: q.Environment, FailFast: failFast || q.FailFast})
+		staleUnder = st // a cache under this one answered stale
 		return a, a.ID, a.Revision, err
 	}, copyOut, &stale)
-	return v, stale, err
+	return v, stale || staleUnder, err
 }
+
+// shared hands out a value as the cache holds it (ActiveQuery.Shared).
+func shared(a prompts.ActivePrompt) prompts.ActivePrompt { return a }
 
 // GetPrompt implements prompts.Store, from memory when it can.
 func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error) {
-	v, err := read(s, ctx, key{kind: kindPrompt, a: id}, func(ctx context.Context) (prompts.Prompt, string, int64, error) {
+	v, err := read(s, ctx, key{kind: kindPrompt, a: id}, func(ctx context.Context, failFast bool) (prompts.Prompt, string, int64, error) {
+		if r, ok := s.next.(prompts.ActiveReader); ok && failFast {
+			// Only ReadActive takes FailFast; the prompt it answers is
+			// the prompt GetPrompt answers.
+			a, _, err := r.ReadActive(ctx, prompts.ActiveQuery{PromptID: id, Environment: prompts.Production, Shared: true, FailFast: true})
+			return a.Prompt.Copy(), a.ID, a.Revision, err
+		}
 		p, err := s.next.GetPrompt(ctx, id)
 		return p, p.ID, p.Revision, err
 	}, prompts.Prompt.Copy, nil)
@@ -92,7 +75,7 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (prompts.Prompt, error
 // GetVersion implements prompts.Store, from memory when it can. Versions
 // never change.
 func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (prompts.PromptVersion, error) {
-	v, err := read(s, ctx, key{kind: kindVersion, a: promptID, n: number}, func(ctx context.Context) (prompts.PromptVersion, string, int64, error) {
+	v, err := read(s, ctx, key{kind: kindVersion, a: promptID, n: number}, func(ctx context.Context, _ bool) (prompts.PromptVersion, string, int64, error) {
 		v, err := s.next.GetVersion(ctx, promptID, number)
 		return v, v.PromptID, 0, err
 	}, prompts.PromptVersion.Copy, nil)
@@ -102,7 +85,7 @@ func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (pr
 // GetProject implements prompts.Store, from memory when it can. Projects
 // never change.
 func (s *Store) GetProject(ctx context.Context, id string) (prompts.Project, error) {
-	v, err := read(s, ctx, key{kind: kindProject, a: id}, func(ctx context.Context) (prompts.Project, string, int64, error) {
+	v, err := read(s, ctx, key{kind: kindProject, a: id}, func(ctx context.Context, _ bool) (prompts.Project, string, int64, error) {
 		p, err := s.next.GetProject(ctx, id)
 		return p, "", 0, err
 	}, func(p prompts.Project) prompts.Project { return p }, nil)

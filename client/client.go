@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/cache"
 )
 
 // Prefix is the path under which the HTTP interface lives, which the client
@@ -27,7 +26,8 @@ const Prefix = "/v1/integration"
 // WithUserAgent says otherwise.
 const DefaultUserAgent = "promptkit-prompts-client/1"
 
-// Client is a prompts.Store (and a prompts.EventLog) over the HTTP
+// Client is a prompts.Store (and a prompts.ActiveReader and
+// prompts.EventLog) over the HTTP
 // interface of a server (cmd/promptsd, or httpapi in an application). Make
 // one with New; it is safe for concurrent use, and one per server is
 // enough: it reuses its connections.
@@ -110,11 +110,11 @@ func WithUserAgent(ua string) Option {
 //
 // A refused connection is retried as any other failure: a server that
 // restarts refuses connections for a moment, and a write made then goes
-// through once it is back. But a read that a cache (package cache) sends
-// while it holds an answer to give (the last value it knows while its
-// feed is lost, or its fallback snapshot's; cache.FailFast) is tried
-// once: the cache answers at once, marked stale, rather than after the
-// waits of the retries.
+// through once it is back. But a read asked with FailFast
+// (prompts.ActiveQuery), as a cache (package cache) asks while it holds an
+// answer to give (the last value it knows while its feed is lost, or its
+// fallback snapshot's), is tried once: the cache answers at once, marked
+// stale, rather than after the waits of the retries.
 type RetryPolicy struct {
 	// MaxAttempts is how many times a call is tried at most, the first
 	// included: 0 means 4; 1 turns retries off.
@@ -242,6 +242,7 @@ type request struct {
 	body   []byte // replayed as is by every attempt
 	header http.Header
 	mode   retryMode
+	once   bool // tried once: the caller has an answer of its own (prompts.ActiveQuery.FailFast)
 }
 
 // response is the answer to a request, read whole.
@@ -255,8 +256,8 @@ type response struct {
 // it succeeded (a status below 400), else the error its answer means.
 func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	attempts := c.retry.attempts()
-	if cache.FailFast(ctx) {
-		attempts = 1 // a cache holds an answer: it gives it rather than wait
+	if r.once {
+		attempts = 1 // the caller holds an answer: it gives it rather than wait
 	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {

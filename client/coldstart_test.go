@@ -145,7 +145,7 @@ func TestColdStartWithNothingListening(t *testing.T) {
 	go func() { _ = cl.Feed().Run(fctx, c); close(done) }()
 	defer func() { stop(); <-done }()
 	read := func() (prompts.ActivePrompt, bool, error) {
-		return c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production)
+		return c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: "support/greeting", Environment: prompts.Production})
 	}
 
 	began := time.Now()
@@ -251,7 +251,7 @@ func BenchmarkColdStartFirstRead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c := cache.New(cl, cache.WithFallback(snap))
-		if _, stale, err := c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production); err != nil || !stale {
+		if _, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: "support/greeting", Environment: prompts.Production}); err != nil || !stale {
 			b.Fatalf("stale %v, %v", stale, err)
 		}
 	}
@@ -268,7 +268,7 @@ func BenchmarkColdReadNothingListening(b *testing.B) {
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, stale, err := c.GetActiveByKeyStale(ctx, projectID, "support/greeting", prompts.Production); err != nil || !stale {
+		if _, stale, err := c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: "support/greeting", Environment: prompts.Production}); err != nil || !stale {
 			b.Fatalf("stale %v, %v", stale, err)
 		}
 	}

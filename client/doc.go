@@ -16,6 +16,16 @@
 // http.Client, which keeps up to 64 idle connections to the server, or
 // with the caller's (WithHTTPClient).
 //
+// # Abilities
+//
+// Besides prompts.Store, a Client is a prompts.ActiveReader: a read asked
+// Fresh sends Cache-Control: no-cache, so that the server answers from its
+// store rather than its cache; a read asked FailFast is tried once,
+// without retries (see Retries); Shared changes nothing, and no answer is
+// stale. It is a prompts.EventLog over the server's event log. It keeps
+// no webhooks (prompts.WebhookStoreOf finds none): they are the server's
+// to deliver.
+//
 // # Calls and errors
 //
 // Every method of prompts.Store maps to one request of the interface, or a
@@ -63,12 +73,13 @@
 // API key's name. Request bodies are bytes, sent again as they are.
 //
 // A refused connection is retried too, so that a write made while the
-// server restarts goes through once it is back. A read is not retried
-// when a cache over the client has an answer to give instead (its
-// fallback snapshot, or the last value it knows while the feed is lost;
-// see cache.FailFast): it is tried once, and the cache answers at once,
-// marked stale. So an application that starts while the server cannot be
-// reached answers from its embedded snapshot at once, and, through its
+// server restarts goes through once it is back. A read asked with
+// FailFast is not retried: the client is a prompts.ActiveReader, and a
+// cache over it asks so when it has an answer to give instead (its
+// fallback snapshot, or the last value it knows while the feed is lost),
+// so the read is tried once and the cache answers at once, marked stale.
+// So an application that starts while the server cannot be reached
+// answers from its embedded snapshot at once, and, through its
 // feed, which tries the server at least once a second, reads fresh values
 // within about a second of the server's return.
 //

@@ -16,22 +16,53 @@ import (
 // /prompts/{id}/versions/{number}) the first time it sees the prompt and
 // the version, and remembers them, since they never change.
 func (c *Client) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	if err := beginPrompt(ctx, env.Validate(), promptID); err != nil {
-		return prompts.ActivePrompt{}, err
-	}
-	return c.getActive(ctx, promptID, env, true)
+	a, _, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: promptID, Environment: env})
+	return a, err
 }
 
+var _ prompts.ActiveReader = (*Client)(nil)
+
+// ReadActive implements prompts.ActiveReader: GetActive, or
+// GetActiveByKey when q.PromptID is empty. With q.Fresh the server is
+// asked for an answer from its store, not from its cache
+// (Cache-Control: no-cache); with q.FailFast the read's request is tried
+// once, without the retries of the RetryPolicy. Shared changes nothing:
+// every answer is the caller's own. An answer is never stale.
+func (c *Client) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	o := readOptions{fresh: q.Fresh, once: q.FailFast}
+	if q.PromptID == "" {
+		a, err := c.getActiveByKey(ctx, q.ProjectID, q.Key, q.Environment, o)
+		return a, false, err
+	}
+	if err := beginPrompt(ctx, q.Environment.Validate(), q.PromptID); err != nil {
+		return prompts.ActivePrompt{}, false, err
+	}
+	a, err := c.getActive(ctx, q.PromptID, q.Environment, true, o)
+	return a, false, err
+}
+
+// readOptions are a read's options (prompts.ActiveQuery): fresh asks
+// the server for an answer from its store; once tries the read's request
+// once.
+type readOptions struct{ fresh, once bool }
+
 // getActive reads the prompt in env, completed (see complete).
-func (c *Client) getActive(ctx context.Context, promptID string, env prompts.Environment, withVersion bool) (prompts.ActivePrompt, error) {
+func (c *Client) getActive(ctx context.Context, promptID string, env prompts.Environment, withVersion bool, o readOptions) (prompts.ActivePrompt, error) {
 	var q query
 	q.add("environment", string(env))
-	return c.read(ctx, request{method: http.MethodGet, path: promptPath(promptID), query: q.String(), header: header(c.fresh.prompt(promptID))}, env, withVersion)
+	return c.read(ctx, request{method: http.MethodGet, path: promptPath(promptID), query: q.String(),
+		header: header(o.fresh || c.fresh.prompt(promptID)), once: o.once}, env, withVersion)
 }
 
 // GetActiveByKey implements prompts.Store: GET
 // /projects/{project_id}/prompts/{key}?environment=, as GetActive.
 func (c *Client) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	a, _, err := c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: key, Environment: env})
+	return a, err
+}
+
+// getActiveByKey is GetActiveByKey, with a read's options.
+func (c *Client) getActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment, o readOptions) (prompts.ActivePrompt, error) {
 	if err := env.Validate(); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
@@ -46,18 +77,18 @@ func (c *Client) GetActiveByKey(ctx context.Context, projectID, key string, env 
 	}
 	path, ok := keyPath(key)
 	if !ok {
-		return c.getActiveByListedKey(ctx, projectID, key, env)
+		return c.getActiveByListedKey(ctx, projectID, key, env, o)
 	}
 	var q query
 	q.add("environment", string(env))
 	return c.read(ctx, request{method: http.MethodGet, path: "/projects/" + url.PathEscape(projectID) + "/prompts/" + path,
-		query: q.String(), header: header(c.fresh.byKey(projectID))}, env, true)
+		query: q.String(), header: header(o.fresh || c.fresh.byKey(projectID)), once: o.once}, env, true)
 }
 
 // getActiveByListedKey is GetActiveByKey for a key that no path can hold
 // (see keyPath): the prompt is found in the prompt list by key, then read
 // by id.
-func (c *Client) getActiveByListedKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
+func (c *Client) getActiveByListedKey(ctx context.Context, projectID, key string, env prompts.Environment, o readOptions) (prompts.ActivePrompt, error) {
 	for range 3 { // a rename between the two reads makes the second miss
 		var q query
 		q.add("project_id", projectID)
@@ -72,7 +103,7 @@ func (c *Client) getActiveByListedKey(ctx context.Context, projectID, key string
 			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 		}
 		c.memo.prompt(found[0])
-		a, err := c.getActive(ctx, found[0].ID, env, true)
+		a, err := c.getActive(ctx, found[0].ID, env, true, o)
 		if err != nil || a.Key == key {
 			return a, err
 		}
@@ -154,7 +185,7 @@ func (c *Client) changed(ctx context.Context, res *response, promptID string, en
 	if err != nil || ok {
 		return a, err
 	}
-	return c.getActive(ctx, promptID, env, true)
+	return c.getActive(ctx, promptID, env, true, readOptions{})
 }
 
 // Activate implements prompts.Store: PUT
@@ -207,7 +238,7 @@ func (c *Client) Deactivate(ctx context.Context, in prompts.Deactivation) (promp
 		return prompts.ActivePrompt{}, err
 	}
 	c.wrote(in.PromptID, "")
-	return c.getActive(ctx, in.PromptID, in.Environment, true)
+	return c.getActive(ctx, in.PromptID, in.Environment, true, readOptions{})
 }
 
 // Rollback implements prompts.Store: POST

@@ -126,7 +126,7 @@ func TestProblemsAndOtherAnswersAreMapped(t *testing.T) {
 		}))
 		defer srv.Close()
 		_, _, err := newClient(t, srv.URL, adminKey).ListEvents(t.Context(), prompts.EventFilter{})
-		is.True(errors.Is(err, errors.ErrUnsupported)) // as a cache over a store without a log says
+		is.True(errors.Is(err, errors.ErrUnsupported)) // unsupported, not a failure of the server
 	})
 }
 

@@ -46,7 +46,7 @@ func (c *Client) GetPrompt(ctx context.Context, id string) (prompts.Prompt, erro
 	if err := beginPrompt(ctx, nil, id); err != nil {
 		return prompts.Prompt{}, err
 	}
-	a, err := c.getActive(ctx, id, prompts.Production, false)
+	a, err := c.getActive(ctx, id, prompts.Production, false, readOptions{})
 	return a.Prompt, err
 }
 
@@ -137,7 +137,7 @@ func (c *Client) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]pro
 		c.memo.prompt(p)
 	}
 	err = each(len(page), 8, func(i int) error {
-		a, err := c.getActive(ctx, page[i].ID, prompts.Production, false)
+		a, err := c.getActive(ctx, page[i].ID, prompts.Production, false, readOptions{})
 		if err != nil {
 			return err
 		}

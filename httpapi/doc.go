@@ -203,9 +203,10 @@
 // GET /webhooks/{id}/deliveries lists the attempts of package webhook's
 // dispatcher, which the application runs, newest first.
 //
-// Over a Store that does not implement prompts.EventLog or
-// prompts.WebhookStore (or a cache over one, whose methods then return
-// errors.ErrUnsupported), those routes answer 501 not_implemented, after
+// Over a Store that keeps no event log or webhooks (where
+// prompts.EventLogOf or prompts.WebhookStoreOf finds none, a cache over
+// such a store included), or whose methods return errors.ErrUnsupported,
+// those routes answer 501 not_implemented, after
 // authentication and the role check: the interface is the same
 // everywhere, and a client learns that this server cannot serve it.
 //

@@ -15,7 +15,7 @@ func (h *Handler) readEnvironment() handlerFunc {
 			h.invalidInput(w, r, err)
 			return
 		}
-		ap, stale, err := h.getActive(r, r.PathValue("prompt_id"), env)
+		ap, stale, err := h.readActive(r, prompts.ActiveQuery{PromptID: r.PathValue("prompt_id"), Environment: env})
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }

@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,10 +22,10 @@ var eventFields = sortedFields("id", "type", "project_id", "prompt_id", "created
 // (sqlstore, until it does).
 func needEvents(t *testing.T, s prompts.Store) {
 	t.Helper()
-	if _, ok := s.(prompts.EventLog); !ok {
+	if _, ok := prompts.EventLogOf(s); !ok {
 		t.Skipf("the store (%T) keeps no event log (prompts.EventLog): the event routes answer 501", s)
 	}
-	if _, ok := s.(prompts.WebhookStore); !ok {
+	if _, ok := prompts.WebhookStoreOf(s); !ok {
 		t.Skipf("the store (%T) keeps no webhooks (prompts.WebhookStore): the webhook routes answer 501", s)
 	}
 }
@@ -31,8 +33,8 @@ func needEvents(t *testing.T, s prompts.Store) {
 // lacks reports whether a route of allRoutes needs what the store does
 // not keep (it answers 501 then).
 func lacks(s prompts.Store, pattern string) bool {
-	_, events := s.(prompts.EventLog)
-	_, hooks := s.(prompts.WebhookStore)
+	_, events := prompts.EventLogOf(s)
+	_, hooks := prompts.WebhookStoreOf(s)
 	switch {
 	case strings.HasPrefix(pattern, "/v1/integration/events"):
 		return !events
@@ -210,11 +212,14 @@ func TestEventsExpired(t *testing.T) {
 
 // A store without the event log, or webhooks, answers 501 on their
 // routes, after authentication and the role; so does a cache over one,
-// which says errors.ErrUnsupported.
+// which claims neither (prompts.EventLogOf finds none under it); and so
+// does a store whose event log says errors.ErrUnsupported (a client of a
+// server without one).
 func TestWithoutEventsOrWebhooks501(t *testing.T) {
 	for name, wrap := range map[string]func(prompts.Store) prompts.Store{
-		"a bare store":     func(s prompts.Store) prompts.Store { return bareStore{s} },
-		"a cache over one": func(s prompts.Store) prompts.Store { return cache.New(bareStore{s}, cache.Standalone()) },
+		"a bare store":       func(s prompts.Store) prompts.Store { return bareStore{s} },
+		"a cache over one":   func(s prompts.Store) prompts.Store { return cache.New(bareStore{s}, cache.Standalone()) },
+		"an unsupported log": func(s prompts.Store) prompts.Store { return unsupportedLog{bareStore{s}} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnvWith(t, setup{store: wrap})
@@ -241,3 +246,15 @@ func TestWithoutEventsOrWebhooks501(t *testing.T) {
 
 // bareStore is a Store and nothing else.
 type bareStore struct{ prompts.Store }
+
+// unsupportedLog is a Store with an event log that says
+// errors.ErrUnsupported.
+type unsupportedLog struct{ prompts.Store }
+
+func (unsupportedLog) ListEvents(context.Context, prompts.EventFilter) ([]prompts.Event, bool, error) {
+	return nil, false, errors.ErrUnsupported
+}
+
+func (unsupportedLog) WaitEvents(context.Context, int64) error { return errors.ErrUnsupported }
+
+func (unsupportedLog) LastEventID(context.Context) (int64, error) { return 0, errors.ErrUnsupported }

@@ -5,35 +5,34 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // Reads that ask for a fresh answer. A request with Cache-Control:
 // no-cache or max-age=0 (RFC 9111, section 5.2.1), or, when it has no
 // Cache-Control, Pragma: no-cache (section 5.4), asks that no stored
-// answer be used. When the handler's store is a cache over another store
-// (package cache's Store, or any store with a Next method returning the
-// store under it), such a read goes to the store under every cache: what
-// a client just wrote through one replica, it then reads through any
-// other. Its answer is never stale: when that store is unavailable, the
-// read is 503.
+// answer be used. A read of a prompt in an environment asks the store
+// with Fresh (prompts.ActiveQuery), which a cache answers from the store
+// under it; a read of a version or a project goes to the store under
+// every wrapper of the handler's store (its Unwrap chain, see package
+// prompts), as a snapshot always does: what a client just wrote through
+// one replica, it then reads through any other. Such an answer is never
+// stale: when that store is unavailable, the read is 503.
 
-// layered is a store that answers reads from memory over another one,
-// which Next returns: package cache's Store.
-type layered interface {
-	Next() prompts.Store
+// unwrapper is a store that wraps another (package cache's Store).
+type unwrapper interface {
+	Unwrap() prompts.Store
 }
 
-// underCaches returns the store under every cache layered on s, or nil
-// when s is no cache.
+// underCaches returns the store at the bottom of s's Unwrap chain, or nil
+// when s wraps none.
 func underCaches(s prompts.Store) prompts.Store {
 	var under prompts.Store
-	for range 16 { // a store whose Next leads back to itself ends it too
-		l, ok := s.(layered)
+	for range 64 { // a store whose Unwrap leads back to itself ends it too
+		w, ok := s.(unwrapper)
 		if !ok {
 			break
 		}
-		next := l.Next()
+		next := w.Unwrap()
 		if next == nil || next == s {
 			break
 		}
@@ -42,16 +41,13 @@ func underCaches(s prompts.Store) prompts.Store {
 	return under
 }
 
-// reader returns the store a read asks and, when that is the handler's
-// own store, what can say whether its answer was stale (nil when it
-// cannot): the store under the cache for a request that asks for a fresh
-// answer. shared is that store's reads without a copy, when it has them
-// (see package internal/readonly), nil else.
-func (h *Handler) reader(r *http.Request) (store prompts.Store, stale staleReader, shared readonly.ActiveReader) {
+// reader returns the store a read asks: the store under the cache for a
+// request that asks for a fresh answer.
+func (h *Handler) reader(r *http.Request) prompts.Store {
 	if h.fresh != nil && wantsFresh(r.Header) {
-		return h.fresh, nil, h.freshShared
+		return h.fresh
 	}
-	return h.store, h.stale, h.shared
+	return h.store
 }
 
 // wantsFresh reports whether a request's header asks that no stored

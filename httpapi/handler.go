@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // DefaultBodyLimit is the largest request body the handler reads unless
@@ -19,20 +18,16 @@ const DefaultBodyLimit = 1 << 20
 // Handler serves the /v1/integration interface over a prompts.Store. It is
 // an http.Handler, safe for concurrent use; make one with New.
 type Handler struct {
-	store prompts.Store
-	stale staleReader   // store, when it can report stale answers (a cache.Store)
-	fresh prompts.Store // the store under store's caches, for reads that ask for a fresh answer; nil without one
-	// store's and fresh's reads without a copy, when they have them (see
-	// package internal/readonly); nil else.
-	shared, freshShared readonly.ActiveReader
-	auth                Authenticator
-	log                 *slog.Logger
-	observe             func(*http.Request, error) // nil: none
-	limit               int64
-	mux                 *http.ServeMux
-	direct              []direct    // the routes ServeHTTP matches before the mux
-	bufs                sync.Pool   // *[]byte response buffers
-	answers             answerCache // the encoded answers of reads, by ETag
+	store   prompts.Store
+	fresh   prompts.Store // the store under store's caches, for reads that ask for a fresh answer; nil without one
+	auth    Authenticator
+	log     *slog.Logger
+	observe func(*http.Request, error) // nil: none
+	limit   int64
+	mux     *http.ServeMux
+	direct  []direct    // the routes ServeHTTP matches before the mux
+	bufs    sync.Pool   // *[]byte response buffers
+	answers answerCache // the encoded answers of reads, by ETag
 
 	// The event log and webhooks, when the store keeps them (nil else).
 	events       prompts.EventLog
@@ -155,15 +150,18 @@ func AllowPrivateWebhooks() Option {
 // answered by the store under store's cache, when store is one (see
 // package cache): fresh, never stale.
 //
-// The event log and webhook routes need a store that implements
-// prompts.EventLog and prompts.WebhookStore; over one that does not, they
-// answer 501.
+// The reads of a prompt in an environment go through store's ReadActive
+// when it has one (prompts.ActiveReader): shared, since the handler
+// changes nothing of the answer, so that a store that can answer without a
+// copy does, and a stale answer is said so (Cache-Status).
+//
+// The event log and webhook routes need a store that keeps them
+// (prompts.EventLogOf and prompts.WebhookStoreOf find them, under a cache
+// too); over one that does not, they answer 501.
 func New(store prompts.Store, opts ...Option) *Handler {
-	stale, _ := store.(staleReader)
-	events, _ := store.(prompts.EventLog)
-	hooks, _ := store.(prompts.WebhookStore)
+	events, _ := prompts.EventLogOf(store)
+	hooks, _ := prompts.WebhookStoreOf(store)
 	h := &Handler{
-		stale:      stale,
 		store:      store,
 		fresh:      underCaches(store),
 		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -173,8 +171,6 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrProblem: []string{"application/problem+json"},
 		hdrCache:   []string{"private, no-cache"},
 	}
-	h.shared, _ = readonly.Of(store)
-	h.freshShared, _ = readonly.Of(h.fresh)
 	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
 	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }

@@ -338,7 +338,7 @@ func (e *env) newVersion(promptID, body string) map[string]any {
 // that keeps no webhooks, it returns an id that none has.
 func (e *env) newWebhook(projectID string) string {
 	e.t.Helper()
-	if _, ok := e.store.(prompts.WebhookStore); !ok {
+	if _, ok := prompts.WebhookStoreOf(e.store); !ok {
 		return "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 	}
 	r := e.do("POST", "/v1/integration/webhooks", `{"url":"https://198.51.100.7/hook","project_id":"`+projectID+`"}`)

@@ -52,8 +52,8 @@ var (
 	kindInternal         = kind{http.StatusInternalServerError, "internal"}
 	kindTimeout          = kind{http.StatusRequestTimeout, "request_timeout"}
 	// kindNotImplemented: the Store lacks what the route needs (the event
-	// log, webhooks): it does not implement the optional interface, or
-	// says errors.ErrUnsupported, as a cache over such a Store does.
+	// log, webhooks): it keeps no such thing (prompts.EventLogOf), or
+	// says errors.ErrUnsupported.
 	kindNotImplemented = kind{http.StatusNotImplemented, "not_implemented"}
 )
 

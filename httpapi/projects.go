@@ -56,7 +56,7 @@ func (h *Handler) readProject() handlerFunc {
 			h.notFoundAs(w, "project")
 			return
 		}
-		store, _, _ := h.reader(r)
+		store := h.reader(r)
 		p, err := store.GetProject(r.Context(), id)
 		if err != nil {
 			h.storeError(w, r, err)

@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/readonly"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -69,7 +67,7 @@ func (h *Handler) readPrompt() lastFunc {
 			h.invalid(w, q)
 			return
 		}
-		ap, stale, err := h.getActive(r, id, env)
+		ap, stale, err := h.readActive(r, prompts.ActiveQuery{PromptID: id, Environment: env})
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
@@ -90,19 +88,7 @@ func (h *Handler) readByKey() handlerFunc {
 			h.notFoundAs(w, "project")
 			return
 		}
-		var (
-			ap    prompts.ActivePrompt
-			stale bool
-			err   error
-		)
-		switch store, staleStore, shared := h.reader(r); {
-		case shared != nil: // answerRead changes nothing of ap
-			ap, stale, err = shared.GetActiveByKeyShared(r.Context(), readonly.Token{}, projectID, r.PathValue("key"), env)
-		case staleStore != nil:
-			ap, stale, err = staleStore.GetActiveByKeyStale(r.Context(), projectID, r.PathValue("key"), env)
-		default:
-			ap, err = store.GetActiveByKey(r.Context(), projectID, r.PathValue("key"), env)
-		}
+		ap, stale, err := h.readActive(r, prompts.ActiveQuery{ProjectID: projectID, Key: r.PathValue("key"), Environment: env})
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
@@ -130,26 +116,12 @@ func (h *Handler) answerRead(w http.ResponseWriter, r *http.Request, a Access, a
 // what it last knew, the store being unavailable.
 var hdrStale = []string{"prompts; hit; detail=stale"}
 
-// staleReader is a store that can say a read was answered with the last
-// value known, the database being unavailable: package cache's Store.
-type staleReader interface {
-	GetActiveStale(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error)
-	GetActiveByKeyStale(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, bool, error)
-}
-
-// getActive is the GetActive of the store the request reads (see
-// reader), with whether the answer was stale. What the answer points to
-// may be the store's: the caller must change none of it.
-func (h *Handler) getActive(r *http.Request, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	store, stale, shared := h.reader(r)
-	if shared != nil {
-		return shared.GetActiveShared(r.Context(), readonly.Token{}, promptID, env)
-	}
-	if stale != nil {
-		return stale.GetActiveStale(r.Context(), promptID, env)
-	}
-	ap, err := store.GetActive(r.Context(), promptID, env)
-	return ap, false, err
+// readActive reads q from the handler's store, sharing its answer (the
+// caller must change none of it), and fresh when the request asks for a
+// fresh answer (see wantsFresh).
+func (h *Handler) readActive(r *http.Request, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	q.Shared, q.Fresh = true, wantsFresh(r.Header)
+	return prompts.ReadActive(r.Context(), h.store, q)
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

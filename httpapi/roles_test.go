@@ -151,7 +151,7 @@ func (e *env) state(t *testing.T) string {
 		}
 		fmt.Fprintf(&b, "  %d deployments\n", len(ds))
 	}
-	if ws, ok := e.store.(prompts.WebhookStore); ok {
+	if ws, ok := prompts.WebhookStoreOf(e.store); ok {
 		hooks, _, err := ws.ListWebhooks(ctx, prompts.Page{Limit: prompts.MaxLimit})
 		if err != nil {
 			t.Fatal(err)

@@ -112,7 +112,7 @@ func (h *Handler) readVersion() handlerFunc {
 			h.notFoundAs(w, "version")
 			return
 		}
-		store, _, _ := h.reader(r)
+		store := h.reader(r)
 		v, err := store.GetVersion(r.Context(), id, n)
 		if err != nil {
 			h.storeError(w, r, err)

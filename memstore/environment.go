@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/readonly"
 )
 
 // What each environment of a prompt points at: prompt.active, by
@@ -23,50 +22,50 @@ func envIndex(e prompts.Environment) int {
 
 // GetActive implements prompts.Store.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	a, _, err := s.GetActiveShared(ctx, readonly.Token{}, promptID, env)
+	a, err := s.readActive(ctx, prompts.ActiveQuery{PromptID: promptID, Environment: env})
 	return a.Copy(), err
 }
 
 // GetActiveByKey implements prompts.Store.
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	a, _, err := s.GetActiveByKeyShared(ctx, readonly.Token{}, projectID, key, env)
+	a, err := s.readActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: key, Environment: env})
 	return a.Copy(), err
 }
 
-// SharedBy is for this module's own packages: the store whose shared
-// reads these are (see GetActiveShared).
-func (s *Store) SharedBy(readonly.Token) any { return s }
+var _ prompts.ActiveReader = (*Store)(nil)
 
-// GetActiveShared is GetActive without the copy, for this module's own
-// packages (its second argument cannot be made outside it): what the
-// answer points to is the store's, and must not be changed.
-func (s *Store) GetActiveShared(ctx context.Context, _ readonly.Token, promptID string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	if err := s.rlock(ctx, env.Validate()); err != nil {
-		return prompts.ActivePrompt{}, false, err
+// ReadActive implements prompts.ActiveReader. With q.Shared the answer is
+// the store's own, without a copy; Fresh and FailFast change nothing (the
+// store is its own store of record, in memory). It is never stale.
+func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	a, err := s.readActive(ctx, q)
+	if err != nil || q.Shared {
+		return a, false, err
 	}
-	defer s.mu.RUnlock()
-	rec, ok := s.prompts[promptID]
-	if !ok {
-		return prompts.ActivePrompt{}, false, prompts.NotFound("prompt")
-	}
-	return rec.shared(env), false, nil
+	return a.Copy(), false, nil
 }
 
-// GetActiveByKeyShared is GetActiveByKey without the copy, as
-// GetActiveShared.
-func (s *Store) GetActiveByKeyShared(ctx context.Context, _ readonly.Token, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, bool, error) {
-	if err := s.rlock(ctx, env.Validate()); err != nil {
-		return prompts.ActivePrompt{}, false, err
+// readActive answers q with what the store holds, shared.
+func (s *Store) readActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, error) {
+	if err := s.rlock(ctx, q.Environment.Validate()); err != nil {
+		return prompts.ActivePrompt{}, err
 	}
 	defer s.mu.RUnlock()
-	id, ok := s.byKey[projectKey{projectID, key}]
-	if !ok {
-		if _, ok := s.projects[projectID]; !ok {
-			return prompts.ActivePrompt{}, false, prompts.NotFound("project")
+	if q.PromptID != "" {
+		rec, ok := s.prompts[q.PromptID]
+		if !ok {
+			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 		}
-		return prompts.ActivePrompt{}, false, prompts.NotFound("prompt")
+		return rec.shared(q.Environment), nil
 	}
-	return s.prompts[id].shared(env), false, nil
+	id, ok := s.byKey[projectKey{q.ProjectID, q.Key}]
+	if !ok {
+		if _, ok := s.projects[q.ProjectID]; !ok {
+			return prompts.ActivePrompt{}, prompts.NotFound("project")
+		}
+		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	return s.prompts[id].shared(q.Environment), nil
 }
 
 // activeCopy returns the prompt with its version active in env, as a

@@ -5,7 +5,9 @@
 // It is safe for concurrent use. Reads share a read lock and never wait for
 // each other; writes take the lock exclusively for the few map and slice
 // updates they make, after validation. Values are copied in and out, so no
-// caller can change what is stored. A Store made by New persists nothing:
+// caller can change what is stored; but a Store is a prompts.ActiveReader,
+// whose reads asked Shared answer without a copy, for a caller that
+// changes nothing (httpapi's reads do). A Store made by New persists nothing:
 // the data lives as long as the Store. A Store made by Open keeps a journal
 // of its writes in a file and returns from a write once it is on disk; see
 // Open, and file.go for the format and for why a journal.

@@ -18,7 +18,7 @@ import (
 // keeps none.
 func (s *fixture) eventLog() prompts.EventLog {
 	s.t.Helper()
-	l, ok := s.Store.(prompts.EventLog)
+	l, ok := prompts.EventLogOf(s.Store)
 	if !ok {
 		s.t.Skip("the Store keeps no event log (prompts.EventLog)")
 	}

@@ -35,9 +35,15 @@
 // (an event's prompt carries no revision). Run then checks those rules
 // as that Store keeps them.
 //
+// A Store with ReadActive (prompts.ActiveReader) is checked for it: with
+// any options, it answers what GetActive and GetActiveByKey answer, never
+// stale (the store is there), a copy unless Shared, and a Shared answer
+// that later writes leave as it was.
+//
 // A Store that keeps the log of its changes (prompts.EventLog) and
-// webhooks with their outbox (prompts.WebhookStore) is checked for them
-// too; for a Store without, those subtests are skipped. They move the
+// webhooks with their outbox (prompts.WebhookStore), itself or under a
+// wrapper that passes them through (prompts.EventLogOf), is checked for
+// them too; for a Store without, those subtests are skipped. They move the
 // clock past prompts.DefaultEventRetention to see events go: the Store
 // must keep them that long by default.
 //
@@ -81,6 +87,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		deploymentTests,
 		templateTests,
 		lookupTests,
+		readTests,
 		pagingTests,
 		idTests,
 		timeTests,

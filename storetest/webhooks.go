@@ -15,11 +15,11 @@ import (
 // Store keeps none.
 func (s *fixture) webhookStore() prompts.WebhookStore {
 	s.t.Helper()
-	w, ok := s.Store.(prompts.WebhookStore)
+	w, ok := prompts.WebhookStoreOf(s.Store)
 	if !ok {
 		s.t.Skip("the Store keeps no webhooks (prompts.WebhookStore)")
 	}
-	if _, ok := s.Store.(prompts.EventLog); !ok {
+	if _, ok := prompts.EventLogOf(s.Store); !ok {
 		s.t.Fatal("the Store keeps webhooks but no event log to deliver (prompts.EventLog)")
 	}
 	return w

@@ -443,7 +443,7 @@ func (b *background) stop() {
 // them: a dispatcher, woken at each new event. Replicas on one database
 // each run one; the store hands each delivery to one at a time.
 func runDispatcher(bg *background, store prompts.Store, cfg config, logger *slog.Logger) {
-	ws, ok := store.(prompts.WebhookStore)
+	ws, ok := prompts.WebhookStoreOf(store) // under the cache, when there is one
 	if !ok {
 		return
 	}
@@ -457,7 +457,7 @@ func runDispatcher(bg *background, store prompts.Store, cfg config, logger *slog
 			logger.Error("the webhook dispatcher stopped; events are kept and delivered after a restart", "err", err)
 		}
 	})
-	if log, ok := store.(prompts.EventLog); ok {
+	if log, ok := prompts.EventLogOf(store); ok {
 		bg.run(func(ctx context.Context) { wakeOnEvents(ctx, log, d) })
 	}
 }

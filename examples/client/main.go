@@ -213,7 +213,11 @@ func (s *service) hello(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "prompt unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	p, stale, err := s.cache.GetActiveByKeyStale(r.Context(), projectID, promptKey, prompts.Production)
+	// Shared: the answer is the cache's own, read without a copy (this
+	// handler changes nothing of it); stale: the server was away.
+	p, stale, err := s.cache.ReadActive(r.Context(), prompts.ActiveQuery{
+		ProjectID: projectID, Key: promptKey, Environment: prompts.Production, Shared: true,
+	})
 	if err != nil {
 		s.logger.Error("reading prompt", "err", err)
 		http.Error(w, "prompt unavailable", http.StatusServiceUnavailable)
