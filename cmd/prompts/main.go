@@ -123,11 +123,11 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
-// errorf prints a message for the person and returns exitError. What
-// it holds of the server is sanitized (sanitizeText: line breaks and
-// tabs kept).
+// errorf prints a message for the person, one line, and returns
+// exitError. What it holds of the server is sanitized: a line break in
+// it is shown as \n, not as a line that seems to come from the command.
 func (e *env) errorf(format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "prompts: %s\n", sanitizeText(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(e.stderr, "prompts: %s\n", sanitize(fmt.Sprintf(format, args...)))
 	return exitError
 }
 
