@@ -204,12 +204,12 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 		// An event larger than the client reads (its id came first):
 		// skipped, and the sink starts afresh after it, its change
 		// unknown.
-		f.c.log.ErrorContext(ctx, "client: feed: an event that cannot be read", "id", p.lastID, "err", errEventTooLarge)
+		f.c.log.ErrorContext(ctx, "client: feed: an event that cannot be read", "id", p.lastID, "err", errEventTooLarge())
 		if id, err := strconv.ParseInt(p.lastID, 10, 64); err == nil && id > st.last {
 			st.last = id
 		}
 		st.bad = true
-		return errEventTooLarge
+		return errEventTooLarge()
 	}
 	return err
 }

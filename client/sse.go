@@ -23,9 +23,9 @@ import (
 // the field's name.
 const maxLine = MaxEventSize + 64
 
-// errEventTooLarge is the error of an event whose data exceeds
+// errEventTooLarge returns the error of an event whose data exceeds
 // MaxEventSize.
-var errEventTooLarge = tooLarge("an event of the stream", MaxEventSize)
+func errEventTooLarge() error { return tooLarge("an event of the stream", MaxEventSize) }
 
 // sseEvent is one dispatched event.
 type sseEvent struct {
@@ -74,7 +74,7 @@ func (p *sseParser) line(l []byte) (sseEvent, bool) {
 		p.typ = string(value)
 	case "data":
 		if len(p.data)+len(value) > MaxEventSize {
-			p.err = errEventTooLarge
+			p.err = errEventTooLarge()
 			p.data, p.hasData = nil, false
 			return sseEvent{}, false
 		}
@@ -123,7 +123,7 @@ func scanLines(r io.Reader, max int, f func(line []byte) bool) error {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return errEventTooLarge
+			return errEventTooLarge()
 		}
 		return err
 	}
