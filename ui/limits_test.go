@@ -165,3 +165,18 @@ func TestSignInLimitIsPerAddressAndKeyPrefix(t *testing.T) {
 	// Even the attacker's browser, with a key of another prefix.
 	is.Equal(attacker.post(e.prefix+"signin", url.Values{"key": {writeKey}}).StatusCode, http.StatusSeeOther)
 }
+
+// The review's attack, scaled down: sign-ins without end with one key
+// (each with a fresh form) leave the default store holding 10 sessions.
+func TestSignInsWithoutEndHoldTenSessions(t *testing.T) {
+	is := is.New(t)
+	var e *env
+	mem := ui.NewMemorySessions(func() time.Time { return e.clock.Now() })
+	e = newEnv(t, ui.WithSessionStore(mem))
+	for range 300 {
+		b := e.browser() // a new browser each time: no session ends as it signs in again
+		b.get(e.prefix)
+		is.Equal(b.post(e.prefix+"signin", url.Values{"key": {readKey}}).StatusCode, http.StatusSeeOther)
+	}
+	is.Equal(mem.Len(), 10)
+}
