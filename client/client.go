@@ -41,6 +41,7 @@ type Client struct {
 	fresh     *freshness
 	memo      *memo
 	sinks     sinks // of the feeds running (see Client.wrote)
+	maxAnswer int64 // the most of a JSON answer read (WithMaxAnswerSize)
 }
 
 var (
@@ -203,6 +204,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		userAgent: DefaultUserAgent,
 		fresh:     newFreshness(DefaultFreshWindow),
 		memo:      newMemo(),
+		maxAnswer: DefaultMaxAnswerSize,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -212,6 +214,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	if c.hc == nil {
 		c.hc = defaultHTTPClient()
 	}
+	c.hc = sameOrigin(c.hc)
 	return c, nil
 }
 
@@ -304,10 +307,16 @@ func (c *Client) attempt(ctx context.Context, r request) (res *response, retryab
 	}
 	hr, err := c.hc.Do(req)
 	if err != nil {
+		if rerr := refusedRedirect(err); rerr != nil {
+			return nil, false, rerr
+		}
 		return nil, r.mode == retryAll || isDialError(err), c.transportError(ctx, err)
 	}
-	body, err := io.ReadAll(hr.Body)
+	body, err := readAnswer(hr, c.maxAnswer)
 	hr.Body.Close()
+	if errors.Is(err, ErrTooLarge) {
+		return nil, false, err
+	}
 	if err != nil {
 		// The answer was cut: the request may have been done.
 		return nil, r.mode == retryAll, c.transportError(ctx, err)

@@ -57,6 +57,28 @@
 // change with prompts.Change.IfRevision sends the matching If-Match. The
 // client reads the tags of its own release's form.
 //
+// # What the client sends and reads
+//
+// The client sends its API key (X-API-Key) to the server's origin only.
+// It follows a redirect within that origin (its scheme, host and port),
+// but a redirect to another origin, http to https on the same host
+// included, is refused: the call fails with an error that names where
+// the redirect led (errors.Is(err, ErrOtherOrigin), code
+// prompts.CodeInternal), without a request to it, and is not retried.
+// (Go's http.Client drops only Authorization and Cookie on such a
+// redirect; X-API-Key would follow.) Give New the URL the server is
+// reached at.
+//
+// It reads at most 64 MiB of a JSON answer (DefaultMaxAnswerSize;
+// WithMaxAnswerSize changes it) and at most 1 MiB of one event of the
+// stream (MaxEventSize); beyond, the call fails with an error naming the
+// limit (errors.Is(err, ErrTooLarge), code prompts.CodeInternal), not
+// retried, so a server that answers without end costs the client about
+// the limit in memory. A feed skips an event larger than that: it
+// connects again after it, and its cache starts afresh (the event's
+// change is unknown). Of an error answer, the client reads the first
+// 64 KiB.
+//
 // # Retries
 //
 // A call that fails for want of the server (a 503, a timeout, a lost

@@ -229,10 +229,16 @@ func (c *Client) WaitEvents(ctx context.Context, after int64) error {
 	var p sseParser
 	err = scanLines(body, maxLine, func(line []byte) bool {
 		_, ok := p.line(line)
-		return !ok // until the first event
+		return !ok && p.err == nil // until the first event
 	})
 	if ctx.Err() != nil {
 		return prompts.ContextDone(ctx.Err())
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return err
 	}
 	if err != nil {
 		return &prompts.Error{Code: prompts.CodeUnavailable, Message: "the event stream broke", Err: err}
@@ -254,11 +260,14 @@ func (c *Client) openStream(ctx context.Context, after int64) (io.ReadCloser, er
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
+		if rerr := refusedRedirect(err); rerr != nil {
+			return nil, rerr
+		}
 		return nil, c.transportError(ctx, err)
 	}
 	if res.StatusCode != http.StatusOK {
 		defer res.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxProblemSize))
 		return nil, &streamRefused{err: problemError(&response{status: res.StatusCode, header: res.Header, body: b}), retryAfter: retryAfter(res.Header)}
 	}
 	return res.Body, nil

@@ -169,6 +169,9 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 		if p.retry > 0 {
 			st.retry = time.Duration(p.retry) * time.Millisecond
 		}
+		if p.err != nil {
+			return false // an event larger than the client reads
+		}
 		if !ok {
 			return true
 		}
@@ -196,6 +199,17 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 	})
 	if ctx.Err() != nil {
 		return errors.New("the stream was silent for longer than " + f.idle.String())
+	}
+	if errors.Is(err, ErrTooLarge) || p.err != nil {
+		// An event larger than the client reads (its id came first):
+		// skipped, and the sink starts afresh after it, its change
+		// unknown.
+		f.c.log.ErrorContext(ctx, "client: feed: an event that cannot be read", "id", p.lastID, "err", errEventTooLarge())
+		if id, err := strconv.ParseInt(p.lastID, 10, 64); err == nil && id > st.last {
+			st.last = id
+		}
+		st.bad = true
+		return errEventTooLarge()
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 )
@@ -18,8 +19,13 @@ import (
 // an event that the stream's end cuts off is not dispatched.
 
 // maxLine bounds a line of the stream: an event's data line holds an
-// event's JSON, a version's content with it.
-const maxLine = 64 << 20
+// event's JSON, a version's content with it, at most MaxEventSize, after
+// the field's name.
+const maxLine = MaxEventSize + 64
+
+// errEventTooLarge returns the error of an event whose data exceeds
+// MaxEventSize.
+func errEventTooLarge() error { return tooLarge("an event of the stream", MaxEventSize) }
 
 // sseEvent is one dispatched event.
 type sseEvent struct {
@@ -35,6 +41,9 @@ type sseParser struct {
 	typ     string
 	lastID  string
 	retry   int // milliseconds; 0 until the stream says
+	// err is errEventTooLarge once an event's data exceeds MaxEventSize:
+	// the stream is to be abandoned.
+	err error
 }
 
 // line takes one line (without its end) and returns the event it
@@ -64,6 +73,11 @@ func (p *sseParser) line(l []byte) (sseEvent, bool) {
 	case "event":
 		p.typ = string(value)
 	case "data":
+		if len(p.data)+len(value) > MaxEventSize {
+			p.err = errEventTooLarge()
+			p.data, p.hasData = nil, false
+			return sseEvent{}, false
+		}
 		p.data = append(p.data, value...)
 		p.data = append(p.data, '\n')
 		p.hasData = true
@@ -91,7 +105,7 @@ func isDigits(b []byte) bool {
 // scanLines reads r line by line, calling f with each (without its end)
 // until f returns false (scanLines then returns nil) or r ends (it
 // returns r's error, io.EOF at a clean end). A line longer than max is an
-// error.
+// error: errEventTooLarge.
 func scanLines(r io.Reader, max int, f func(line []byte) bool) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), max)
@@ -108,6 +122,9 @@ func scanLines(r io.Reader, max int, f func(line []byte) bool) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return errEventTooLarge()
+		}
 		return err
 	}
 	return io.EOF

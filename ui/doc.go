@@ -64,9 +64,30 @@
 // subdomain, or anyone on a plain-HTTP path) cannot make a token that
 // goes with a cookie it plants, so it cannot sign a browser in with a
 // key of its own: that is 403, with the form again. The secret is
-// random, made by New, unless given with WithSecret. Failed sign-ins are limited per client
-// address (WithSignInLimit); behind a reverse proxy every client shares
-// the proxy's address, so give the limit room, or put one in the proxy.
+// random, made by New, unless given with WithSecret. Each form works
+// once: posted again (its cookie and token replayed), it is 403 and
+// signs nobody in; every answer to a sign-in carries a new form. The
+// handler remembers the forms used until they expire, up to 100,000 of
+// them (about 10 MB), the oldest forgotten first past that.
+//
+// Failed sign-ins are limited per client address and key prefix
+// (WithSignInLimit: 10 a minute by default, counted by the address and
+// the first 8 bytes of the key tried): past the limit, keys of that
+// prefix from that address are 429 for the rest of the minute, while
+// other keys are served, so that one person guessing keys behind a
+// reverse proxy (where every client shares the proxy's address) does
+// not lock out everyone behind it. The limit slows down guessing by
+// hand; what makes a key unguessable is its length.
+//
+// Sessions are bounded: one API key holds at most 10 sessions, and the
+// handler at most 10,000 in all (WithSessionLimits); a sign-in past
+// either limit ends the session used least recently (of that key, or of
+// all), deleting it from the SessionStore, and its browser is asked to
+// sign in again. So sign-ins without end, with one key or a few, cost a
+// bounded amount of memory (some hundreds of bytes a session in
+// MemorySessions, and as much again in the handler's index). The
+// handler counts the sessions it made or served; replicas that share a
+// SessionStore each count their own.
 //
 // # Changes
 //

@@ -247,7 +247,7 @@ func (h *Handler) loadSession(r *http.Request) (Session, string, []byte, bool, e
 	}
 	now := h.now()
 	if !now.Before(s.LastSeen.Add(h.idle)) || !now.Before(s.Created.Add(h.maxAge)) {
-		return Session{}, "", nil, false, h.sessions.Delete(r.Context(), id)
+		return Session{}, "", nil, false, h.endSession(r.Context(), id)
 	}
 	return s, id, secret, true, nil
 }
@@ -268,12 +268,12 @@ func (h *Handler) signedIn(c *call) (bool, error) {
 	}
 	key, ok := openKey(secret, s.SealedKey)
 	if !ok {
-		return false, h.sessions.Delete(ctx, id)
+		return false, h.endSession(ctx, id)
 	}
 	a, err := h.auth.Authenticate(ctx, key)
 	switch {
 	case errors.Is(err, httpapi.ErrUnknownKey) || (err == nil && !allows(a.Role, httpapi.RoleRead)):
-		return false, h.sessions.Delete(ctx, id)
+		return false, h.endSession(ctx, id)
 	case err != nil:
 		if prompts.ErrorCode(err) != prompts.CodeUnavailable {
 			// Whatever the authenticator's error says, it is not the
@@ -282,6 +282,9 @@ func (h *Handler) signedIn(c *call) (bool, error) {
 		}
 		return false, &authError{err}
 	}
+	// The most recently used, in the handler's index (a session of
+	// another replica joins it), which may end the least recently used.
+	h.endSessions(ctx, h.sessIdx.use(id, h.keyID(key)))
 	// A session's LastSeen moves on at most once a minute, so that a
 	// shared store is not written at every request.
 	if now := h.now(); now.Sub(s.LastSeen) >= time.Minute {
@@ -300,6 +303,23 @@ type authError struct{ err error }
 func (e *authError) Error() string { return "checking the session's API key: " + e.err.Error() }
 func (e *authError) Unwrap() error { return e.err }
 
+// endSession deletes the session id from the store and the index.
+func (h *Handler) endSession(ctx context.Context, id string) error {
+	h.sessIdx.forget(id)
+	return h.sessions.Delete(ctx, id)
+}
+
+// endSessions deletes from the store the sessions that the index ended
+// to stay within its limits. An error is logged: the request that ended
+// them goes on.
+func (h *Handler) endSessions(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		if err := h.sessions.Delete(ctx, id); err != nil {
+			h.log.WarnContext(ctx, "ui: ending a session past the session limits", "err", err)
+		}
+	}
+}
+
 func (h *Handler) save(ctx context.Context, id string, s Session) error {
 	expires := s.LastSeen.Add(h.idle)
 	if end := s.Created.Add(h.maxAge); end.Before(expires) {
@@ -313,7 +333,8 @@ func validToken(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// limiter counts failed sign-ins per client address in fixed windows.
+// limiter counts failed sign-ins per client address and key prefix
+// (limitKey) in fixed windows.
 type limiter struct {
 	max    int
 	window time.Duration
@@ -326,7 +347,7 @@ type attempts struct {
 	n     int
 }
 
-// maxTracked bounds the addresses the limiter remembers; past it, it
+// maxTracked bounds the addresses (and prefixes) the limiter remembers; past it, it
 // forgets those whose window ended, and if that is not enough, all.
 const maxTracked = 10000
 

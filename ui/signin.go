@@ -63,6 +63,14 @@ func (h *Handler) signinToken(cookie string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
+// signinExpiry is when the sign-in cookie's form expires (its value was
+// checked by validSignin).
+func signinExpiry(cookie string) time.Time {
+	_, exp, _ := strings.Cut(cookie, ".")
+	unix, _ := strconv.ParseInt(exp, 10, 64)
+	return time.Unix(unix, 0)
+}
+
 // validSignin reports whether token is the token of the sign-in cookie's
 // value, and that cookie has not expired. Only a handler with the secret
 // can make a token, so a cookie planted in a browser with a token of the
@@ -114,9 +122,9 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr, now := clientAddr(r), h.now()
-	if wait, blocked := h.limiter.blocked(addr, now); blocked {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		c.signinPage(http.StatusTooManyRequests, next, "Too many failed sign-ins from this address. Wait a minute, then try again.")
+	// Each form works once: the page that answers gives a new one.
+	if !h.used.use(ck.Value, signinExpiry(ck.Value), now) {
+		c.signinPage(http.StatusForbidden, next, "The sign-in form was used already, so it was refused. Sign in again below.")
 		return
 	}
 	key := r.PostForm.Get("key")
@@ -124,10 +132,16 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		c.signinPage(http.StatusBadRequest, next, "Enter an API key.")
 		return
 	}
+	limited := limitKey(addr, key)
+	if wait, blocked := h.limiter.blocked(limited, now); blocked {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		c.signinPage(http.StatusTooManyRequests, next, "Too many failed sign-ins from this address with keys like this one. Wait a minute, then try again.")
+		return
+	}
 	a, err := h.auth.Authenticate(r.Context(), key)
 	switch {
 	case errors.Is(err, httpapi.ErrUnknownKey) || (err == nil && !allows(a.Role, httpapi.RoleRead)):
-		h.limiter.failed(addr, now)
+		h.limiter.failed(limited, now)
 		c.signinPage(http.StatusUnauthorized, next, "That API key is not known. Check it and try again.")
 		return
 	case err != nil:
@@ -139,7 +153,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	// A new id at every sign-in; an earlier session of this browser ends.
 	if old, err := r.Cookie(sessionCookie); err == nil && old.Value != "" {
-		if err := h.sessions.Delete(r.Context(), storeID(old.Value)); err != nil {
+		if err := h.endSession(r.Context(), storeID(old.Value)); err != nil {
 			c.storeError(err)
 			return
 		}
@@ -152,10 +166,13 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := Session{SealedKey: sealed, CSRF: randomToken(), Created: now, LastSeen: now}
-	if err := h.save(r.Context(), storeID(value), s); err != nil {
+	id := storeID(value)
+	if err := h.save(r.Context(), id, s); err != nil {
 		c.storeError(err)
 		return
 	}
+	// Past the session limits, the least recently used end.
+	h.endSessions(r.Context(), h.sessIdx.use(id, h.keyID(key)))
 	http.SetCookie(w, h.cookie(r, sessionCookie, value, 0))
 	http.SetCookie(w, h.cookie(r, signinCookie, "", -1))
 	http.Redirect(w, r, next, http.StatusSeeOther)
@@ -190,7 +207,7 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 	if !c.fieldsOK() {
 		return
 	}
-	if err := h.sessions.Delete(r.Context(), id); err != nil {
+	if err := h.endSession(r.Context(), id); err != nil {
 		c.storeError(err)
 		return
 	}

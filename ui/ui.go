@@ -22,8 +22,9 @@ const (
 	DefaultPrefix      = "/ui/"
 	DefaultIdleTimeout = 8 * time.Hour
 	DefaultMaxAge      = 24 * time.Hour
-	// DefaultSignInLimit failed sign-ins from one client address are
-	// allowed per DefaultSignInWindow; more are answered 429.
+	// DefaultSignInLimit failed sign-ins from one client address with
+	// keys of one prefix are allowed per DefaultSignInWindow; more are
+	// answered 429.
 	DefaultSignInLimit  = 10
 	DefaultSignInWindow = time.Minute
 )
@@ -43,6 +44,9 @@ type Handler struct {
 	signKey  []byte // signs the sign-in form's token; derived from secret
 	secure   bool   // Secure cookies over plain HTTP too
 	limiter  *limiter
+	sessIdx  *sessionIndex          // the sessions, by key, least recently used last
+	used     *usedForms             // the sign-in forms used
+	idKey    []byte                 // names keys in the index; derived from secret
 	pages    func() (*pages, error) // parsed at the first page served (see loadPages)
 	static   *assets
 	mux      *http.ServeMux
@@ -162,9 +166,13 @@ func WithSecureCookies() Option {
 }
 
 // WithSignInLimit sets how many failed sign-ins one client address (the
-// host of the request's RemoteAddr) may make per window; more are
-// answered 429 until the window ends. DefaultSignInLimit per
-// DefaultSignInWindow unless set.
+// host of the request's RemoteAddr) may make per window with keys that
+// begin with the same 8 bytes; more with such keys are answered 429
+// until the window ends, while keys that begin otherwise are still
+// served, so that someone guessing keys behind a proxy does not lock out
+// everyone behind it. DefaultSignInLimit per DefaultSignInWindow unless
+// set. The limit slows down guessing by hand; what makes keys unguessable
+// is their length.
 func WithSignInLimit(n int, per time.Duration) Option {
 	return func(h *Handler) error {
 		if n < 1 || per <= 0 {
@@ -194,6 +202,8 @@ func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Hand
 		idle:    DefaultIdleTimeout,
 		maxAge:  DefaultMaxAge,
 		limiter: &limiter{max: DefaultSignInLimit, window: DefaultSignInWindow, seen: map[string]*attempts{}},
+		sessIdx: newSessionIndex(),
+		used:    newUsedForms(),
 	}
 	for _, o := range opts {
 		if err := o(h); err != nil {
@@ -212,6 +222,9 @@ func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Hand
 		return nil, err
 	}
 	h.signKey = signKey
+	if h.idKey, err = hkdf.Key(sha256.New, h.secret, nil, keyIDInfo, 32); err != nil {
+		return nil, err
+	}
 	if h.static, err = loadAssets(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/client"
@@ -102,7 +105,7 @@ const planWorkers = 8
 func runApply(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "apply", true)
 	var o applyOptions
-	f.StringVar(&o.dir, "dir", "", "the directory of prompt files")
+	f.StringVar(&o.dir, "dir", "", "the directory of prompt files: regular files of at most 1 MiB, no symbolic links")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing; exit 0 when nothing would change, 2 when something would")
 	f.StringVar(&o.promote, "promote", "", "make every new version active in this environment (production or staging), and the latest version of every unchanged file too")
 	f.StringVar(&o.reason, "reason", "", "the reason of the deployment records that -promote writes")
@@ -140,7 +143,12 @@ func runApply(ctx context.Context, e *env, args []string) int {
 		}
 		return e.errorf("-dir %s: %v", o.dir, err)
 	}
-	files, err := promptfile.ReadDir(os.DirFS(o.dir))
+	dir, err := openPromptDir(o.dir)
+	if err != nil {
+		return e.errorf("-dir %s: %v", o.dir, err)
+	}
+	files, err := promptfile.ReadDir(dir)
+	dir.Close()
 	if err != nil {
 		var errs []error
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -531,7 +539,7 @@ func (p *plan) print(w io.Writer) {
 	if p.Environment != nil {
 		env = ", promoting to " + string(*p.Environment)
 	}
-	fmt.Fprintf(w, "Plan for project %s, from %s%s:\n", p.Project, p.Dir, env)
+	fmt.Fprintf(w, "Plan for project %s, from %s%s:\n", sanitize(p.Project), sanitize(p.Dir), env)
 	tw := newTable(w)
 	for _, s := range p.Prompts {
 		verb := s.Action
@@ -629,8 +637,46 @@ func (p *plan) summary(dryRun bool) string {
 	return s
 }
 
+// writeJSON writes v as indented JSON, safe for a terminal
+// (escapeJSON).
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+	_, _ = w.Write(escapeJSON(b.Bytes()))
+}
+
+// escapeJSON writes, as \u escapes, the characters that encoding/json
+// leaves as they are but a terminal may act upon: DEL, the C1 controls
+// (U+0080 to U+009F, which some terminals take as CSI and the like) and
+// every other character that is not printable (bidirectional overrides,
+// for instance). The JSON means the same; only strings hold such
+// characters.
+func escapeJSON(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if r >= 0x7f && !strconv.IsPrint(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if r >= 0x7f && !strconv.IsPrint(r) && !(r == utf8.RuneError && n == 1) {
+			for _, u := range utf16.Encode([]rune{r}) {
+				out = fmt.Appendf(out, `\u%04x`, u)
+			}
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }

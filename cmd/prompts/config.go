@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/client"
@@ -49,7 +50,7 @@ func newFlags(e *env, name string, project bool) *flags {
 
 // jsonFlag adds -json.
 func (f *flags) jsonFlag() {
-	f.BoolVar(&f.json, "json", false, "answer in JSON, for scripts")
+	f.BoolVar(&f.json, "json", false, "answer in JSON, for scripts: what the server sent, exactly (text answers escape control characters)")
 }
 
 // parse parses args, flags before or after the positional arguments
@@ -206,8 +207,11 @@ func environment(s string) (prompts.Environment, error) {
 	return e, nil
 }
 
-// describe says what went wrong with a call of the server, for a person.
-func describe(err error) string {
+// describe says what went wrong with a call of the server, for a person,
+// on one line: what the server sent is sanitized.
+func describe(err error) string { return sanitize(describeRaw(err)) }
+
+func describeRaw(err error) string {
 	var pe *prompts.Error
 	if !errors.As(err, &pe) {
 		return err.Error()
@@ -228,16 +232,62 @@ func describe(err error) string {
 	return pe.Error()
 }
 
-// sanitize makes text from the server safe for one cell of a table on a
-// terminal: control characters (escape sequences, line breaks, tabs)
-// become spaces.
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
-			return ' '
+// sanitize makes text from the server safe for one line, or one cell of
+// a table, on a terminal: what a terminal would act upon (control
+// characters, escape sequences, line breaks, tabs, other characters that
+// are not printable, such as bidirectional overrides) and bytes that are
+// not UTF-8 are written as Go escapes them: "\x1b[31m" is shown as
+// `\x1b[31m`, a line break as `\n`.
+func sanitize(s string) string { return escape(s, false) }
+
+// sanitizeText is sanitize for text of many lines, such as a prompt's
+// content: line breaks (LF and CRLF) and tabs are kept.
+func sanitizeText(s string) string { return escape(s, true) }
+
+func escape(s string, multiline bool) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !keep(s, i, r, n, multiline) {
+			break
 		}
-		return r
-	}, s)
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case keep(s, i, r, n, multiline):
+			b.WriteString(s[i : i+n])
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// keep reports whether the rune r, n bytes at s[i:], is shown as it is.
+func keep(s string, i int, r rune, n int, multiline bool) bool {
+	switch {
+	case r == utf8.RuneError && n == 1:
+		return false
+	case r == ' ':
+		return true
+	case multiline && (r == '\n' || r == '\t'):
+		return true
+	case multiline && r == '\r':
+		return i+1 < len(s) && s[i+1] == '\n'
+	}
+	return strconv.IsPrint(r)
 }
 
 // newTable returns a writer of aligned columns onto w: write rows with
@@ -248,8 +298,11 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(&trimWriter{w: w}, 0, 0, 2, ' ', 0)
 }
 
-// row writes one row of a table.
+// row writes one row of a table, each cell sanitized.
 func row(w io.Writer, cells ...string) {
+	for i, c := range cells {
+		cells[i] = sanitize(c)
+	}
 	fmt.Fprintln(w, strings.Join(cells, "\t")+"\t")
 }
 

@@ -80,7 +80,7 @@ func runExport(ctx context.Context, e *env, args []string) int {
 		written++
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "%d written, %d unchanged, in %s (project %s)\n", written, same, *dir, project.Slug)
+	fmt.Fprintf(e.stdout, "%d written, %d unchanged, in %s (project %s)\n", written, same, sanitize(*dir), sanitize(project.Slug))
 	return code
 }
 

@@ -48,6 +48,24 @@
 // version of one file. Applying the same files twice changes nothing the
 // second time.
 //
+// apply reads only regular files inside -dir, of at most 1 MiB each: a
+// symbolic link (to a file or a directory, inside -dir or not), a named
+// pipe or a device, and a larger file are each an error naming the file,
+// and nothing is applied.
+//
+// # What the server sends
+//
+// The command sends the API key to the server's origin only: a redirect
+// to another scheme, host or port is an error naming where it led. It
+// reads at most 64 MiB of an answer. Before it prints what the server
+// sent (names, keys, reasons, errors, a prompt's content), it escapes
+// what a terminal would act upon, as Go writes it in a string: an escape
+// sequence is shown as \x1b[31m, a C1 control as \u009b, a line break in
+// a name as \n; a prompt's content keeps its line breaks and tabs. -json
+// answers exact JSON (in which those characters are \u escapes), for
+// scripts that need the content byte for byte, as export's files hold
+// it.
+//
 // # Exit status
 //
 // 0: done (for -dry-run: nothing would change). 1: an error: a bad file,
@@ -105,9 +123,11 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
-// errorf prints a message for the person and returns exitError.
+// errorf prints a message for the person, one line, and returns
+// exitError. What it holds of the server is sanitized: a line break in
+// it is shown as \n, not as a line that seems to come from the command.
 func (e *env) errorf(format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "prompts: "+format+"\n", args...)
+	fmt.Fprintf(e.stderr, "prompts: %s\n", sanitize(fmt.Sprintf(format, args...)))
 	return exitError
 }
 
@@ -142,6 +162,10 @@ func usage(w io.Writer) {
 Every command takes -url (or PROMPTS_URL), -api-key (or PROMPTS_API_KEY)
 and -project, a slug or an id (or PROMPTS_PROJECT). "prompts COMMAND -h"
 says more.
+
+What the server sends is printed with its control characters escaped
+(an escape sequence shows as \x1b[...); -json gives it exactly. The API
+key goes to the server's origin only: a redirect elsewhere is an error.
 
 Exit status: 0 done; 1 an error; 2 apply -dry-run would change something.
 `)

@@ -42,6 +42,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) int {
 	}
 	data = append(data, '\n')
 	if *out == "-" {
+		data = escapeJSON(data)
 		_, err := e.stdout.Write(data)
 		if err != nil {
 			return e.errorf("%v", err)
@@ -51,7 +52,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) int {
 	if err := writeAtomically(*out, data); err != nil {
 		return e.errorf("%v", err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s of project %s, taken %s\n", *out, count(len(s.Prompts), "prompt", "prompts"), project.Slug, s.TakenAt.Format(time.RFC3339))
+	fmt.Fprintf(e.stdout, "wrote %s: %s of project %s, taken %s\n", *out, count(len(s.Prompts), "prompt", "prompts"), sanitize(project.Slug), s.TakenAt.Format(time.RFC3339))
 	return exitOK
 }
 
@@ -205,8 +206,8 @@ func runGet(ctx context.Context, e *env, args []string) int {
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, where(key, v, a.Environment))
-	fmt.Fprint(e.stdout, v.Content)
+	fmt.Fprintln(e.stderr, sanitize(where(key, v, a.Environment)))
+	fmt.Fprint(e.stdout, sanitizeText(v.Content))
 	return exitOK
 }
 
@@ -278,8 +279,8 @@ func runRender(ctx context.Context, e *env, args []string) int {
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, where(key, v, a.Environment))
-	fmt.Fprint(e.stdout, text)
+	fmt.Fprintln(e.stderr, sanitize(where(key, v, a.Environment)))
+	fmt.Fprint(e.stdout, sanitizeText(text))
 	return exitOK
 }
 
@@ -466,7 +467,7 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 		return exitOK
 	}
 	if len(records) == 0 {
-		fmt.Fprintf(e.stdout, "%s has no deployment yet\n", key)
+		fmt.Fprintf(e.stdout, "%s has no deployment yet\n", sanitize(key))
 		return exitOK
 	}
 	tw := newTable(e.stdout)
