@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -261,4 +263,13 @@ func generatedKey(data string, logger *slog.Logger) (entries []keyEntry, key str
 	}
 	logger.Info("API key generated; its hash is kept beside the data", "hash_in", path)
 	return []keyEntry{e}, key, nil
+}
+
+// newKey returns a random key of 32 bytes, URL-safe base64.
+func newKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "pk_" + base64.RawURLEncoding.EncodeToString(b), nil
 }
