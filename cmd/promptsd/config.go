@@ -34,6 +34,11 @@ type config struct {
 	logLevel       slog.Level
 	accessLog      bool
 	maxConns       int
+	maxConnsAddr   int    // connections one remote address may hold
+	maxStreams     int    // event streams one key may hold open
+	tlsCert        string // with tlsKey: serve HTTPS
+	tlsKey         string
+	trustProxy     bool // believe X-Forwarded-Proto and X-Forwarded-For
 
 	eventRetention time.Duration // how long the event log keeps events
 	webhooks       bool          // run the webhook dispatcher
@@ -80,7 +85,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 20*time.Second, "at the first SIGINT or SIGTERM, how long the requests in flight may take before they are cut; a second signal cuts them at once (PROMPTS_SHUTDOWN_GRACE)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "the least level logged: debug, info (one line a request), warn or error (PROMPTS_LOG_LEVEL)")
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line a request, at info")
-	fs.IntVar(&c.maxConns, "max-conns", 4096, "the most connections open at once; past it, new ones wait in the kernel's backlog")
+	fs.IntVar(&c.maxConns, "max-conns", 4096, "the most connections open at once; past it, idle connections are closed, the oldest first, to make room, and while none is idle new ones wait in the kernel's backlog. A connection that sent no valid key closes after 5s idle, one that did after 60s")
+	fs.IntVar(&c.maxConnsAddr, "max-conns-per-addr", 256, "the most connections one remote address may hold; one more is closed at once (behind a proxy, every connection is the proxy's)")
+	fs.IntVar(&c.maxStreams, "max-streams-per-key", 100, "the most event streams one key may hold open; one more is 429 with Retry-After. An address that sends 20 unknown keys within 10s gets 429 for a minute, for unknown keys only")
+	fs.StringVar(&c.tlsCert, "tls-cert", env("PROMPTS_TLS_CERT", ""), "with -tls-key, serve HTTPS with this certificate `FILE` (PEM, the chain after the leaf); the web interface's cookies are then Secure (PROMPTS_TLS_CERT)")
+	fs.StringVar(&c.tlsKey, "tls-key", env("PROMPTS_TLS_KEY", ""), "the private key `FILE` (PEM) of -tls-cert (PROMPTS_TLS_KEY)")
+	fs.BoolVar(&c.trustProxy, "trust-proxy", false, "behind a proxy that ends TLS: X-Forwarded-Proto: https makes the web interface's cookies Secure, and the last address of X-Forwarded-For is the client's, whose unknown keys are counted")
 	fs.DurationVar(&c.eventRetention, "event-retention", prompts.DefaultEventRetention, "how long the event log keeps events; a reader further behind must read everything again (PROMPTS_EVENT_RETENTION)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "deliver events to the webhooks (one dispatcher per server; replicas share the work)")
 	fs.BoolVar(&c.allowPrivate, "webhooks-allow-private", false, "let webhooks deliver to loopback, private and link-local addresses (receivers on your own network)")
@@ -98,6 +108,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.maxConns < 1 {
 		return config{}, errors.New("-max-conns must be at least 1")
+	}
+	if c.maxConnsAddr < 1 {
+		return config{}, errors.New("-max-conns-per-addr must be at least 1")
+	}
+	if c.maxStreams < 1 {
+		return config{}, errors.New("-max-streams-per-key must be at least 1")
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return config{}, errors.New("-tls-cert and -tls-key go together: give both, or neither")
 	}
 	if c.cacheMiB < 1 {
 		return config{}, errors.New("-cache-size must be at least 1 (MiB); -cache=false turns the cache off")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"net"
 	"slices"
 	"sync/atomic"
@@ -17,10 +18,21 @@ import (
 // the key it accepted, and that remembers, for each connection, the last
 // key it accepted on it (see connAuth): a client sends the same key with
 // every request of a connection, and hashing it again for each would be a
-// tenth of what the server adds to a read.
-type namedKeys struct{ keys httpapi.Authenticator }
+// tenth of what the server adds to a read. With failures, it counts the
+// unknown keys of each client address (see keyFailures).
+type namedKeys struct {
+	keys       httpapi.Authenticator
+	failures   *keyFailures // nil: not counted
+	trustProxy bool         // the client's address is X-Forwarded-For's
+}
 
 func (k namedKeys) Authenticate(ctx context.Context, key string) (httpapi.Access, error) {
+	return k.authenticate(ctx, key, true)
+}
+
+// authenticate authenticates key, counting it against its client's
+// address when it is unknown and count is true.
+func (k namedKeys) authenticate(ctx context.Context, key string, count bool) (httpapi.Access, error) {
 	conn, _ := ctx.Value(connAuthKey{}).(*connAuth)
 	var a httpapi.Access
 	if last := conn.lastKey(); last != nil && sameSecret(last.key, key) {
@@ -31,6 +43,9 @@ func (k namedKeys) Authenticate(ctx context.Context, key string) (httpapi.Access
 	} else {
 		var err error
 		if a, err = k.keys.Authenticate(ctx, key); err != nil {
+			if info := infoFrom(ctx); count && k.failures != nil && info != nil && info.req != nil && errors.Is(err, httpapi.ErrUnknownKey) {
+				k.failures.failed(clientAddr(info.req, k.trustProxy))
+			}
 			return a, err // a key refused is never remembered
 		}
 		if conn != nil {
@@ -67,8 +82,8 @@ func (c *connAuth) lastKey() *accepted {
 	return c.last.Load()
 }
 
-// withConnAuth is the server's ConnContext: every connection remembers its
-// last key.
+// withConnAuth is a ConnContext with which every connection remembers its
+// last key (the server's connLimit.connContext does that, and more).
 func withConnAuth(ctx context.Context, _ net.Conn) context.Context {
 	return context.WithValue(ctx, connAuthKey{}, new(connAuth))
 }

@@ -42,6 +42,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -118,13 +119,27 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	if err != nil {
 		return err
 	}
+	if cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("-tls-cert, -tls-key: %w", err)
+		}
+		// HTTP/1.1 only, as over plain TCP: one request at a time per
+		// connection, which the connection limits count.
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+	}
+	base := "http://" + ln.Addr().String()
+	if cfg.tlsCert != "" {
+		base = "https://" + ln.Addr().String()
+	}
 	m := newMetrics()
 	f := newFront(m, cfg.ui)
-	limit := newConnLimit(cfg.maxConns)
+	limit := newConnLimit(cfg.maxConns, cfg.maxConnsAddr)
 	srv := &http.Server{
 		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
 		ConnState:         limit.connState,
-		ConnContext:       withConnAuth,
+		ConnContext:       limit.connContext,
 		ReadHeaderTimeout: 5 * time.Second,
 		// The body must arrive within the request's budget, and the
 		// request's context ends at the same deadline, which the store's
@@ -138,7 +153,10 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(limit.listener(ln)) }()
-	logger.Info("listening", "addr", "http://"+ln.Addr().String()+"/v1/integration", "store", storeName(cfg))
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	defer stopSweep()
+	go limit.sweep(sweepCtx)
+	logger.Info("listening", "addr", base+"/v1/integration", "store", storeName(cfg))
 
 	// The first signal ends ctx; a second closes force.
 	ctx, stop := context.WithCancel(context.Background())
@@ -163,7 +181,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 		}
 	}()
 
-	release, err := openAPI(ctx, cfg, ln.Addr().String(), entries, logger, stdout, f, m, srv.RegisterOnShutdown)
+	release, err := openAPI(ctx, cfg, base, entries, logger, stdout, f, m, srv.RegisterOnShutdown)
 	if release != nil {
 		defer release() // after the drain
 	}

@@ -16,7 +16,8 @@ import (
 // travels in the request's context.
 type requestInfo struct {
 	start time.Time
-	key   string // the API key's name, once authenticated
+	key   string        // the API key's name, once authenticated
+	req   *http.Request // the request as it came (its client's address)
 }
 
 type requestInfoKey struct{}
@@ -73,7 +74,7 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 			req    http.Request
 			id     [1]string
 			idText [ulid.EncodedSize]byte
-		}{info: requestInfo{start: clock.now()}, rec: recorder{ResponseWriter: w}}
+		}{info: requestInfo{start: clock.now(), req: r}, rec: recorder{ResponseWriter: w}}
 		info, rec := &all.info, &all.rec
 		seq := m.started.Add(1)
 		id := firstValue(r.Header["X-Request-Id"]) // the canonical key: no canonicalizing per request
@@ -108,8 +109,13 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 	})
 }
 
-// isStream reports whether r asks for a stream of events.
+// isStream reports whether r asks for the stream of events: GET
+// /v1/integration/events with Accept: text/event-stream. On any other
+// route the header changes nothing, the request's deadline included.
 func isStream(r *http.Request) bool {
+	if r.URL.Path != "/v1/integration/events" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
 	for _, a := range r.Header["Accept"] {
 		if strings.Contains(a, "event-stream") { // the rare case, read fully
 			return httpapi.IsEventStream(r)

@@ -18,7 +18,7 @@ import (
 
 // openAPI opens the store and puts the API in front of it. The returned
 // func releases the store; it is nil after an error.
-func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics, onShutdown func(func())) (release func(), err error) {
+func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics, onShutdown func(func())) (release func(), err error) {
 	watch := newStoreWatch(logger, func(code string) { m.storeErrors.WithLabelValues(code).Inc() })
 	m.watchStore(watch)
 	st, err := openStore(ctx, cfg, logger, m)
@@ -58,7 +58,9 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		}
 		logger.Info("API key", "name", e.key.Name, "role", e.key.Role.String(), "projects", projects) // never the secret
 	}
-	auth := namedKeys{keys} // the API's and the web interface's
+	failures := newKeyFailures()
+	auth := namedKeys{keys: keys, failures: failures, trustProxy: cfg.trustProxy} // the API's and the web interface's
+	g := &guard{auth: auth, streams: newStreamLimit(cfg.maxStreams), failures: failures, trustProxy: cfg.trustProxy}
 	opts := []httpapi.Option{
 		httpapi.WithAuthenticator(auth),
 		httpapi.WithLogger(logger),
@@ -70,7 +72,11 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 	api := httpapi.New(st.store, opts...)
 	var web http.Handler // the web interface, at /ui/
 	if cfg.ui {
-		h, err := ui.New(st.store, auth, ui.WithLogger(logger))
+		uiOpts := []ui.Option{ui.WithLogger(logger)}
+		if cfg.trustProxy {
+			uiOpts = append(uiOpts, ui.WithSecureCookiesIf(forwardedHTTPS))
+		}
+		h, err := ui.New(st.store, auth, uiOpts...)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +91,8 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 	watch.opened()
 	// The readiness probe's ping tells the watch too: a replica without
 	// traffic learns that its store went away, or came back.
-	f.open(api, web, func(probe context.Context) (string, error) {
+	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(api, w, r) })
+	f.open(guarded, web, func(probe context.Context) (string, error) {
 		started := time.Now()
 		ctx, cancel := context.WithTimeout(probe, time.Second)
 		defer cancel()
@@ -93,10 +100,10 @@ func openAPI(ctx context.Context, cfg config, addr string, entries []keyEntry, l
 		watch.pinged(started, err)
 		return st.state(), err
 	})
-	logger.Info("ready", "addr", "http://"+addr+"/v1/integration", "store", storeName(cfg))
-	fmt.Fprintf(stdout, "Try: curl -H \"X-API-Key: %s\" http://%s/v1/integration/projects\n", shown, addr)
+	logger.Info("ready", "addr", base+"/v1/integration", "store", storeName(cfg))
+	fmt.Fprintf(stdout, "Try: curl -H \"X-API-Key: %s\" %s/v1/integration/projects\n", shown, base)
 	if cfg.ui {
-		fmt.Fprintf(stdout, "Web UI: http://%s/ui/ (sign in with the API key)\n", addr)
+		fmt.Fprintf(stdout, "Web UI: %s/ui/ (sign in with the API key)\n", base)
 	}
 	return releaseAll, nil
 }
@@ -171,4 +178,11 @@ func wakeOnEvents(ctx context.Context, log prompts.EventLog, d *webhook.Dispatch
 			}
 		}
 	}
+}
+
+// forwardedHTTPS reports whether the proxy in front of the server says
+// that r came over HTTPS (X-Forwarded-Proto: https).
+func forwardedHTTPS(r *http.Request) bool {
+	v := r.Header["X-Forwarded-Proto"]
+	return len(v) > 0 && strings.EqualFold(strings.TrimSpace(v[len(v)-1]), "https")
 }
