@@ -68,7 +68,7 @@ func (s *syncBuffer) String() string {
 }
 
 var (
-	listeningRe = regexp.MustCompile(`msg=listening addr=(http://\S+)`)
+	listeningRe = regexp.MustCompile(`msg=listening addr=(https?://\S+)`)
 	keyRe       = regexp.MustCompile(`API key \(shown once\): (\S+)`)
 	readyRe     = regexp.MustCompile(`msg=ready `)
 )
