@@ -5,8 +5,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,4 +128,55 @@ func TestServerRefusesKeyGuessing(t *testing.T) {
 	var projects []project
 	is.Equal(s.callWith(t, testKey, "/projects", &projects).StatusCode, 200) // a valid key is served
 	is.Equal(s.callWith(t, "", "/projects", nil).StatusCode, http.StatusUnauthorized)
+}
+
+// With -dsn and no key, the key generated at the first start is kept,
+// hashed, in the database, never in a file of the working directory:
+// two servers on one database, started at once, accept the one printed.
+func TestServersShareTheGeneratedKey(t *testing.T) {
+	is := is.New(t)
+	dsn, schema := testDatabase(t)
+	env := []string{"PROMPTS_DSN=" + dsn.String(), "PROMPTS_SCHEMA=" + schema}
+	dirs := []string{t.TempDir(), t.TempDir()}
+	servers := make([]*server, 2)
+	var wg sync.WaitGroup
+	for i := range servers {
+		wg.Go(func() {
+			s := launchIn(t, dirs[i], env) // -data at its default, prompts.data
+			s.waitLog(t, readyRe)
+			if m := keyRe.FindStringSubmatch(s.out.String()); m != nil {
+				s.key = m[1]
+			}
+			servers[i] = s
+		})
+	}
+	wg.Wait()
+	var key string
+	for _, s := range servers {
+		if s.key != "" {
+			is.Equal(key, "") // printed by one server only
+			key = s.key
+		} else {
+			s.logLine(t, "API key: the one printed at the first start on this database")
+		}
+	}
+	is.True(key != "")
+	for _, s := range servers {
+		s.key = key
+		is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 200) // each accepts it
+		s.key = "pk_another-key-of-enough-length"
+		is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 401)
+	}
+	for _, dir := range dirs {
+		files, err := os.ReadDir(dir)
+		is.NoErr(err)
+		is.Equal(len(files), 0) // nothing written where the server runs
+	}
+	// A restart prints no key, and accepts the same.
+	is.NoErr(servers[0].stop(t))
+	s := launchIn(t, dirs[0], env)
+	s.waitLog(t, readyRe)
+	is.True(keyRe.FindStringSubmatch(s.out.String()) == nil)
+	s.key = key
+	is.Equal(s.call(t, "GET", "/projects", "", nil).StatusCode, 200)
 }

@@ -91,7 +91,15 @@ func launch(t testing.TB, env []string, args ...string) *server {
 	t.Helper()
 	// In memory unless the test says otherwise: no file in the package's
 	// directory.
-	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0", "-data="}, args...)...)
+	return launchIn(t, "", env, append([]string{"-data="}, args...)...)
+}
+
+// launchIn runs the server in the working directory dir ("": the test's)
+// with args and env, and waits until it listens.
+func launchIn(t testing.TB, dir string, env []string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), serverVar+"=1")
 	cmd.Env = append(cmd.Env, env...)
 	// One writer for both: the process gets one pipe for its stdout and

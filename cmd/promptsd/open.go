@@ -39,7 +39,7 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 	shown := "$PROMPTS_API_KEY"
 	if len(entries) == 0 {
 		var key string
-		if entries, key, err = generatedKey(cfg.data, logger); err != nil {
+		if entries, key, err = generatedKey(ctx, cfg.data, st.keepKey, logger); err != nil {
 			return nil, err
 		}
 		if key != "" {
