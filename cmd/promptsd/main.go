@@ -10,7 +10,8 @@
 // PROMPTS_PROJECT (names separated by commas), -wait-db by
 // PROMPTS_WAIT_DB, -request-timeout by PROMPTS_REQUEST_TIMEOUT,
 // -shutdown-grace by PROMPTS_SHUTDOWN_GRACE, -log-level by
-// PROMPTS_LOG_LEVEL, -event-retention by PROMPTS_EVENT_RETENTION. A flag
+// PROMPTS_LOG_LEVEL, -event-retention by PROMPTS_EVENT_RETENTION,
+// -tls-cert and -tls-key by PROMPTS_TLS_CERT and PROMPTS_TLS_KEY. A flag
 // wins over its variable.
 //
 // Keys: -api-key is an admin key named default for every project; -key
@@ -19,7 +20,10 @@
 // given plain or as sha256:<hex> of it, and the slugs of the projects they
 // may see. A bad entry stops the start with a message naming it, never
 // showing a secret. With no key at all, an admin key is generated and
-// printed once at start. -project NAME makes sure a project of that name
+// printed once, at the first start; its hash is kept in the database
+// with -dsn (every replica accepts it), beside the data file (DATA.key)
+// with -data, nowhere in memory only (a new key at every start).
+// -project NAME makes sure a project of that name
 // exists (its slug derived from the name); with no -project and an empty
 // store, a project named Demo is created, so that there is somewhere to
 // put prompts. An admin key creates more with POST
@@ -32,6 +36,22 @@
 // Every change is an event: GET /v1/integration/events reads the log, or
 // streams it (server-sent events), and the server delivers events to the
 // webhooks that admin keys create (-webhooks, -webhooks-allow-private).
+//
+// Limits: at most -max-conns connections (4096), -max-conns-per-addr
+// from one address (256; one more is closed at once). Past -max-conns,
+// idle connections are closed, the oldest first, to make room; a
+// connection that sent no valid key closes after 5 s idle, one that did
+// after 60 s. A key holds at most -max-streams-per-key event streams
+// (100); one more is 429 with Retry-After. An address that sends 20
+// unknown keys within 10 s gets 429 for a minute on its unknown keys,
+// while its valid keys are served. Every request but a stream has
+// -request-timeout.
+//
+// HTTPS: -tls-cert and -tls-key serve HTTPS (HTTP/1.1); the web
+// interface's cookies are then Secure. Behind a proxy that ends TLS,
+// -trust-proxy believes its X-Forwarded-Proto (https: Secure cookies) and
+// the last address of its X-Forwarded-For (the client whose unknown keys
+// are counted).
 //
 // The server listens first, then opens the store, waiting for the
 // database up to -wait-db. Besides the API it serves, without a key,
