@@ -44,7 +44,10 @@ func TestServerMakesRoomForNewClients(t *testing.T) {
 		resp.Body.Close()
 		is.Equal(resp.StatusCode, 200)
 	}
-	is.True(closedByServer(t, held[0], 5*time.Second)) // the oldest made room
+	// The oldest idle connections made room. (Which of the first two went
+	// idle first, the server's goroutines decide: the client reads an
+	// answer before the server marks its connection idle.)
+	is.True(closedByServer(t, held[0], 5*time.Second) || closedByServer(t, held[1], time.Second))
 }
 
 // stream opens the event stream with key; it ends with the test, or
