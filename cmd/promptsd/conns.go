@@ -101,11 +101,7 @@ func (l *connLimit) connState(c net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateClosed, http.StateHijacked:
 		l.conns.Delete(c)
-		l.mu.Lock()
-		if l.byAddr[e.addr]--; l.byAddr[e.addr] <= 0 {
-			delete(l.byAddr, e.addr)
-		}
-		l.mu.Unlock()
+		l.leave(e.addr)
 		<-l.slots
 	default:
 		e.since.Store(l.now())
@@ -129,6 +125,15 @@ func (l *connLimit) admit(addr string) bool {
 	}
 	l.byAddr[addr]++
 	return true
+}
+
+// leave uncounts a connection from addr.
+func (l *connLimit) leave(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
+		delete(l.byAddr, addr)
+	}
 }
 
 // acquire takes a slot, closing idle connections, the oldest first, while
@@ -225,9 +230,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 		}
 		if !l.limit.acquire(l.done) {
 			c.Close()
-			l.limit.mu.Lock()
-			l.limit.byAddr[addr]--
-			l.limit.mu.Unlock()
+			l.limit.leave(addr)
 			return nil, net.ErrClosed
 		}
 		e := &connEntry{conn: c, addr: addr}
