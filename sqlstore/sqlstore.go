@@ -41,7 +41,9 @@
 // idempotency (see Idempotency); the event log, events, with the sequence
 // event_ids, and the webhooks, webhooks and webhook_routes (what each
 // subscribes to), with their outbox, deliveries and delivery_attempts (see
-// Events); plus schema_migrations, which Migrate keeps.
+// Events); server_keys, the hashes of the keys servers generate for
+// themselves (see KeepServerKey); plus schema_migrations, which Migrate
+// keeps.
 //
 // # Errors
 //

@@ -222,7 +222,7 @@ func (h *Handler) cookie(r *http.Request, name, value string, maxAge int) *http.
 		Path:     h.prefix,
 		MaxAge:   maxAge,
 		HttpOnly: true,
-		Secure:   h.secure || r.TLS != nil,
+		Secure:   h.secure || r.TLS != nil || (h.secureIf != nil && h.secureIf(r)),
 		SameSite: http.SameSiteStrictMode,
 	}
 }

@@ -51,6 +51,8 @@ type Handler struct {
 	static   *assets
 	mux      *http.ServeMux
 	cop      *http.CrossOriginProtection
+
+	secureIf func(*http.Request) bool // Secure cookies on the requests it says too
 }
 
 // Option configures a Handler.
@@ -161,6 +163,17 @@ func WithSecret(secret []byte) Option {
 func WithSecureCookies() Option {
 	return func(h *Handler) error {
 		h.secure = true
+		return nil
+	}
+}
+
+// WithSecureCookiesIf marks the session cookie Secure on the answers to
+// the requests for which secure reports true (as well as over TLS): for a
+// handler behind a proxy that ends TLS and says so per request, such as
+// with X-Forwarded-Proto: https.
+func WithSecureCookiesIf(secure func(r *http.Request) bool) Option {
+	return func(h *Handler) error {
+		h.secureIf = secure
 		return nil
 	}
 }

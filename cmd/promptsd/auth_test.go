@@ -32,7 +32,7 @@ func TestConnectionRemembersItsKey(t *testing.T) {
 	is.NoErr(keys.Add(httpapi.Key{Name: "alpha", Role: httpapi.RoleRead, Secret: "alpha-secret-0123456789"}))
 	is.NoErr(keys.Add(httpapi.Key{Name: "beta", Role: httpapi.RoleRead, Secret: "beta-secret-0123456789", ProjectIDs: []string{"p1"}}))
 	counted := &countedKeys{next: keys}
-	auth := namedKeys{counted}
+	auth := namedKeys{keys: counted}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, err := auth.Authenticate(r.Context(), r.Header.Get("X-API-Key"))
 		if err != nil {

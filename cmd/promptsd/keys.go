@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -219,16 +221,32 @@ func ownerOnly(f *os.File, path string) error {
 	return nil
 }
 
-// generatedKey is the key of a server given none: with a data file, an
-// admin key named default generated at the first start, whose hash the
-// file DATA.key keeps (a keys file of one line), so that the key lasts as
-// long as the data; it is shown at that start only (key is "" after). In
-// memory only, a new key at every start.
-func generatedKey(data string, logger *slog.Logger) (entries []keyEntry, key string, err error) {
+// generatedKey is the key of a server given none: an admin key named
+// default, generated at the first start and shown at that start only (key
+// is "" after). On a database (keep not nil), its hash is kept in the
+// database, so that every replica accepts it: the first replica's key,
+// when several start at once. With a data file, the file DATA.key keeps
+// its hash (a keys file of one line), so that the key lasts as long as
+// the data. In memory only, a new key at every start.
+func generatedKey(ctx context.Context, data string, keep func(ctx context.Context, name, hash string) (string, error), logger *slog.Logger) (entries []keyEntry, key string, err error) {
 	if key, err = newKey(); err != nil {
 		return nil, "", err
 	}
 	e := keyEntry{where: "the generated key", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Secret: key}}
+	sum := sha256.Sum256([]byte(key))
+	hash := "sha256:" + hex.EncodeToString(sum[:])
+	if keep != nil {
+		kept, err := keep(ctx, "default", hash)
+		if err != nil {
+			return nil, "", fmt.Errorf("keeping the generated key's hash in the database: %w", err)
+		}
+		if kept != hash {
+			logger.Info("API key: the one printed at the first start on this database")
+			return []keyEntry{{where: "the key kept in the database", key: httpapi.Key{Name: "default", Role: httpapi.RoleAdmin, Hash: kept}}}, "", nil
+		}
+		logger.Info("API key generated; its hash is kept in the database, for every replica")
+		return []keyEntry{e}, key, nil
+	}
 	if data == "" {
 		return []keyEntry{e}, key, nil
 	}
@@ -241,9 +259,8 @@ func generatedKey(data string, logger *slog.Logger) (entries []keyEntry, key str
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, "", err
 	}
-	sum := sha256.Sum256([]byte(key))
 	line := "# The admin key generated at the first start on " + filepath.Base(data) + ", by its hash.\n" +
-		"default:admin:sha256:" + hex.EncodeToString(sum[:]) + "\n"
+		"default:admin:" + hash + "\n"
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, "", fmt.Errorf("keeping the generated key's hash: %w", err)
@@ -261,4 +278,13 @@ func generatedKey(data string, logger *slog.Logger) (entries []keyEntry, key str
 	}
 	logger.Info("API key generated; its hash is kept beside the data", "hash_in", path)
 	return []keyEntry{e}, key, nil
+}
+
+// newKey returns a random key of 32 bytes, URL-safe base64.
+func newKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "pk_" + base64.RawURLEncoding.EncodeToString(b), nil
 }

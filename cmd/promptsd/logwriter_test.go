@@ -1,14 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
-	"errors"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -122,54 +116,6 @@ func TestRequestIDPrefixes(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(u.Entropy()[:4], g.prefix[:])
 	}
-}
-
-// Past its limit, the server accepts no connection until one closes; the
-// connections it serves are its own sockets, not wrapped.
-func TestConnLimit(t *testing.T) {
-	is := is.New(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	is.NoErr(err)
-	limit := newConnLimit(2)
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.WriteString(w, "ok")
-		}),
-		ConnState: limit.connState,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			_, raw := c.(*net.TCPConn)
-			is.True(raw) // the handler's connection is the socket itself
-			return ctx
-		},
-	}
-	go srv.Serve(limit.listener(ln)) //nolint:errcheck // ends at Close
-	defer srv.Close()
-	get := func(c net.Conn) {
-		t.Helper()
-		is.NoErr(c.SetReadDeadline(time.Now().Add(5 * time.Second)))
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		is.NoErr(err)
-		body, err := io.ReadAll(resp.Body)
-		is.NoErr(err)
-		is.Equal(string(body), "ok")
-	}
-	var conns []net.Conn
-	for range 3 {
-		c, err := net.Dial("tcp", ln.Addr().String()) // the kernel's backlog takes the third
-		is.NoErr(err)
-		defer c.Close()
-		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		is.NoErr(err)
-		conns = append(conns, c)
-	}
-	get(conns[0])
-	get(conns[1])
-	is.NoErr(conns[2].SetReadDeadline(time.Now().Add(200 * time.Millisecond)))
-	_, err = conns[2].Read(make([]byte, 1))
-	var ne net.Error
-	is.True(errors.As(err, &ne) && ne.Timeout()) // not served past the limit of 2, though both answered
-	is.NoErr(conns[0].Close())                   // the server sees it close: a slot is free
-	get(conns[2])                                // served once a slot is free
 }
 
 // appendDuration writes what Duration.String does.

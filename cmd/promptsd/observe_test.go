@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -40,23 +41,32 @@ func benchmarkRoute(b *testing.B, wrap func(http.Handler) http.Handler) {
 }
 
 // A duration is counted in the first bucket whose bound is at least it
-// (Prometheus's "le"), the count is every observation, the sum theirs.
+// (Prometheus's "le"), the count is every observation, the sum theirs,
+// in one series per route and method.
 func TestDurations(t *testing.T) {
 	is := is.New(t)
-	d := &durations{route: "/r", method: "GET"}
+	m := newMetrics()
 	for _, took := range []time.Duration{0, 500 * time.Microsecond, 500*time.Microsecond + 1, time.Millisecond, 30 * time.Second, 31 * time.Second} {
-		d.observe(took)
+		m.observe("GET /r", methodIndex(http.MethodGet), http.StatusOK, took)
 	}
-	var out dto.Metric
-	is.NoErr(d.metric().Write(&out))
+	families, err := m.reg.Gather()
+	is.NoErr(err)
+	var out *dto.Metric
+	for _, f := range families {
+		if f.GetName() == "prompts_http_request_duration_seconds" {
+			is.Equal(len(f.GetMetric()), 1)
+			out = f.GetMetric()[0]
+		}
+	}
+	is.True(out != nil)
 	h := out.GetHistogram()
 	is.Equal(h.GetSampleCount(), uint64(6))
-	is.Equal(h.GetSampleSum(), (61*time.Second + 2*time.Millisecond + 1).Seconds())
+	is.True(math.Abs(h.GetSampleSum()-(61*time.Second+2*time.Millisecond+1).Seconds()) < 1e-9)
 	got := map[float64]uint64{}
 	for _, b := range h.GetBucket() {
 		got[b.GetUpperBound()] = b.GetCumulativeCount()
 	}
-	is.Equal(len(got), len(durationBounds))
+	is.Equal(len(got), len(durationBuckets))
 	is.Equal(got[0.0005], uint64(2)) // 0 and 500µs: a bound holds its own value
 	is.Equal(got[0.001], uint64(4))
 	is.Equal(got[10], uint64(4))

@@ -32,7 +32,7 @@ func BenchmarkServerRead(b *testing.B) {
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	m := newMetrics()
 	f := newFront(m, true)
-	api := httpapi.New(store, httpapi.WithAuthenticator(namedKeys{keys}), httpapi.WithLogger(logger),
+	api := httpapi.New(store, httpapi.WithAuthenticator(namedKeys{keys: keys}), httpapi.WithLogger(logger),
 		httpapi.WithErrorObserver(func(*http.Request, error) {}))
 	f.open(api, nil, func(context.Context) (string, error) { return "memory", nil })
 	benchServe(b, notInlined(f, newAccessLog(logs, slog.LevelInfo, true), m, defaultRequestTimeout), id)

@@ -25,6 +25,9 @@ type opened struct {
 	ping    func(ctx context.Context) error // whether the store answers now
 	state   func() string                   // a word on its state, for /readyz
 	release func()
+	// keepKey keeps the hash of a generated key where every replica
+	// reads it (see sqlstore's KeepServerKey); nil without a database.
+	keepKey func(ctx context.Context, name, hash string) (string, error)
 }
 
 // openStore returns the store cfg names: the embedded store, on the file
@@ -124,7 +127,7 @@ func openStore(ctx context.Context, cfg config, logger *slog.Logger, m *metrics)
 		}
 		return "database; cache fed"
 	}
-	return opened{store: store, ping: pg.Ping, state: state, release: func() { stopFeed(); <-fed; closeAll() }}, nil
+	return opened{store: store, ping: pg.Ping, state: state, release: func() { stopFeed(); <-fed; closeAll() }, keepKey: pg.KeepServerKey}, nil
 }
 
 // migrate brings the schema up to date, on a connection of its own.

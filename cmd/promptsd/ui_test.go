@@ -19,6 +19,7 @@ type webClient struct {
 	root string // http://127.0.0.1:port
 	c    *http.Client
 	csrf string
+	head http.Header // sent with every request
 }
 
 var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -46,6 +47,9 @@ func (w *webClient) do(method, path string, form url.Values) (*http.Response, st
 	req, err := http.NewRequest(method, w.root+path, body)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	for k, v := range w.head {
+		req.Header[k] = v
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

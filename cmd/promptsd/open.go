@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/ui"
+	"github.com/promptkit/prompts/webhook"
+)
+
+// openAPI opens the store and puts the API in front of it. The returned
+// func releases the store; it is nil after an error.
+func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics, onShutdown func(func())) (release func(), err error) {
+	watch := newStoreWatch(logger, func(code string) { m.storeErrors.WithLabelValues(code).Inc() })
+	m.watchStore(watch)
+	st, err := openStore(ctx, cfg, logger, m)
+	if err != nil {
+		return nil, err
+	}
+	bg := newBackground(ctx)
+	bg.run(func(ctx context.Context) { watch.run(ctx, st.ping) })
+	releaseAll := func() { bg.stop(); st.release() }
+	defer func() {
+		if err != nil {
+			releaseAll()
+		}
+	}()
+	if err := ensureProjects(ctx, st.store, cfg.projects, logger); err != nil {
+		return nil, err
+	}
+	shown := "$PROMPTS_API_KEY"
+	if len(entries) == 0 {
+		var key string
+		if entries, key, err = generatedKey(ctx, cfg.data, st.keepKey, logger); err != nil {
+			return nil, err
+		}
+		if key != "" {
+			fmt.Fprintf(stdout, "API key (shown once): %s\n", key)
+			shown = key
+		}
+	}
+	keys, err := buildKeys(ctx, st.store, entries)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		projects := "every project"
+		if len(e.slugs) > 0 {
+			projects = strings.Join(e.slugs, ",")
+		}
+		logger.Info("API key", "name", e.key.Name, "role", e.key.Role.String(), "projects", projects) // never the secret
+	}
+	failures := newKeyFailures()
+	auth := namedKeys{keys: keys, failures: failures, trustProxy: cfg.trustProxy} // the API's and the web interface's
+	g := &guard{auth: auth, streams: newStreamLimit(cfg.maxStreams), failures: failures, trustProxy: cfg.trustProxy}
+	opts := []httpapi.Option{
+		httpapi.WithAuthenticator(auth),
+		httpapi.WithLogger(logger),
+		httpapi.WithErrorObserver(watch.storeError),
+	}
+	if cfg.allowPrivate {
+		opts = append(opts, httpapi.AllowPrivateWebhooks())
+	}
+	api := httpapi.New(st.store, opts...)
+	var web http.Handler // the web interface, at /ui/
+	if cfg.ui {
+		uiOpts := []ui.Option{ui.WithLogger(logger)}
+		if cfg.trustProxy {
+			uiOpts = append(uiOpts, ui.WithSecureCookiesIf(forwardedHTTPS))
+		}
+		h, err := ui.New(st.store, auth, uiOpts...)
+		if err != nil {
+			return nil, err
+		}
+		web = h
+	}
+	// At the first signal, streams end, so that their clients reconnect
+	// to another replica while this one drains.
+	onShutdown(api.CloseStreams)
+	if cfg.webhooks {
+		runDispatcher(bg, st.store, cfg, logger)
+	}
+	watch.opened()
+	// The readiness probe's ping tells the watch too: a replica without
+	// traffic learns that its store went away, or came back.
+	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(api, w, r) })
+	f.open(guarded, web, func(probe context.Context) (string, error) {
+		started := time.Now()
+		ctx, cancel := context.WithTimeout(probe, time.Second)
+		defer cancel()
+		err := st.ping(ctx)
+		watch.pinged(started, err)
+		return st.state(), err
+	})
+	logger.Info("ready", "addr", base+"/v1/integration", "store", storeName(cfg))
+	fmt.Fprintf(stdout, "Try: curl -H \"X-API-Key: %s\" %s/v1/integration/projects\n", shown, base)
+	if cfg.ui {
+		fmt.Fprintf(stdout, "Web UI: %s/ui/ (sign in with the API key)\n", base)
+	}
+	return releaseAll, nil
+}
+
+// background runs the server's own goroutines until stop, which waits
+// for them.
+type background struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newBackground(parent context.Context) *background {
+	ctx, cancel := context.WithCancel(parent)
+	return &background{ctx: ctx, cancel: cancel}
+}
+
+func (b *background) run(f func(ctx context.Context)) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f(b.ctx)
+	}()
+}
+
+func (b *background) stop() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// runDispatcher delivers the events to the webhooks, when the store keeps
+// them: a dispatcher, woken at each new event. Replicas on one database
+// each run one; the store hands each delivery to one at a time.
+func runDispatcher(bg *background, store prompts.Store, cfg config, logger *slog.Logger) {
+	ws, ok := prompts.WebhookStoreOf(store) // under the cache, when there is one
+	if !ok {
+		return
+	}
+	opts := []webhook.Option{webhook.WithLogger(logger)}
+	if cfg.allowPrivate {
+		opts = append(opts, webhook.AllowPrivate())
+	}
+	d := webhook.NewDispatcher(ws, opts...)
+	bg.run(func(ctx context.Context) {
+		if err := d.Run(ctx); err != nil && ctx.Err() == nil {
+			logger.Error("the webhook dispatcher stopped; events are kept and delivered after a restart", "err", err)
+		}
+	})
+	if log, ok := prompts.EventLogOf(store); ok {
+		bg.run(func(ctx context.Context) { wakeOnEvents(ctx, log, d) })
+	}
+}
+
+// wakeOnEvents wakes d at each new event, until ctx ends. (d also polls
+// on its own, so a missed wake delays a delivery by a second at most.)
+func wakeOnEvents(ctx context.Context, log prompts.EventLog, d *webhook.Dispatcher) {
+	last, _ := log.LastEventID(ctx)
+	for ctx.Err() == nil {
+		err := log.WaitEvents(ctx, last)
+		if ctx.Err() != nil {
+			return
+		}
+		n, lerr := log.LastEventID(ctx)
+		switch {
+		case err == nil && lerr == nil && n > last:
+			last = n
+			d.Wake()
+		default: // the store is down, or woke for nothing: not a spin
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// forwardedHTTPS reports whether the proxy in front of the server says
+// that r came over HTTPS (X-Forwarded-Proto: https).
+func forwardedHTTPS(r *http.Request) bool {
+	v := r.Header["X-Forwarded-Proto"]
+	return len(v) > 0 && strings.EqualFold(strings.TrimSpace(v[len(v)-1]), "https")
+}
