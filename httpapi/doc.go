@@ -85,9 +85,13 @@
 //
 // GET /projects/{id}/snapshot (role read) answers every prompt of the
 // project with the version active in each environment, as
-// cache.Snapshot's MarshalJSON writes it, read by cache.TakeSnapshot from
-// the store under the cache; a project past cache.MaxSnapshotPrompts
-// prompts or cache.MaxSnapshotSize bytes of text is 413, naming the bound.
+// cache.Snapshot's MarshalJSON writes it, from the store under the cache,
+// written as it is read (cache.WriteSnapshot), never held whole; a
+// project past cache.MaxSnapshotPrompts prompts or
+// cache.MaxSnapshotSize bytes of text is 413, naming the bound, unless
+// the text passes it after the answer started: the answer is then cut
+// short (http.ErrAbortHandler), as it is when the store fails then, so
+// that no client takes it for a whole snapshot.
 //
 // # Entity tags
 //
@@ -227,7 +231,13 @@
 //     naming the size it would have and the limit.
 //   - A problem's errors lists at most MaxProblemErrors entries; its
 //     detail then gives how many there are.
-//   - A list answers at most 1000 items a page (limit; 100 by default).
+//   - A list answers at most 1000 items a page (limit; 100 by default),
+//     and at most MaxListBody (4 MiB) of JSON: fewer items then, with the
+//     Link to the rest.
+//   - The answers being written at once hold at most WithMaxAnswerMemory
+//     bytes (DefaultMaxAnswerMemory, 256 MiB): past it, a read is 503
+//     with Retry-After, so that slow clients of large answers cannot make
+//     the server's memory grow without bound.
 //   - A request carries one X-API-Key: two are 401.
 //
 // The interface is described by openapi.yaml beside this file (OpenAPI

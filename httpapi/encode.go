@@ -24,8 +24,30 @@ func (h *Handler) putBuf(bp *[]byte, b []byte) {
 	h.bufs.Put(bp)
 }
 
-// writeJSON writes b, a JSON document, as a 200 response.
+// writeJSON writes b, a JSON document, as a 200 response: the answer of
+// a change that was made, or of a read whose size the Store's bounds keep
+// small. It is counted among the answers being written (see
+// WithMaxAnswerMemory), never refused: a client that retried a change it
+// saw refused might make it twice.
 func (h *Handler) writeJSON(w http.ResponseWriter, b []byte) {
+	h.budget.take(int64(len(b)), true)
+	defer h.budget.give(int64(len(b)))
+	h.writeBody(w, b)
+}
+
+// writeRead writes b, the answer of a read, as a 200 response, or 503
+// with Retry-After when it does not fit in what remains of the memory for
+// answers being written (WithMaxAnswerMemory).
+func (h *Handler) writeRead(w http.ResponseWriter, b []byte) {
+	if !h.budget.take(int64(len(b)), false) {
+		h.tooManyAnswers(w)
+		return
+	}
+	defer h.budget.give(int64(len(b)))
+	h.writeBody(w, b)
+}
+
+func (h *Handler) writeBody(w http.ResponseWriter, b []byte) {
 	hd := w.Header()
 	hd["Content-Type"] = h.hdrJSON
 	hd["Content-Length"] = []string{strconv.Itoa(len(b))}
@@ -33,6 +55,67 @@ func (h *Handler) writeJSON(w http.ResponseWriter, b []byte) {
 	w.WriteHeader(http.StatusOK)
 	w.Write(b) //nolint:errcheck // the client went away; nothing to do
 }
+
+// tooManyAnswers answers 503 with Retry-After: the answers being written
+// hold the memory WithMaxAnswerMemory allows.
+func (h *Handler) tooManyAnswers(w http.ResponseWriter) {
+	h.log.Debug("httpapi: the answers being written hold all the memory allowed; a read is refused", "max_answer_memory", h.budget.limit)
+	hd := w.Header()
+	delete(hd, "Link")
+	hd["Retry-After"] = []string{"1"}
+	h.problem(w, kindOf(prompts.CodeUnavailable), "the server is writing as many answers as its memory allows; retry in a moment", nil)
+}
+
+// DefaultMaxAnswerMemory is how many bytes of answers the handler holds
+// while they are being written, at most, unless WithMaxAnswerMemory says
+// otherwise: 256 MiB.
+const DefaultMaxAnswerMemory = 256 << 20
+
+// WithMaxAnswerMemory sets how many bytes of answers the handler holds at
+// once while clients read them, at most (values below 1 keep
+// DefaultMaxAnswerMemory). A read whose answer would pass it is answered
+// 503 with Retry-After: 1, unless it is the only answer being written; a
+// snapshot is counted a part at a time as it is written (see
+// MaxListBody for lists). The answers of changes are counted but never
+// refused, and so is the rest of a snapshot already under way, so the
+// count may pass the bound by what those hold. Slow clients that read
+// large answers can so make other reads wait, never make the server's
+// memory grow without bound.
+func WithMaxAnswerMemory(n int64) Option {
+	return func(h *Handler) {
+		if n > 0 {
+			h.budget.limit = n
+		}
+	}
+}
+
+// answerBudget counts the bytes of the answers being written.
+type answerBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take counts n bytes in. Unless must, it refuses them (reports false,
+// counting nothing) when they would take the count past the limit and
+// other answers are being written.
+func (b *answerBudget) take(n int64, must bool) bool {
+	if must {
+		b.used.Add(n)
+		return true
+	}
+	for {
+		u := b.used.Load()
+		if u > 0 && u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// give counts n bytes, taken before, out.
+func (b *answerBudget) give(n int64) { b.used.Add(-n) }
 
 // writeActive answers a read of a prompt in an environment: 200 with its
 // body and strong ETag, or 304 with no body when the request's
@@ -56,6 +139,13 @@ func (h *Handler) writeActive(w http.ResponseWriter, r *http.Request, a prompts.
 		e = newEncoded(t, b)
 		h.putBuf(bp, b)
 		h.answers.put(e)
+	}
+	if n := int64(len(e.body)); n > maxCachedAnswer { // this read's own copy
+		if !h.budget.take(n, false) {
+			h.tooManyAnswers(w)
+			return
+		}
+		defer h.budget.give(n)
 	}
 	hd["Etag"] = e.vals[0:1:1]
 	hd["Content-Type"] = h.hdrJSON
@@ -157,6 +247,14 @@ func setNextLink(w http.ResponseWriter, r *http.Request, after string) {
 	w.Header()["Link"] = []string{b.String()}
 }
 
+// MaxListBody is the most bytes of JSON a list answer holds: a page
+// whose items would take it further holds fewer items than its limit,
+// with a Link to the next page as when more follow (a page holds one item
+// at least, whatever its size). So a client that asks for many large
+// items (a thousand versions of a megabyte each) gets them a few at a
+// time rather than making the server build a huge answer.
+const MaxListBody = 4 << 20
+
 // writeList answers one page of a list, or the error that ended it: the
 // items as a JSON array, with a Link to the next page when more follow.
 // add appends an item's JSON; id gives its id, the next page's position.
@@ -165,19 +263,26 @@ func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list [
 		h.storeError(w, r, err)
 		return
 	}
-	if more && len(list) > 0 {
-		setNextLink(w, r, id(list[len(list)-1]))
-	}
 	bp := h.getBuf()
 	b := append((*bp)[:0], '[')
+	n := 0
 	for i, v := range list {
+		start := len(b)
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = add(b, v)
+		if len(b)+1 > MaxListBody && i > 0 {
+			b, more = b[:start], true
+			break
+		}
+		n = i + 1
 	}
 	b = append(b, ']')
-	h.writeJSON(w, b)
+	if more && n > 0 {
+		setNextLink(w, r, id(list[n-1]))
+	}
+	h.writeRead(w, b)
 	h.putBuf(bp, b)
 }
 
@@ -187,5 +292,14 @@ func writeValue[T any](h *Handler, w http.ResponseWriter, v T, add func([]byte, 
 	bp := h.getBuf()
 	b := add((*bp)[:0], v)
 	h.writeJSON(w, b)
+	h.putBuf(bp, b)
+}
+
+// readValue is writeValue for a read: 503 when the answer does not fit
+// in the memory for answers (writeRead).
+func readValue[T any](h *Handler, w http.ResponseWriter, v T, add func([]byte, T) []byte) {
+	bp := h.getBuf()
+	b := add((*bp)[:0], v)
+	h.writeRead(w, b)
 	h.putBuf(bp, b)
 }

@@ -81,7 +81,9 @@ func (h *Handler) listEvents() handlerFunc {
 		}
 		bp := h.getBuf()
 		b := append((*bp)[:0], '[')
+		n := 0
 		for i, e := range list {
+			start := len(b)
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -90,12 +92,17 @@ func (h *Handler) listEvents() handlerFunc {
 				h.storeError(w, r, prompts.Internal(err))
 				return
 			}
+			if len(b)+1 > MaxListBody && i > 0 { // the rest on the next page
+				b, more = b[:start], true
+				break
+			}
+			n = i + 1
 		}
 		b = append(b, ']')
-		if more && len(list) > 0 {
-			setNextLink(w, r, strconv.FormatInt(list[len(list)-1].ID, 10))
+		if more && n > 0 {
+			setNextLink(w, r, strconv.FormatInt(list[n-1].ID, 10))
 		}
-		h.writeJSON(w, b)
+		h.writeRead(w, b)
 		h.putBuf(bp, b)
 	}
 }

@@ -25,9 +25,10 @@ type Handler struct {
 	observe func(*http.Request, error) // nil: none
 	limit   int64
 	mux     *http.ServeMux
-	direct  []direct    // the routes ServeHTTP matches before the mux
-	bufs    sync.Pool   // *[]byte response buffers
-	answers answerCache // the encoded answers of reads, by ETag
+	direct  []direct     // the routes ServeHTTP matches before the mux
+	bufs    sync.Pool    // *[]byte response buffers
+	answers answerCache  // the encoded answers of reads, by ETag
+	budget  answerBudget // the answers being written (WithMaxAnswerMemory)
 
 	// The event log and webhooks, when the store keeps them (nil else).
 	events       prompts.EventLog
@@ -175,6 +176,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
 	h.answers.seed = maphash.MakeSeed()
+	h.budget.limit = DefaultMaxAnswerMemory
 	for _, o := range opts {
 		o(h)
 	}

@@ -77,7 +77,7 @@ func (h *Handler) render() handlerFunc {
 		b = append(b, `,"text":`...)
 		b = wire.AppendString(b, text)
 		b = append(b, '}')
-		h.writeJSON(w, b)
+		h.writeRead(w, b)
 		h.putBuf(bp, b)
 	}
 }

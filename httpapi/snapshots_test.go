@@ -3,7 +3,11 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/matryer/is"
@@ -142,4 +146,58 @@ func TestSnapshotTooLarge(t *testing.T) {
 	is.Equal(r.status, 413)
 	is.Equal(r.problem(t)["code"], "payload_too_large")
 	is.Equal(r.problem(t)["detail"], "the project is too large for a snapshot: its text passes 67108864 bytes")
+}
+
+// failingActive is a store whose GetActive fails once left calls are
+// spent.
+type failingActive struct {
+	prompts.Store
+	left atomic.Int64
+}
+
+func (f *failingActive) GetActive(ctx context.Context, id string, env prompts.Environment) (prompts.ActivePrompt, error) {
+	if f.left.Add(-1) < 0 {
+		return prompts.ActivePrompt{}, errDown
+	}
+	return f.Store.GetActive(ctx, id, env)
+}
+
+// A snapshot is written as it is read: a store that fails before the
+// answer starts is answered as any read (503), one that fails after cuts
+// the answer short, so that the client sees an error, never a snapshot
+// that ends early.
+func TestSnapshotFailingMidwayIsCutShort(t *testing.T) {
+	is := is.New(t)
+	f := &failingActive{}
+	f.left.Store(1 << 30)
+	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { f.Store = s; return f }})
+	ctx := context.Background()
+	for i := range 4 {
+		p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.project.ID, Key: "k" + itoa(i), Name: "N"})
+		is.NoErr(err)
+		_, err = e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: strings.Repeat("x", 100<<10), Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+	}
+	path := "/v1/integration/projects/" + e.project.ID + "/snapshot"
+	r := e.do("GET", path, "")
+	is.Equal(r.status, 200)
+	_, err := cache.ParseSnapshot(r.body)
+	is.NoErr(err)                                // whole
+	is.Equal(r.header.Get("Content-Length"), "") // written as it was read
+
+	f.left.Store(0)
+	r = e.do("GET", path, "")
+	is.Equal(r.status, 503) // before the answer started
+	is.Equal(r.header.Get("Retry-After"), "1")
+
+	f.left.Store(5) // two prompts and a half
+	req, err := http.NewRequest("GET", e.srv.URL+path, nil)
+	is.NoErr(err)
+	req.Header.Set("X-API-Key", e.key)
+	res, err := http.DefaultClient.Do(req)
+	is.NoErr(err)
+	defer res.Body.Close()
+	is.Equal(res.StatusCode, 200) // started
+	_, err = io.ReadAll(res.Body)
+	is.True(errors.Is(err, io.ErrUnexpectedEOF)) // cut short
 }

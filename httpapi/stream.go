@@ -23,7 +23,8 @@ import (
 // (EventLog.WaitEvents) and reads the new events once for all; the
 // others wait for the tail to move on, and pick from it the events of
 // their projects. A stream whose position is older than the tail's first
-// event reads the store itself until it reaches the tail.
+// event reads the store itself, the events of its projects only, until it
+// reaches the tail.
 
 // The tail's bounds: its newest events, up to so many and so many bytes
 // of frames. A stream that falls further behind reads the store.
@@ -82,7 +83,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, f prompts.Event
 	} else if t.behind(pos) {
 		// This read also tells whether the events after pos are gone
 		// (410), before the answer starts.
-		page, _, err := h.events.ListEvents(ctx, prompts.EventFilter{After: pos, Limit: catchUpLimit})
+		page, _, err := h.events.ListEvents(ctx, prompts.EventFilter{After: pos, ProjectIDs: f.ProjectIDs, Limit: catchUpLimit})
 		if err != nil {
 			h.storeError(w, r, err)
 			return
@@ -250,7 +251,9 @@ func (s *sse) run(ctx context.Context, t *tail, pos int64, projects []string) {
 // and gets 410). When the store fails, it waits a moment (retried by the
 // caller, keep-alives going on meanwhile).
 func (s *sse) catchUp(ctx context.Context, log prompts.EventLog, pos *int64, first int64, projects []string, timer *time.Timer) bool {
-	page, _, err := log.ListEvents(ctx, prompts.EventFilter{After: *pos, Limit: catchUpLimit})
+	// The store filters: a key of some projects reads theirs only, not
+	// through every other project's events.
+	page, _, err := log.ListEvents(ctx, prompts.EventFilter{After: *pos, ProjectIDs: projects, Limit: catchUpLimit})
 	switch {
 	case ctx.Err() != nil:
 		return false
@@ -270,8 +273,8 @@ func (s *sse) catchUp(ctx context.Context, log prompts.EventLog, pos *int64, fir
 	}
 	s.errWait = 0
 	if len(page) == 0 {
-		// Nothing after *pos at all: nothing between it and the tail's
-		// start either.
+		// Nothing of these projects after *pos: nothing between it and
+		// the tail's start either.
 		*pos = max(*pos, first)
 		return true
 	}

@@ -467,6 +467,50 @@ func TestStreamBehindTheTailCatchesUp(t *testing.T) {
 	late.quiet(50 * time.Millisecond)
 }
 
+// eventCounting counts the events its event log returns to ListEvents.
+type eventCounting struct {
+	prompts.Store
+	read atomic.Int64
+}
+
+func (c *eventCounting) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompts.Event, bool, error) {
+	page, more, err := c.Store.(prompts.EventLog).ListEvents(ctx, f)
+	c.read.Add(int64(len(page)))
+	return page, more, err
+}
+
+func (c *eventCounting) WaitEvents(ctx context.Context, after int64) error {
+	return c.Store.(prompts.EventLog).WaitEvents(ctx, after)
+}
+
+func (c *eventCounting) LastEventID(ctx context.Context) (int64, error) {
+	return c.Store.(prompts.EventLog).LastEventID(ctx)
+}
+
+// A stream of a key of some projects that is behind the tail reads their
+// events from the store, not every other project's with them.
+func TestStreamBehindTheTailReadsItsProjectsOnly(t *testing.T) {
+	is := is.New(t)
+	c := &eventCounting{}
+	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { c.Store = s; return c }})
+	needEvents(t, e.store)
+	ctx := context.Background()
+	own := e.newPrompt(e.project.ID)["id"].(string)
+	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.other.ID, Key: "busy", Name: "Busy"})
+	is.NoErr(err)
+	for i := range 2000 {
+		_, err := e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "v" + itoa(i)})
+		is.NoErr(err)
+	}
+	e.newVersion(own, `{"content":"mine"}`)
+	want := e.logIDs(t, e.ownKey, 1) // after the project's event
+	is.Equal(len(want), 2)
+	c.read.Store(0)
+	_, s := e.openStream(t, e.ownKey, "after=1")
+	is.Equal(s.collect(len(want)), want)
+	is.True(c.read.Load() <= int64(len(want))) // the others' 2,001 events stay in the store
+}
+
 // A burst larger than the tail holds reaches every stream whole, in
 // order: a stream that fell behind reads the store.
 func TestStreamBurstLargerThanTheTail(t *testing.T) {

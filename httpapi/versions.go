@@ -118,7 +118,7 @@ func (h *Handler) readVersion() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		writeValue(h, w, v, wire.AppendVersionDetail)
+		readValue(h, w, v, wire.AppendVersionDetail)
 	}
 }
 

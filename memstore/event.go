@@ -9,10 +9,12 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// The event log: s.events, oldest first. A write appends its events under
-// the write lock, in the step that makes the change, with the ids that
-// follow s.lastEvent, and queues their deliveries (webhook.go) in the same
-// step; with a file, they go into the write's journal record.
+// The event log: s.events, oldest first, and s.eventsOf, the ids of each
+// project's events, so that a read of some projects' events costs what
+// their events cost, however many others have. A write appends its events
+// under the write lock, in the step that makes the change, with the ids
+// that follow s.lastEvent, and queues their deliveries (webhook.go) in the
+// same step; with a file, they go into the write's journal record.
 
 // emit appends e, the event of a change the write under way made, to the
 // log, queues a delivery of it to every webhook it matches, and wakes the
@@ -21,7 +23,7 @@ import (
 func (s *Store) emit(e prompts.Event) {
 	s.lastEvent++
 	e.ID = s.lastEvent
-	s.events = append(s.events, e)
+	s.keepEvent(e)
 	if s.journal != nil {
 		s.step.events = append(s.step.events, e)
 	}
@@ -47,7 +49,8 @@ func (s *Store) emitPrompt(t prompts.EventType, p prompts.Prompt, now time.Time)
 }
 
 // ListEvents implements prompts.EventLog. Events after f.After that the
-// retention removed are prompts.ErrEventsExpired.
+// retention removed are prompts.ErrEventsExpired. With f.ProjectIDs, it
+// reads the ids of those projects' events only (s.eventsOf).
 func (s *Store) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompts.Event, bool, error) {
 	if err := s.rlock(ctx, f.Validate()); err != nil {
 		return nil, false, err
@@ -56,19 +59,92 @@ func (s *Store) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompt
 	if f.After != 0 && f.After < s.expiredThrough {
 		return nil, false, prompts.ErrEventsExpired
 	}
-	i, _ := slices.BinarySearchFunc(s.events, f.After+1, func(e prompts.Event, id int64) int { return cmp.Compare(e.ID, id) })
-	var out []prompts.Event
-	for ; i < len(s.events); i++ {
-		e := &s.events[i]
-		if !f.Keeps(e.ProjectID) {
+	out, more, _ := s.eventPage(f)
+	return out, more, nil
+}
+
+// eventPage is ListEvents's page, and the number of events it looked at
+// (for the tests: with f.ProjectIDs, at most the page, and one more per
+// project, whatever the events of other projects). s.mu is held.
+func (s *Store) eventPage(f prompts.EventFilter) (out []prompts.Event, more bool, looked int) {
+	size := f.Size()
+	if f.ProjectIDs == nil {
+		i := s.eventIndex(f.After + 1)
+		for ; i < len(s.events); i++ {
+			looked++
+			if len(out) == size {
+				return out, true, looked
+			}
+			out = append(out, copyEvent(s.events[i]))
+		}
+		return out, false, looked
+	}
+	// A merge of the projects' ids after f.After, oldest first: heads
+	// holds each project's rest, ordered by its first id.
+	var heads [][]int64
+	for i, p := range f.ProjectIDs {
+		if slices.Contains(f.ProjectIDs[:i], p) {
 			continue
 		}
-		if len(out) == f.Size() {
-			return out, true, nil
+		ids := s.eventsOf[p]
+		j, _ := slices.BinarySearch(ids, f.After+1)
+		if j < len(ids) {
+			heads = append(heads, ids[j:])
 		}
-		out = append(out, copyEvent(*e))
 	}
-	return out, false, nil
+	slices.SortFunc(heads, func(a, b []int64) int { return cmp.Compare(a[0], b[0]) })
+	for len(heads) > 0 {
+		looked++
+		if len(out) == size {
+			return out, true, looked
+		}
+		out = append(out, copyEvent(s.events[s.eventIndex(heads[0][0])]))
+		if heads[0] = heads[0][1:]; len(heads[0]) == 0 {
+			heads = heads[1:]
+			continue
+		}
+		// Move the first head to its place among the others, still sorted.
+		j, _ := slices.BinarySearchFunc(heads[1:], heads[0][0], func(h []int64, id int64) int { return cmp.Compare(h[0], id) })
+		first := heads[0]
+		copy(heads, heads[1:j+1])
+		heads[j] = first
+	}
+	return out, false, looked
+}
+
+// eventIndex returns the index in s.events of the first event with an id
+// of at least id; s.mu is held.
+func (s *Store) eventIndex(id int64) int {
+	i, _ := slices.BinarySearchFunc(s.events, id, func(e prompts.Event, id int64) int { return cmp.Compare(e.ID, id) })
+	return i
+}
+
+// keepEvent appends e, newer than every event kept, to the log and to its
+// project's ids; s.mu is held for writing.
+func (s *Store) keepEvent(e prompts.Event) {
+	s.events = append(s.events, e)
+	s.eventsOf[e.ProjectID] = append(s.eventsOf[e.ProjectID], e.ID)
+}
+
+// dropEvents removes the n oldest events from the log and from their
+// projects' ids; s.mu is held for writing.
+func (s *Store) dropEvents(n int) {
+	if n == 0 {
+		return
+	}
+	for _, e := range s.events[:n] {
+		ids := s.eventsOf[e.ProjectID][1:] // e's is the project's oldest
+		switch {
+		case len(ids) == 0:
+			delete(s.eventsOf, e.ProjectID)
+		case len(ids) < cap(ids)/4:
+			s.eventsOf[e.ProjectID] = slices.Clip(slices.Clone(ids)) // let the old array go
+		default:
+			s.eventsOf[e.ProjectID] = ids
+		}
+	}
+	clear(s.events[:n]) // let the resources go
+	s.events = s.events[n:]
 }
 
 // WaitEvents implements prompts.EventLog. It returns at once when events
@@ -115,10 +191,7 @@ func (s *Store) expireEvents(now time.Time) {
 		s.expiredThrough = s.events[n].ID
 		n++
 	}
-	if n > 0 {
-		clear(s.events[:n]) // let the resources go
-		s.events = s.events[n:]
-	}
+	s.dropEvents(n)
 	for id, as := range s.attempts {
 		n := 0
 		for n < len(as) && as[n].At.Before(cutoff) {

@@ -564,7 +564,7 @@ func (s *Store) applyEvents(e entry) {
 		}
 		s.lastEvent = max(s.lastEvent, ej.ID)
 		if ev, ok := s.event(ej); ok {
-			s.events = append(s.events, ev)
+			s.keepEvent(ev)
 		} else {
 			s.log.Warn("memstore: dropped an event that names nothing", "event", ej.ID)
 		}
@@ -576,7 +576,7 @@ func (s *Store) applyEvents(e entry) {
 		for n < len(s.events) && s.events[n].ID <= s.expiredThrough {
 			n++
 		}
-		s.events = s.events[n:]
+		s.dropEvents(n)
 	}
 	if w := e.Webhook; w != nil {
 		s.addWebhook(w)

@@ -127,9 +127,10 @@ type Store struct {
 	idemOrder    []idemEntry // oldest first, for expiry
 
 	// The event log (event.go).
-	events         []prompts.Event // oldest first, ids increasing
-	lastEvent      int64           // the newest id given, kept or not
-	expiredThrough int64           // the newest id the retention removed; 0 when none
+	events         []prompts.Event    // oldest first, ids increasing
+	eventsOf       map[string][]int64 // project id -> the ids of its kept events, increasing
+	lastEvent      int64              // the newest id given, kept or not
+	expiredThrough int64              // the newest id the retention removed; 0 when none
 	eventRetention time.Duration
 	appended       chan struct{} // closed and replaced at each append
 
@@ -175,6 +176,7 @@ func New(opts ...Option) *Store {
 
 		eventRetention: prompts.DefaultEventRetention,
 		appended:       make(chan struct{}),
+		eventsOf:       make(map[string][]int64),
 		webhooks:       make(map[string]*prompts.Webhook),
 		deliveries:     make(map[string]*delivery),
 		attempts:       make(map[string][]prompts.DeliveryAttempt),

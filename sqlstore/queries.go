@@ -446,14 +446,20 @@ LEFT JOIN LATERAL (
 ) e ON true` + eventJoins + `
 ORDER BY e.id`,
 
-		// qListEvents of the projects $3: one index range per project,
-		// each at most a page long, merged.
+		// qListEvents of the projects $3: one range of the index
+		// (project_id, id) per project, each at most a page long, merged.
+		// The range is written so that only that index serves it in
+		// order: with project_id = p.id and ORDER BY id, a generic plan
+		// that takes the project for a common one may read the primary
+		// key instead, through every other project's events.
 		qListEventsByProjects: `SELECT o.id, ` + eventCols + `
 FROM (SELECT min(id) AS id FROM {s}.events) o
 LEFT JOIN LATERAL (
 	SELECT x.* FROM unnest($3::text[]) AS p(id)
 	CROSS JOIN LATERAL (
-		SELECT y.* FROM {s}.events y WHERE y.project_id = p.id AND y.id > $1 ORDER BY y.id LIMIT $2
+		SELECT y.* FROM {s}.events y
+		WHERE (y.project_id, y.id) > (p.id, $1::bigint) AND y.project_id <= p.id
+		ORDER BY y.project_id, y.id LIMIT $2
 	) x
 	ORDER BY x.id LIMIT $2
 ) e ON true` + eventJoins + `

@@ -391,6 +391,74 @@ var eventTests = []test{
 		is.Equal(bCreated.PromptID, pb.ID)
 		is.Equal(len(list(prompts.EventFilter{ProjectIDs: []string{a.ID}, After: bCreated.ID})), 3) // after an event of another project
 	}},
+	{"ProjectIDs reads the events of several projects in log order, page by page, also after the retention removed some", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		l := s.eventLog()
+		projects := []string{s.project().ID, s.project().ID, s.project().ID}
+		var promptIDs []string
+		for _, p := range projects {
+			promptIDs = append(promptIDs, s.prompt(p, "k").ID)
+		}
+		// Events of the three projects, interleaved unevenly: the third
+		// writes most, the first least.
+		write := func() {
+			for i := range 9 {
+				s.version(promptIDs[2], fmt.Sprint("c", i))
+				if i%3 == 0 {
+					s.version(promptIDs[1], fmt.Sprint("b", i), prompts.Staging)
+				}
+				if i == 4 {
+					s.version(promptIDs[0], fmt.Sprint("a", i))
+				}
+			}
+		}
+		write()
+		// check compares every filtered read, page by page, with the
+		// whole log filtered here.
+		check := func() {
+			t.Helper()
+			all := s.eventsAfter(0)
+			for _, pick := range [][]int{{0}, {1}, {2}, {0, 1}, {2, 0}, {1, 2, 1, 1}} {
+				var ids []string
+				for _, i := range pick {
+					ids = append(ids, projects[i])
+				}
+				keep := prompts.EventFilter{ProjectIDs: ids}
+				for _, after := range []int64{0, all[len(all)/2].ID} {
+					var want []int64
+					for _, e := range all {
+						if e.ID > after && keep.Keeps(e.ProjectID) {
+							want = append(want, e.ID)
+						}
+					}
+					for _, limit := range []int{1, 2, 3, 0} {
+						f := prompts.EventFilter{After: after, ProjectIDs: ids, Limit: limit}
+						var got []int64
+						for {
+							page, more, err := l.ListEvents(ctx, f)
+							is.NoErr(err)
+							is.True(len(page) <= f.Size()) // a page holds at most the limit
+							got = append(got, eventIDs(page)...)
+							if !more {
+								break
+							}
+							is.Equal(len(page), f.Size()) // a page before more is full
+							f.After = page[len(page)-1].ID
+						}
+						is.Equal(got, want) // those projects' events, in log order, each once
+					}
+				}
+			}
+		}
+		check()
+		first := s.eventsAfter(0)[0].ID
+		s.clock.jump(prompts.DefaultEventRetention + time.Hour)
+		write() // removes the first events, of every project
+		_, _, err := l.ListEvents(ctx, prompts.EventFilter{After: first, ProjectIDs: projects[:1]})
+		is.True(errors.Is(err, prompts.ErrEventsExpired)) // the first are gone
+		check()
+	}},
 	{"events past the retention are removed, and reading after one of them is ErrEventsExpired", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
