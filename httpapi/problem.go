@@ -144,10 +144,6 @@ func invalidDetail(fields []prompts.FieldError) string {
 	return b.String()
 }
 
-func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
-	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
-}
-
 // storeError answers an error that the Store or the Authenticator
 // returned, after telling the error observer (WithErrorObserver).
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {

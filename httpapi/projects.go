@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -21,18 +22,11 @@ func (h *Handler) createProject() handlerFunc {
 		if !ok {
 			return
 		}
-		var name, slug, description prompts.Optional[string]
-		var private bool
-		if bad := decodeObject(body, []member{
-			{"name", "a string", &name},
-			{"slug", "a string or null", &slug},
-			{"description", "a string or null", &description},
-			{"is_private", "true or false", &private},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewProject
+		if !h.decode(w, body, &req) {
 			return
 		}
-		in := prompts.NewProject{Name: name.Value, Slug: slug.Value, Description: description.Value, IsPrivate: private}
+		in := req.Domain()
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return

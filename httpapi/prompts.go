@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/readonly"
 	"github.com/promptkit/prompts/internal/wire"
 )
@@ -16,27 +17,16 @@ func (h *Handler) createPrompt() handlerFunc {
 		if !ok {
 			return
 		}
-		var projectID, key, name, description prompts.Optional[string]
-		if bad := decodeObject(body, []member{
-			{"project_id", "a string", &projectID},
-			{"key", "a string", &key},
-			{"name", "a string", &name},
-			{"description", "a string or null", &description},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewPrompt
+		if !h.decode(w, body, &req) {
 			return
 		}
 		idem, ok := h.idempotency(w, r, a, body)
 		if !ok {
 			return
 		}
-		in := prompts.NewPrompt{
-			ProjectID:   projectID.Value,
-			Key:         key.Value,
-			Name:        name.Value,
-			Description: optString(description),
-			Idempotency: idem,
-		}
+		in := req.Domain()
+		in.Idempotency = idem
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -159,15 +149,11 @@ func (h *Handler) updatePrompt() handlerFunc {
 		if !ok {
 			return
 		}
-		var in prompts.PromptUpdate
-		if bad := decodeObject(body, []member{
-			{"key", "a string", &in.Key},
-			{"name", "a string", &in.Name},
-			{"description", "a string or null", &in.Description},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.PromptUpdate
+		if !h.decode(w, body, &req) {
 			return
 		}
+		in := req.Domain()
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -18,20 +19,11 @@ func (h *Handler) render() handlerFunc {
 		if !ok {
 			return
 		}
-		in := prompts.RenderRequest{PromptID: r.PathValue("prompt_id")}
-		var (
-			number versionNumberField
-			values stringMap
-		)
-		if bad := decodeObject(body, []member{
-			{"environment", "production or staging", &in.Environment},
-			{"version_number", "an integer", &number},
-			{"variables", "an object of distinct names whose values are strings", &values},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.Render
+		if !h.decode(w, body, &req) {
 			return
 		}
-		in.VersionNumber, in.Variables = prompts.Optional[int](number), values
+		in := req.Domain(r.PathValue("prompt_id"))
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -80,29 +72,4 @@ func (h *Handler) render() handlerFunc {
 		h.writeJSON(w, b)
 		h.putBuf(bp, b)
 	}
-}
-
-// stringMap decodes a JSON object whose values are all strings, each name
-// once; null, another value or a name given twice is an error.
-type stringMap map[string]string
-
-func (m *stringMap) UnmarshalJSON(b []byte) error {
-	if s := (scanner{data: b}); len(b) == 0 || b[0] != '{' || !s.value() || s.pos != len(b) {
-		return errWrongType // a name given twice included
-	}
-	out := stringMap{}
-	var err error
-	members(b, func(name, value []byte) bool {
-		if value[0] != '"' {
-			err = errWrongType
-			return false
-		}
-		out[unquote(name)] = unquote(value)
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	*m = out
-	return nil
 }

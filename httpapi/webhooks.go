@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/webhook"
 )
@@ -39,20 +40,12 @@ func (h *Handler) createWebhook() handlerFunc {
 		if !ok {
 			return
 		}
-		var u, projectID prompts.Optional[string]
-		var types []string
-		if bad := decodeObject(body, []member{
-			{"url", "a string", &u},
-			{"events", "an array of event types (strings) or null", &types},
-			{"project_id", "a string or null", &projectID},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewWebhook
+		if !h.decode(w, body, &req) {
 			return
 		}
-		in := prompts.NewWebhook{URL: u.Value, Secret: prompts.NewWebhookSecret()}
-		for _, t := range types {
-			in.Events = append(in.Events, prompts.EventType(t))
-		}
+		in := prompts.NewWebhook{URL: req.URL, Events: req.Events, Secret: prompts.NewWebhookSecret()}
+		projectID := req.ProjectID
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
