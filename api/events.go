@@ -108,3 +108,13 @@ func (e Event) Domain() (prompts.Event, error) {
 	}
 	return out, nil
 }
+
+// AppendEvent appends the JSON of e, as MarshalEvent returns it, to b. On
+// an error b is returned as it was.
+func AppendEvent(b []byte, e prompts.Event) ([]byte, error) {
+	ev, err := FromEvent(e)
+	if err != nil {
+		return b, err
+	}
+	return Append(b, ev)
+}

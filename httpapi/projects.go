@@ -5,7 +5,6 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // createProject is POST /projects, for admin keys of every project: a
@@ -37,7 +36,7 @@ func (h *Handler) createProject() handlerFunc {
 			return
 		}
 		w.Header()["Location"] = []string{"projects/" + p.ID}
-		writeValue(h, w, p, wire.AppendProject)
+		writeValue(h, w, p, appendProject)
 	}
 }
 
@@ -56,7 +55,7 @@ func (h *Handler) readProject() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		writeValue(h, w, p, wire.AppendProject)
+		writeValue(h, w, p, appendProject)
 	}
 }
 
@@ -71,6 +70,6 @@ func (h *Handler) listProjects() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListProjects(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendProject, func(x prompts.Project) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendProject, func(x prompts.Project) string { return x.ID })
 	}
 }

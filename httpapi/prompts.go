@@ -7,7 +7,6 @@ import (
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/readonly"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // createPrompt is POST /prompts.
@@ -43,7 +42,7 @@ func (h *Handler) createPrompt() handlerFunc {
 		replayed(w, p.Replayed)
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
 		setPromptETag(w, p)
-		writeValue(h, w, p, wire.AppendPrompt)
+		writeValue(h, w, p, appendPrompt)
 	}
 }
 
@@ -185,7 +184,7 @@ func (h *Handler) updatePrompt() handlerFunc {
 			return
 		}
 		setPromptETag(w, p)
-		writeValue(h, w, p, wire.AppendPrompt)
+		writeValue(h, w, p, appendPrompt)
 	}
 }
 
@@ -228,7 +227,7 @@ func (h *Handler) listPrompts() handlerFunc {
 			f.ProjectIDs = a.visible()
 		}
 		list, more, err := h.store.ListPrompts(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendPrompt, func(x prompts.Prompt) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendPrompt, func(x prompts.Prompt) string { return x.ID })
 	}
 }
 

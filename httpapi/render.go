@@ -2,11 +2,9 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // render is POST /prompts/{prompt_id}/render with {"environment": …} or
@@ -59,17 +57,6 @@ func (h *Handler) render() handlerFunc {
 			h.invalidInput(w, r, err) // one entry a missing or unused variable, or the size
 			return
 		}
-		bp := h.getBuf()
-		b := append((*bp)[:0], `{"prompt_id":`...)
-		b = wire.AppendString(b, v.PromptID)
-		b = append(b, `,"version_id":`...)
-		b = wire.AppendString(b, v.ID)
-		b = append(b, `,"version_number":`...)
-		b = strconv.AppendInt(b, int64(v.VersionNumber), 10)
-		b = append(b, `,"text":`...)
-		b = wire.AppendString(b, text)
-		b = append(b, '}')
-		h.writeJSON(w, b)
-		h.putBuf(bp, b)
+		writeValue(h, w, api.Rendered{PromptID: v.PromptID, VersionID: v.ID, VersionNumber: v.VersionNumber, Text: text}, appendJSON[api.Rendered])
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // createVersion is POST
@@ -48,7 +47,7 @@ func (h *Handler) createVersion() handlerFunc {
 		}
 		replayed(w, v.Replayed)
 		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
-		writeValue(h, w, v, wire.AppendVersion)
+		writeValue(h, w, v, appendVersion)
 	}
 }
 
@@ -67,7 +66,7 @@ func (h *Handler) listVersions() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListVersions(r.Context(), id, page)
-		writeList(h, w, r, list, more, err, wire.AppendVersionDetail, func(x prompts.PromptVersion) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendVersionDetail, func(x prompts.PromptVersion) string { return x.ID })
 	}
 }
 
@@ -92,6 +91,6 @@ func (h *Handler) readVersion() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		writeValue(h, w, v, wire.AppendVersionDetail)
+		writeValue(h, w, v, appendVersionDetail)
 	}
 }
