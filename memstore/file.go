@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // A Store opened on a file (Open) keeps everything in memory, as New's
@@ -660,7 +659,7 @@ func (s *Store) journalEntry(e entry) (int64, error) {
 	if e.empty() {
 		return 0, nil
 	}
-	b, err := wire.JSON(e)
+	b, err := marshalRecord(e)
 	if err != nil {
 		err = prompts.Internal(fmt.Errorf("memstore: encoding a journal record: %w", err))
 		s.journal.setErr(err)
@@ -731,7 +730,7 @@ func (s *Store) compact() error {
 	var buf bytes.Buffer
 	buf.WriteString(journalHeader)
 	add := func(e entry) error {
-		b, err := wire.JSON(e)
+		b, err := marshalRecord(e)
 		if err != nil {
 			return err
 		}
@@ -996,4 +995,18 @@ func (j *journal) failed() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.err
+}
+
+// marshalRecord encodes a record of the data file as encoding/json does,
+// but leaves <, > and & (and U+2028, U+2029) as they are: json.Marshal
+// escapes them even inside the raw text a Marshaler returns, and a
+// version's metadata is raw text that must come back byte for byte.
+func marshalRecord(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
