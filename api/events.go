@@ -62,9 +62,10 @@ func MarshalEvent(e prompts.Event) ([]byte, error) {
 }
 
 // Domain returns e as package prompts has it, its Data decoded into the
-// resource of its type. An id that is not a positive integer, an unknown
-// type, or data that is not that type's resource is an error. Members of
-// data this package does not know are ignored.
+// resource of its type. An id that is not a positive integer, or data
+// that is not its type's resource, is an error. An event of a type this
+// package does not know (of a later release) has no resource; members of
+// data it does not know are ignored.
 func (e Event) Domain() (prompts.Event, error) {
 	id, err := strconv.ParseInt(e.ID, 10, 64)
 	if err != nil || id < 1 {
@@ -103,8 +104,6 @@ func (e Event) Domain() (prompts.Event, error) {
 		}
 		d := dep.Domain()
 		out.Deployment = &d
-	default:
-		return prompts.Event{}, errors.New("api: event " + e.ID + " has an unknown type " + strconv.Quote(string(e.Type)))
 	}
 	return out, nil
 }

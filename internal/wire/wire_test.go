@@ -205,3 +205,14 @@ func TestParseETag(t *testing.T) {
 		is.True(!ok) // not a tag of this form: bad
 	}
 }
+
+func BenchmarkAppendActiveLarge(b *testing.B) {
+	a := benchActive()
+	a.ActiveVersion.Content = strings.Repeat(a.ActiveVersion.Content, 50)
+	buf := make([]byte, 0, 64<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = wire.AppendActive(buf[:0], a)
+	}
+	b.SetBytes(int64(len(buf)))
+}
