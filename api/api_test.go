@@ -249,3 +249,31 @@ func TestDecodeRequestValues(t *testing.T) {
 		is.True(api.DecodeRequest([]byte(body), &r) != nil) // values must be strings
 	}
 }
+
+// An Optional marshals as what it reads: absent (with omitzero), null, or
+// its value.
+func TestOptionalJSON(t *testing.T) {
+	is := is.New(t)
+	type body struct {
+		N api.Optional[int]    `json:"n,omitzero"`
+		S api.Optional[string] `json:"s,omitzero"`
+	}
+	for _, tc := range []struct {
+		in   body
+		want string
+	}{
+		{body{}, `{}`},
+		{body{N: api.Null[int]()}, `{"n":null}`},
+		{body{N: api.Some(0), S: api.Some("x")}, `{"n":0,"s":"x"}`},
+	} {
+		b, err := api.Marshal(tc.in)
+		is.NoErr(err)
+		is.Equal(string(b), tc.want) // marshaled
+		var back body
+		is.NoErr(api.Unmarshal(b, &back))
+		is.Equal(back, tc.in) // and read back the same
+		var std body
+		is.NoErr(stdjson.Unmarshal(b, &std))
+		is.Equal(std, tc.in) // encoding/json reads it the same
+	}
+}
