@@ -277,3 +277,34 @@ func TestOptionalJSON(t *testing.T) {
 		is.Equal(std, tc.in) // encoding/json reads it the same
 	}
 }
+
+// UnmarshalComplete refuses a member missing at any depth, or null where
+// its type allows none, naming it; it ignores members it does not know.
+func TestUnmarshalComplete(t *testing.T) {
+	is := is.New(t)
+	a := sample()
+	v := api.FromVersionDetail(*a.ActiveVersion)
+	doc := api.Snapshot{Format: api.SnapshotFormat, TakenAt: a.CreatedAt, Project: api.FromProject(prompts.Project{ID: a.ProjectID}),
+		Prompts: []api.SnapshotPrompt{{Prompt: api.FromPrompt(a.Prompt), Revision: 7,
+			Environments: map[prompts.Environment]*api.VersionDetail{prompts.Staging: nil, prompts.Production: &v}}}}
+	b := mustMarshal(t, doc)
+	is.True(strings.Contains(string(b), `"environments":{"production":{`)) // environments in order
+	var back api.Snapshot
+	is.NoErr(api.UnmarshalComplete(b, &back))
+	is.Equal(string(mustMarshal(t, back)), string(b)) // read back the same
+
+	for _, tc := range []struct{ old, new, want string }{
+		{`"revision":7,`, `"later":1,`, "prompts[0].revision: missing"},
+		{`"change_summary":null,`, ``, "prompts[0].environments.production.change_summary: missing"},
+		{`"variables":["company"]`, `"variables":null`, "prompts[0].environments.production.variables: missing"},
+		{`"prompts":[`, `"prompts":null,"x":[`, "prompts: missing"},
+		{`"revision":7`, `"revision":"7"`, "prompts[0].revision: must be an integer, not a JSON string"},
+		{`"description":"The`, `"description":7,"x":"`, "prompts[0].prompt.description: must be a string or null, not a JSON number"},
+		{`"taken_at":"2026-11-21T22:19:26.123456Z"`, `"taken_at":"yesterday"`, "taken_at: must be an RFC 3339 time"},
+	} {
+		doc := strings.Replace(string(b), tc.old, tc.new, 1)
+		is.True(doc != string(b)) // the case changes something
+		err := api.UnmarshalComplete([]byte(doc), &back)
+		is.True(err != nil && strings.Contains(err.Error(), tc.want)) // refused, naming the member
+	}
+}

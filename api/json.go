@@ -20,8 +20,8 @@ const TimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // marshalOptions: strings with invalid UTF-8 are written with U+FFFD in
 // place of the bad bytes, as encoding/json does, rather than refused; the
 // strings of raw JSON (metadata_) are written as they are, escapes
-// included.
-var marshalOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
+// included; the members of a map in the order of their names.
+var marshalOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true), json.Deterministic(true))
 
 // Marshal returns the JSON of v, compact, as the interface sends it:
 // times in TimeLayout, <, > and & as they are, metadata_ as it is.
