@@ -174,7 +174,11 @@ func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.A
 	if in.Reason != "" {
 		req.Reason = api.Some(in.Reason)
 	}
-	res, err := c.do(ctx, request{method: http.MethodPut, path: envPath(in.PromptID, in.Environment), body: encode(req),
+	body, err := encode(req)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPut, path: envPath(in.PromptID, in.Environment), body: body,
 		header: writeHeader("", ifMatch(in.PromptID, in.Environment, in.IfRevision))})
 	if err != nil {
 		return prompts.ActivePrompt{}, err
@@ -215,7 +219,11 @@ func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Act
 	if in.Reason != "" {
 		req.Reason = api.Some(in.Reason)
 	}
-	res, err := c.do(ctx, request{method: http.MethodPost, path: envPath(in.PromptID, in.Environment) + "/rollback", body: encode(req),
+	body, err := encode(req)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: envPath(in.PromptID, in.Environment) + "/rollback", body: body,
 		header: writeHeader(idempotencyKey(in.Idempotency), ifMatch(in.PromptID, in.Environment, in.IfRevision))})
 	if err != nil {
 		return prompts.ActivePrompt{}, err

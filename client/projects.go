@@ -20,7 +20,11 @@ func (c *Client) CreateProject(ctx context.Context, in prompts.NewProject) (prom
 	if in.Slug != "" {
 		req.Slug = api.Some(in.Slug)
 	}
-	res, err := c.do(ctx, request{method: http.MethodPost, path: "/projects", body: encode(req), mode: retryUnsent})
+	body, err := encode(req)
+	if err != nil {
+		return prompts.Project{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: "/projects", body: body, mode: retryUnsent})
 	if err != nil {
 		return prompts.Project{}, err
 	}

@@ -21,7 +21,11 @@ func (c *Client) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompt
 	if in.Description != nil {
 		req.Description = api.Some(*in.Description)
 	}
-	res, err := c.do(ctx, request{method: http.MethodPost, path: "/prompts", body: encode(req),
+	body, err := encode(req)
+	if err != nil {
+		return prompts.Prompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: "/prompts", body: body,
 		header: writeHeader(idempotencyKey(in.Idempotency), "")})
 	if err != nil {
 		return prompts.Prompt{}, err
@@ -55,7 +59,11 @@ func (c *Client) UpdatePrompt(ctx context.Context, id string, in prompts.PromptU
 	if err := beginPrompt(ctx, in.Validate(), id); err != nil {
 		return prompts.Prompt{}, err
 	}
-	res, err := c.do(ctx, request{method: http.MethodPatch, path: promptPath(id), body: encode(api.FromPromptUpdate(in))})
+	body, err := encode(api.FromPromptUpdate(in))
+	if err != nil {
+		return prompts.Prompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPatch, path: promptPath(id), body: body})
 	if err != nil {
 		return prompts.Prompt{}, err
 	}

@@ -40,13 +40,14 @@ func keyPath(key string) (path string, ok bool) {
 }
 
 // encode returns the JSON of a request's body, one of package api's
-// request types.
-func encode(v any) []byte {
+// request types. Only metadata that is no JSON (which Validate refuses
+// first) fails.
+func encode(v any) ([]byte, error) {
 	b, err := api.Marshal(v)
-	if err != nil { // metadata that Validate let through but is no JSON
-		panic("client: encoding a request: " + err.Error())
+	if err != nil {
+		return nil, prompts.Internal(err)
 	}
-	return b
+	return b, nil
 }
 
 // idempotencyKey returns the Idempotency-Key header of a write that

@@ -20,7 +20,11 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.PromptVersion{}, err
 	}
-	res, err := c.do(ctx, request{method: http.MethodPost, path: promptPath(in.PromptID) + "/versions", body: encode(api.FromNewVersion(in)),
+	body, err := encode(api.FromNewVersion(in))
+	if err != nil {
+		return prompts.PromptVersion{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: promptPath(in.PromptID) + "/versions", body: body,
 		header: writeHeader(idempotencyKey(in.Idempotency), "")})
 	if err != nil {
 		return prompts.PromptVersion{}, err
