@@ -12,7 +12,7 @@
 // types:
 //
 //	var e api.Event
-//	if err := api.Unmarshal(body, &e); err != nil { ... }
+//	if err := api.UnmarshalLenient(body, &e); err != nil { ... }
 //	ev, err := e.Domain() // a prompts.Event, its resource decoded
 //
 // The types are plain structs: encoding/json reads and writes them as
