@@ -24,20 +24,20 @@ const MaxReason = 1024
 // Deployment is the record of one change of what an environment of a
 // prompt points at. Records never change.
 type Deployment struct {
-	ID          string      `json:"id"` // ids of one prompt's records grow with time
-	PromptID    string      `json:"prompt_id"`
-	Environment Environment `json:"environment"`
-	Action      Action      `json:"action"`
+	ID          string // ids of one prompt's records grow with time
+	PromptID    string
+	Environment Environment
+	Action      Action
 	// The version the environment points at after the change; nil after a
 	// deactivation.
-	VersionID     *string `json:"version_id"`
-	VersionNumber *int    `json:"version_number"`
+	VersionID     *string
+	VersionNumber *int
 	// The version it pointed at before; nil when it pointed at none.
-	PreviousVersionID     *string   `json:"previous_version_id"`
-	PreviousVersionNumber *int      `json:"previous_version_number"`
-	Actor                 *string   `json:"actor"`  // who asked; nil when the caller named no one
-	Reason                *string   `json:"reason"` // why; nil when none was given
-	CreatedAt             time.Time `json:"created_at"`
+	PreviousVersionID     *string
+	PreviousVersionNumber *int
+	Actor                 *string // who asked; nil when the caller named no one
+	Reason                *string // why; nil when none was given
+	CreatedAt             time.Time
 }
 
 // Change is what every change of an environment carries besides its

@@ -1,7 +1,6 @@
 package prompts_test
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -11,43 +10,6 @@ import (
 
 	"github.com/promptkit/prompts"
 )
-
-// encoding/json of the domain's values keeps every field, change_summary
-// and the revision included, and reads back the same value.
-func TestEncodingJSONLosesNothing(t *testing.T) {
-	is := is.New(t)
-	now := time.Date(2026, 11, 21, 22, 19, 26, 123456000, time.UTC)
-	summary, desc := "why it changed", "what it is for"
-	v := prompts.PromptVersion{
-		ID: "01KAKM6N8W5X3ZJ0W2Q9R7T4YC", PromptID: "01KAKM6N8V5X3ZJ0W2Q9R7T4YB", VersionNumber: 3,
-		Content: "Hello {{name}}", ChangeSummary: &summary,
-		Metadata: `{"temperature":0.20000000000000001,"n":1e400}`, CreatedAt: now,
-	}
-	a := prompts.ActivePrompt{
-		Prompt: prompts.Prompt{
-			ID: v.PromptID, ProjectID: "01KAKM6N8V0000000000000000", Key: "support/greeting", Name: "Greeting",
-			Description: &desc, LatestVersionID: v.ID, CreatedAt: now, Revision: 1763900000123456,
-		},
-		Environment:   prompts.Staging,
-		ActiveVersion: &v,
-	}
-	b, err := json.Marshal(v)
-	is.NoErr(err) // marshal a version
-	var fields map[string]json.RawMessage
-	is.NoErr(json.Unmarshal(b, &fields))
-	is.Equal(string(fields["change_summary"]), `"why it changed"`)                         // change_summary kept
-	is.Equal(string(fields["metadata_"]), `{"temperature":0.20000000000000001,"n":1e400}`) // every digit kept
-
-	var back prompts.PromptVersion
-	is.NoErr(json.Unmarshal(b, &back)) // read it back
-	is.Equal(back, v)                  // the same version
-
-	b, err = json.Marshal(a)
-	is.NoErr(err) // marshal a prompt with its active version
-	var backA prompts.ActivePrompt
-	is.NoErr(json.Unmarshal(b, &backA)) // read it back
-	is.Equal(backA, a)                  // the same value, revision and environment included
-}
 
 func TestNextRevision(t *testing.T) {
 	is := is.New(t)
@@ -134,31 +96,6 @@ func TestEnvironmentValidate(t *testing.T) {
 		is.True(errors.As(err, &pe))                // invalid
 		is.Equal(pe.Fields[0].Field, "environment") // names the field
 		is.True(errors.Is(err, prompts.ErrInvalid)) // with the invalid code
-	}
-}
-
-// An Optional marshals as what it reads: absent (with omitzero), null, or
-// its value.
-func TestOptionalJSON(t *testing.T) {
-	is := is.New(t)
-	type body struct {
-		N prompts.Optional[int]    `json:"n,omitzero"`
-		S prompts.Optional[string] `json:"s,omitzero"`
-	}
-	for _, tc := range []struct {
-		in   body
-		want string
-	}{
-		{body{}, `{}`},
-		{body{N: prompts.Null[int]()}, `{"n":null}`},
-		{body{N: prompts.Some(0), S: prompts.Some("x")}, `{"n":0,"s":"x"}`},
-	} {
-		b, err := json.Marshal(tc.in)
-		is.NoErr(err)
-		is.Equal(string(b), tc.want) // marshaled
-		var back body
-		is.NoErr(json.Unmarshal(b, &back))
-		is.Equal(back, tc.in) // and read back the same
 	}
 }
 

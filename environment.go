@@ -40,8 +40,8 @@ func (e Environment) check(fe *fieldErrors, field string) bool {
 // an application reads.
 type ActivePrompt struct {
 	Prompt
-	Environment   Environment    `json:"environment"`
-	ActiveVersion *PromptVersion `json:"active_version"` // nil when nothing is active
+	Environment   Environment
+	ActiveVersion *PromptVersion // nil when nothing is active
 }
 
 // Copy returns a with its own copies of what it points to (the

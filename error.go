@@ -61,8 +61,8 @@ var (
 
 // FieldError names one invalid field of an input and what is wrong with it.
 type FieldError struct {
-	Field  string `json:"field"`  // the field's JSON name, e.g. "key" or "metadata_"
-	Detail string `json:"detail"` // what is wrong, for people
+	Field  string // the field's JSON name, e.g. "key" or "metadata_"
+	Detail string // what is wrong, for people
 }
 
 // Error is the error type of this package and of every Store. Use errors.As

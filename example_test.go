@@ -2,12 +2,12 @@ package prompts_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -155,10 +155,11 @@ func ExamplePromptUpdate() {
 	})
 
 	// "key" is absent: unchanged. "name" has a value. "description" is null: cleared.
-	var up prompts.PromptUpdate
-	if err := json.Unmarshal([]byte(`{"name":"Summarise briefly","description":null}`), &up); err != nil {
+	var body api.PromptUpdate
+	if err := api.Unmarshal([]byte(`{"name":"Summarise briefly","description":null}`), &body); err != nil {
 		log.Fatal(err)
 	}
+	up := body.Domain()
 	fmt.Println("key set:", up.Key.Set, "| name:", up.Name.Value, "| description null:", up.Description.Null)
 
 	p, err := store.UpdatePrompt(ctx, p.ID, up)

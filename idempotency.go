@@ -90,19 +90,19 @@ func ValidIdempotencyKey(key string) bool {
 type IdempotencyRecord struct {
 	// Op is the kind of write: "create_prompt", "create_version" or
 	// "rollback".
-	Op string `json:"op"`
+	Op string
 	// Request is the SHA-256 of the Idempotency's Request, in hex (see
 	// Idempotency.RequestDigest).
-	Request string    `json:"request"`
-	At      time.Time `json:"at"` // when the write was made
+	Request string
+	At      time.Time // when the write was made
 	// PromptID is the prompt the write made or changed.
-	PromptID string `json:"prompt_id"`
+	PromptID string
 	// VersionID and VersionNumber are the version a create_version made,
 	// or the one a rollback made active.
-	VersionID     string `json:"version_id,omitempty"`
-	VersionNumber int    `json:"version_number,omitempty"`
+	VersionID     string
+	VersionNumber int
 	// Environment is the environment a rollback changed.
-	Environment Environment `json:"environment,omitempty"`
+	Environment Environment
 }
 
 // RecordKey returns what a Store keeps the record of a write made with in

@@ -7,12 +7,12 @@ import (
 
 // Project groups prompts; a prompt's key is unique within its project.
 type Project struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Slug        string    `json:"slug"`        // lower-case letters, digits and single hyphens; unique in the store
-	Description string    `json:"description"` // may be empty, never null
-	IsPrivate   bool      `json:"is_private"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string
+	Name        string
+	Slug        string // lower-case letters, digits and single hyphens; unique in the store
+	Description string // may be empty, never null
+	IsPrivate   bool
+	CreatedAt   time.Time
 }
 
 // NewProject is the input to Store.CreateProject.

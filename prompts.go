@@ -61,10 +61,9 @@
 // them strictly, and activating a version whose variables differ from the
 // active one's is refused unless allowed (the promotion guard).
 //
-// The types a Store returns carry encoding/json struct tags in the
-// interface's field names (metadata_ included), and encoding/json of a
-// value loses nothing; Optional marshals as null or its value. The HTTP
-// interface writes its fixed response shapes itself.
+// The types here know no wire format: the JSON of the HTTP interface,
+// with its field names (metadata_ included), is package api's, with
+// conversions from and to these types.
 //
 // # Writing a Store
 //
@@ -79,11 +78,7 @@
 // storetest.Run.
 package prompts
 
-import (
-	"bytes"
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Limits of the field rules, in Unicode code points.
 const (
@@ -95,26 +90,26 @@ const (
 
 // Prompt is a named, versioned prompt of a project.
 type Prompt struct {
-	ID              string    `json:"id"`
-	ProjectID       string    `json:"project_id"`
-	Key             string    `json:"key"` // unique within the project, case-sensitive
-	Name            string    `json:"name"`
-	Description     *string   `json:"description"`       // nil is null
-	LatestVersionID string    `json:"latest_version_id"` // "" while the prompt has no versions
-	CreatedAt       time.Time `json:"created_at"`
+	ID              string
+	ProjectID       string
+	Key             string // unique within the project, case-sensitive
+	Name            string
+	Description     *string // nil is null
+	LatestVersionID string  // "" while the prompt has no versions
+	CreatedAt       time.Time
 
 	// Revision orders the states of the prompt. It grows with every change
 	// to the prompt, to its versions (a new one) and to what its
 	// environments point at, and stays as it is when a call changes
 	// nothing. Compare revisions of one prompt only: the value is not a
 	// count of changes (see NextRevision).
-	Revision int64 `json:"revision"`
+	Revision int64
 
 	// Replayed is true on the result of a write repeated with the
 	// Idempotency of an earlier one: nothing was written, and the result
 	// is what the earlier write made or changed, read again (see
 	// Replay). It is never stored.
-	Replayed bool `json:"-"`
+	Replayed bool
 }
 
 // NewPrompt is the input to Store.CreatePrompt.
@@ -140,9 +135,9 @@ func (in NewPrompt) Validate() error {
 }
 
 // Optional is one optional field of an input, in one of three states:
-// absent (the zero value), null (Null), or a value (Some). Its
-// UnmarshalJSON tells the three apart when it is a struct field. Where an
-// input does not say otherwise, null means the same as absent.
+// absent (the zero value), null (Null), or a value (Some). Where an input
+// does not say otherwise, null means the same as absent. (Package api
+// reads and writes it in JSON.)
 type Optional[T any] struct {
 	Set   bool // the field was given, as null or as a value
 	Null  bool // it was given as null
@@ -157,29 +152,6 @@ func Null[T any]() Optional[T] { return Optional[T]{Set: true, Null: true} }
 
 // HasValue reports whether o holds a value: it was given, and not as null.
 func (o Optional[T]) HasValue() bool { return o.Set && !o.Null }
-
-// MarshalJSON implements json.Marshaler: null when o holds no value, else
-// the value. An absent field of a struct is left out with the omitzero
-// option (see IsZero), so that UnmarshalJSON reads back what was marshaled.
-func (o Optional[T]) MarshalJSON() ([]byte, error) {
-	if !o.HasValue() {
-		return []byte("null"), nil
-	}
-	return json.Marshal(o.Value)
-}
-
-// IsZero reports whether o was not given, for encoding/json's omitzero.
-func (o Optional[T]) IsZero() bool { return !o.Set }
-
-// UnmarshalJSON implements json.Unmarshaler: null or a value of T.
-func (o *Optional[T]) UnmarshalJSON(b []byte) error {
-	*o = Optional[T]{Set: true}
-	if bytes.Equal(b, []byte("null")) {
-		o.Null = true
-		return nil
-	}
-	return json.Unmarshal(b, &o.Value)
-}
 
 // PromptUpdate is the input to Store.UpdatePrompt. A field left absent
 // stays unchanged; the zero PromptUpdate is a valid no-op.

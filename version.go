@@ -14,19 +14,19 @@ import (
 
 // PromptVersion is one immutable, numbered content version of a prompt.
 type PromptVersion struct {
-	ID            string    `json:"id"`
-	PromptID      string    `json:"prompt_id"`
-	VersionNumber int       `json:"version_number"` // 1, 2, … per prompt, no gaps
-	Content       string    `json:"content"`
-	ChangeSummary *string   `json:"change_summary"` // nil is null
-	Metadata      Metadata  `json:"metadata_"`
-	CreatedAt     time.Time `json:"created_at"`
+	ID            string
+	PromptID      string
+	VersionNumber int // 1, 2, … per prompt, no gaps
+	Content       string
+	ChangeSummary *string // nil is null
+	Metadata      Metadata
+	CreatedAt     time.Time
 	// Variables are the names of the variables of Content (see
 	// Variables), computed once when the version is stored.
-	Variables []string `json:"variables"`
+	Variables []string
 
 	// Replayed: see Prompt.Replayed.
-	Replayed bool `json:"-"`
+	Replayed bool
 }
 
 // Metadata is a version's free-form metadata_: the text of a JSON object,
@@ -59,25 +59,6 @@ func (m Metadata) Normalize() Metadata {
 		return m
 	}
 	return Metadata(buf.String())
-}
-
-// MarshalJSON implements json.Marshaler: the object as it is, or null.
-func (m Metadata) MarshalJSON() ([]byte, error) {
-	if m.IsNull() {
-		return []byte("null"), nil
-	}
-	return []byte(m), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler: it keeps the raw text, which
-// Validate then checks.
-func (m *Metadata) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		*m = ""
-		return nil
-	}
-	*m = Metadata(b)
-	return nil
 }
 
 // Validate checks that m is null or a JSON object in valid UTF-8 that nests

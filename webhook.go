@@ -12,15 +12,15 @@ import (
 // Webhook is a subscription to the event log: every event it matches is
 // delivered to URL as a POST signed with Secret (see package webhook).
 type Webhook struct {
-	ID         string      `json:"id"`
-	URL        string      `json:"url"`
-	Events     []EventType `json:"events"`      // empty: every type
-	ProjectIDs []string    `json:"project_ids"` // nil: every project
+	ID         string
+	URL        string
+	Events     []EventType // empty: every type
+	ProjectIDs []string    // nil: every project
 	// Secret is "whsec_" and the base64 of 32 random bytes. The Store
 	// keeps it as it is, since signing needs it; the HTTP interface shows
 	// it in the answer to the create only.
-	Secret    string    `json:"secret"`
-	CreatedAt time.Time `json:"created_at"`
+	Secret    string
+	CreatedAt time.Time
 }
 
 // Matches reports whether the webhook subscribes to e.
@@ -118,14 +118,14 @@ type Delivery struct {
 
 // DeliveryAttempt is the record of one attempt to deliver an event.
 type DeliveryAttempt struct {
-	ID         string        `json:"id"` // ULID; the attempts of a webhook grow with time
-	WebhookID  string        `json:"webhook_id"`
-	EventID    int64         `json:"event_id"`
-	Attempt    int           `json:"attempt"` // 1 for the first
-	At         time.Time     `json:"at"`
-	StatusCode int           `json:"status_code"` // 0 when no answer came
-	Error      string        `json:"error"`       // why it failed, when no answer came
-	Duration   time.Duration `json:"duration"`
+	ID         string // ULID; the attempts of a webhook grow with time
+	WebhookID  string
+	EventID    int64
+	Attempt    int // 1 for the first
+	At         time.Time
+	StatusCode int    // 0 when no answer came
+	Error      string // why it failed, when no answer came
+	Duration   time.Duration
 }
 
 // Validate checks what the dispatcher reports of an attempt: a status code

@@ -1,17 +1,14 @@
 package cache
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // A Snapshot is every prompt of one project with the version active in
@@ -143,86 +140,25 @@ func snapshotSize(sp SnapshotPrompt) int64 {
 	return n
 }
 
-// MarshalJSON implements json.Marshaler: the snapshot in SnapshotFormat,
-// each resource in the form its own read has (the project as the list of
-// projects, the prompt as the list of prompts, a version as the read of
-// one version), which ParseSnapshot reads back. It never fails.
+// MarshalJSON implements json.Marshaler: the snapshot as api.Snapshot
+// has it, in SnapshotFormat, which ParseSnapshot reads back. It never
+// fails.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
-	b := append([]byte(nil), `{"format":`...)
-	b = wire.AppendString(b, SnapshotFormat)
-	b = append(b, `,"taken_at":`...)
-	b = wire.AppendTime(b, s.TakenAt)
-	b = append(b, `,"project":`...)
-	b = wire.AppendProject(b, s.Project)
-	b = append(b, `,"prompts":[`...)
+	doc := api.Snapshot{Format: SnapshotFormat, TakenAt: s.TakenAt.UTC(), Project: api.FromProject(s.Project),
+		Prompts: make([]api.SnapshotPrompt, len(s.Prompts))}
 	for i, p := range s.Prompts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"prompt":`...)
-		b = wire.AppendPrompt(b, p.Prompt)
-		b = append(b, `,"revision":`...)
-		b = strconv.AppendInt(b, p.Prompt.Revision, 10)
-		b = append(b, `,"environments":{`...)
-		for j, env := range prompts.Environments {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = wire.AppendString(b, string(env))
-			b = append(b, ':')
+		envs := make(map[prompts.Environment]*api.VersionDetail, len(prompts.Environments))
+		for _, env := range prompts.Environments {
+			envs[env] = nil
 			if v := p.Active[env]; v != nil {
-				b = wire.AppendVersionDetail(b, *v)
-			} else {
-				b = append(b, "null"...)
+				d := api.FromVersionDetail(*v)
+				envs[env] = &d
 			}
 		}
-		b = append(b, "}}"...)
+		doc.Prompts[i] = api.SnapshotPrompt{Prompt: api.FromPrompt(p.Prompt), Revision: p.Prompt.Revision, Environments: envs}
 	}
-	return append(b, "]}"...), nil
+	return api.Marshal(doc)
 }
-
-// The JSON of a snapshot, as ParseSnapshot reads it. Pointers tell a
-// member that is absent (or null) from one that holds a zero value.
-type (
-	snapshotJSON struct {
-		Format  *string             `json:"format"`
-		TakenAt *string             `json:"taken_at"`
-		Project *projectJSON        `json:"project"`
-		Prompts *[]snapshotItemJSON `json:"prompts"`
-	}
-	projectJSON struct {
-		ID          *string `json:"id"`
-		Name        *string `json:"name"`
-		Slug        *string `json:"slug"`
-		Description *string `json:"description"`
-		IsPrivate   *bool   `json:"is_private"`
-		CreatedAt   *string `json:"created_at"`
-	}
-	snapshotItemJSON struct {
-		Prompt       *promptJSON                 `json:"prompt"`
-		Revision     *int64                      `json:"revision"`
-		Environments map[string]*json.RawMessage `json:"environments"`
-	}
-	promptJSON struct {
-		ID              *string         `json:"id"`
-		ProjectID       *string         `json:"project_id"`
-		Key             *string         `json:"key"`
-		Name            *string         `json:"name"`
-		Description     json.RawMessage `json:"description"` // a string or null: present either way
-		LatestVersionID json.RawMessage `json:"latest_version_id"`
-		CreatedAt       *string         `json:"created_at"`
-	}
-	versionJSON struct {
-		ID            *string         `json:"id"`
-		PromptID      *string         `json:"prompt_id"`
-		VersionNumber *int            `json:"version_number"`
-		Content       *string         `json:"content"`
-		Metadata      json.RawMessage `json:"metadata_"`
-		CreatedAt     *string         `json:"created_at"`
-		ChangeSummary json.RawMessage `json:"change_summary"`
-		Variables     *[]string       `json:"variables"`
-	}
-)
 
 // ParseSnapshot reads a snapshot's JSON, as MarshalJSON writes it and the
 // HTTP interface sends it. It refuses anything else with an error naming
@@ -233,35 +169,26 @@ type (
 // a version of another prompt, an environment that is not one. Members
 // it does not know are ignored.
 func ParseSnapshot(data []byte) (*Snapshot, error) {
-	var doc snapshotJSON
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, jsonError("", err)
+	var doc api.Snapshot
+	if err := api.UnmarshalComplete(data, &doc); err != nil {
+		var pe *api.PathError
+		if errors.As(err, &pe) && pe.Path == "format" && pe.Problem == "missing" {
+			return nil, snapshotError("format", "missing: not a snapshot")
+		}
+		return nil, snapshotError("", err.Error())
 	}
-	switch {
-	case doc.Format == nil:
-		return nil, snapshotError("format", "missing: not a snapshot")
-	case *doc.Format != SnapshotFormat:
-		return nil, snapshotError("format", fmt.Sprintf("is %q; this version reads %q", *doc.Format, SnapshotFormat))
-	case doc.TakenAt == nil:
-		return nil, snapshotError("taken_at", "missing")
-	case doc.Project == nil:
-		return nil, snapshotError("project", "missing")
-	case doc.Prompts == nil:
-		return nil, snapshotError("prompts", "missing")
+	if doc.Format != SnapshotFormat {
+		return nil, snapshotError("format", fmt.Sprintf("is %q; this version reads %q", doc.Format, SnapshotFormat))
 	}
-	takenAt, err := parseTime(*doc.TakenAt, "taken_at")
-	if err != nil {
-		return nil, err
+	if !prompts.ValidID(doc.Project.ID) {
+		return nil, snapshotError("project.id", "is not an id")
 	}
-	project, err := doc.Project.parse()
-	if err != nil {
-		return nil, err
-	}
-	s := &Snapshot{Project: project, TakenAt: takenAt, Prompts: make([]SnapshotPrompt, 0, len(*doc.Prompts))}
+	project := doc.Project.Domain()
+	s := &Snapshot{Project: project, TakenAt: doc.TakenAt.UTC().Truncate(time.Microsecond), Prompts: make([]SnapshotPrompt, 0, len(doc.Prompts))}
 	ids, keys := make(map[string]bool), make(map[string]bool)
-	for i, item := range *doc.Prompts {
+	for i, item := range doc.Prompts {
 		at := "prompts[" + strconv.Itoa(i) + "]"
-		sp, err := item.parse(at, project.ID)
+		sp, err := parseItem(item, at, project.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -288,216 +215,55 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-func (p *projectJSON) parse() (prompts.Project, error) {
-	const at = "project"
+// parseItem checks one prompt of a snapshot, at, of the project
+// projectID, and returns it as the cache holds it.
+func parseItem(item api.SnapshotPrompt, at, projectID string) (SnapshotPrompt, error) {
+	p, v := item.Prompt, item.Environments
 	switch {
-	case p.ID == nil:
-		return prompts.Project{}, snapshotError(at+".id", "missing")
-	case !prompts.ValidID(*p.ID):
-		return prompts.Project{}, snapshotError(at+".id", "is not an id")
-	case p.Name == nil:
-		return prompts.Project{}, snapshotError(at+".name", "missing")
-	case p.Slug == nil:
-		return prompts.Project{}, snapshotError(at+".slug", "missing")
-	case p.Description == nil:
-		return prompts.Project{}, snapshotError(at+".description", "missing")
-	case p.IsPrivate == nil:
-		return prompts.Project{}, snapshotError(at+".is_private", "missing")
-	case p.CreatedAt == nil:
-		return prompts.Project{}, snapshotError(at+".created_at", "missing")
-	}
-	created, err := parseTime(*p.CreatedAt, at+".created_at")
-	if err != nil {
-		return prompts.Project{}, err
-	}
-	return prompts.Project{ID: *p.ID, Name: *p.Name, Slug: *p.Slug, Description: *p.Description, IsPrivate: *p.IsPrivate, CreatedAt: created}, nil
-}
-
-func (item *snapshotItemJSON) parse(at, projectID string) (SnapshotPrompt, error) {
-	switch {
-	case item.Prompt == nil:
-		return SnapshotPrompt{}, snapshotError(at+".prompt", "missing")
-	case item.Revision == nil:
-		return SnapshotPrompt{}, snapshotError(at+".revision", "missing")
-	case *item.Revision < 1:
+	case item.Revision < 1:
 		return SnapshotPrompt{}, snapshotError(at+".revision", "must be a positive integer")
-	case item.Environments == nil:
-		return SnapshotPrompt{}, snapshotError(at+".environments", "missing")
+	case !prompts.ValidID(p.ID):
+		return SnapshotPrompt{}, snapshotError(at+".prompt.id", "is not an id")
+	case p.ProjectID != projectID:
+		return SnapshotPrompt{}, snapshotError(at+".prompt.project_id", "is not the snapshot's project")
+	case !prompts.ValidKey(p.Key):
+		return SnapshotPrompt{}, snapshotError(at+".prompt.key", "is not a key")
+	case p.LatestVersionID != nil && !prompts.ValidID(*p.LatestVersionID):
+		return SnapshotPrompt{}, snapshotError(at+".prompt.latest_version_id", "is not an id")
 	}
-	p, err := item.Prompt.parse(at+".prompt", projectID)
-	if err != nil {
-		return SnapshotPrompt{}, err
-	}
-	p.Revision = *item.Revision
-	sp := SnapshotPrompt{Prompt: p, Active: make(map[prompts.Environment]*prompts.PromptVersion, len(prompts.Environments))}
-	for name := range item.Environments {
-		if !prompts.Environment(name).Valid() {
-			return SnapshotPrompt{}, snapshotError(at+".environments."+name, "is not an environment (production, staging)")
+	for env := range v {
+		if !env.Valid() {
+			return SnapshotPrompt{}, snapshotError(at+".environments."+string(env), "is not an environment (production, staging)")
 		}
 	}
+	sp := SnapshotPrompt{Prompt: p.Domain(), Active: make(map[prompts.Environment]*prompts.PromptVersion, len(prompts.Environments))}
+	sp.Prompt.CreatedAt = sp.Prompt.CreatedAt.Truncate(time.Microsecond)
+	sp.Prompt.Revision = item.Revision
 	for _, env := range prompts.Environments {
 		where := at + ".environments." + string(env)
-		raw, ok := item.Environments[string(env)]
-		if !ok {
+		vd, ok := v[env]
+		switch {
+		case !ok:
 			return SnapshotPrompt{}, snapshotError(where, "missing (null when no version is active)")
-		}
-		if raw == nil { // null: none active
+		case vd == nil: // null: none active
 			sp.Active[env] = nil
 			continue
+		case !prompts.ValidID(vd.ID):
+			return SnapshotPrompt{}, snapshotError(where+".id", "is not an id")
+		case vd.PromptID != p.ID:
+			return SnapshotPrompt{}, snapshotError(where+".prompt_id", "is not the prompt's id")
+		case vd.VersionNumber < 1:
+			return SnapshotPrompt{}, snapshotError(where+".version_number", "must be a positive integer")
+		case vd.Content == "":
+			return SnapshotPrompt{}, snapshotError(where+".content", "must not be empty")
+		case prompts.Metadata(vd.Metadata).Validate() != nil:
+			return SnapshotPrompt{}, snapshotError(where+".metadata_", "must be a JSON object or null")
 		}
-		var vj versionJSON
-		if err := json.Unmarshal(*raw, &vj); err != nil {
-			return SnapshotPrompt{}, jsonError(where, err)
-		}
-		v, err := vj.parse(where, p.ID)
-		if err != nil {
-			return SnapshotPrompt{}, err
-		}
-		sp.Active[env] = &v
+		version := vd.Domain()
+		version.CreatedAt = version.CreatedAt.Truncate(time.Microsecond)
+		sp.Active[env] = &version
 	}
 	return sp, nil
-}
-
-func (p *promptJSON) parse(at, projectID string) (prompts.Prompt, error) {
-	switch {
-	case p.ID == nil:
-		return prompts.Prompt{}, snapshotError(at+".id", "missing")
-	case !prompts.ValidID(*p.ID):
-		return prompts.Prompt{}, snapshotError(at+".id", "is not an id")
-	case p.ProjectID == nil:
-		return prompts.Prompt{}, snapshotError(at+".project_id", "missing")
-	case *p.ProjectID != projectID:
-		return prompts.Prompt{}, snapshotError(at+".project_id", "is not the snapshot's project")
-	case p.Key == nil:
-		return prompts.Prompt{}, snapshotError(at+".key", "missing")
-	case !prompts.ValidKey(*p.Key):
-		return prompts.Prompt{}, snapshotError(at+".key", "is not a key")
-	case p.Name == nil:
-		return prompts.Prompt{}, snapshotError(at+".name", "missing")
-	case p.CreatedAt == nil:
-		return prompts.Prompt{}, snapshotError(at+".created_at", "missing")
-	}
-	created, err := parseTime(*p.CreatedAt, at+".created_at")
-	if err != nil {
-		return prompts.Prompt{}, err
-	}
-	out := prompts.Prompt{ID: *p.ID, ProjectID: *p.ProjectID, Key: *p.Key, Name: *p.Name, CreatedAt: created}
-	if out.Description, err = nullString(p.Description, at+".description"); err != nil {
-		return prompts.Prompt{}, err
-	}
-	latest, err := nullString(p.LatestVersionID, at+".latest_version_id")
-	if err != nil {
-		return prompts.Prompt{}, err
-	}
-	if latest != nil {
-		if !prompts.ValidID(*latest) {
-			return prompts.Prompt{}, snapshotError(at+".latest_version_id", "is not an id")
-		}
-		out.LatestVersionID = *latest
-	}
-	return out, nil
-}
-
-func (v *versionJSON) parse(at, promptID string) (prompts.PromptVersion, error) {
-	switch {
-	case v.ID == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".id", "missing")
-	case !prompts.ValidID(*v.ID):
-		return prompts.PromptVersion{}, snapshotError(at+".id", "is not an id")
-	case v.PromptID == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".prompt_id", "missing")
-	case *v.PromptID != promptID:
-		return prompts.PromptVersion{}, snapshotError(at+".prompt_id", "is not the prompt's id")
-	case v.VersionNumber == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".version_number", "missing")
-	case *v.VersionNumber < 1:
-		return prompts.PromptVersion{}, snapshotError(at+".version_number", "must be a positive integer")
-	case v.Content == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".content", "missing")
-	case *v.Content == "":
-		return prompts.PromptVersion{}, snapshotError(at+".content", "must not be empty")
-	case v.Metadata == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".metadata_", "missing (null when there is none)")
-	case v.CreatedAt == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".created_at", "missing")
-	case v.Variables == nil:
-		return prompts.PromptVersion{}, snapshotError(at+".variables", "missing")
-	}
-	m := prompts.Metadata(v.Metadata)
-	if err := m.Validate(); err != nil {
-		return prompts.PromptVersion{}, snapshotError(at+".metadata_", "must be a JSON object or null")
-	}
-	created, err := parseTime(*v.CreatedAt, at+".created_at")
-	if err != nil {
-		return prompts.PromptVersion{}, err
-	}
-	out := prompts.PromptVersion{
-		ID: *v.ID, PromptID: *v.PromptID, VersionNumber: *v.VersionNumber, Content: *v.Content,
-		Metadata: m.Normalize(), CreatedAt: created, Variables: *v.Variables,
-	}
-	if out.ChangeSummary, err = nullString(v.ChangeSummary, at+".change_summary"); err != nil {
-		return prompts.PromptVersion{}, err
-	}
-	return out, nil
-}
-
-// nullString reads a member that must be present, a string or null.
-func nullString(raw json.RawMessage, at string) (*string, error) {
-	if raw == nil {
-		return nil, snapshotError(at, "missing (null when there is none)")
-	}
-	if bytes.Equal(raw, []byte("null")) {
-		return nil, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, snapshotError(at, "must be a string or null")
-	}
-	return &s, nil
-}
-
-// parseTime reads an RFC 3339 time, in UTC, truncated to microseconds
-// as a Store's times are.
-func parseTime(s, at string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, snapshotError(at, "must be an RFC 3339 time, as 2026-11-21T22:19:26.123456Z")
-	}
-	return t.UTC().Truncate(time.Microsecond), nil
-}
-
-// jsonError is the error of a malformed snapshot that encoding/json
-// found, in the member at (empty for the whole document): what is wrong,
-// and where below at.
-func jsonError(at string, err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return snapshotError(at, fmt.Sprintf("not valid JSON at byte %d: %v", syntax.Offset, syntax))
-	case errors.As(err, &typ):
-		var want string
-		switch typ.Type.Kind() {
-		case reflect.String:
-			want = "a string"
-		case reflect.Int, reflect.Int64:
-			want = "an integer"
-		case reflect.Bool:
-			want = "true or false"
-		case reflect.Slice:
-			want = "an array"
-		default:
-			want = "an object"
-		}
-		if typ.Field != "" {
-			if at != "" {
-				at += "."
-			}
-			at += typ.Field
-		}
-		return snapshotError(at, fmt.Sprintf("must be %s, not a JSON %s", want, typ.Value))
-	}
-	return snapshotError(at, err.Error())
 }
 
 // snapshotError is the error of a malformed snapshot: at names the member

@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // GetActive implements prompts.Store: GET /prompts/{id}?environment=,
@@ -93,7 +94,7 @@ func (c *Client) getActiveByListedKey(ctx context.Context, projectID, key string
 		var q query
 		q.add("project_id", projectID)
 		q.add("key", key)
-		found, _, err := list[prompts.Prompt](ctx, c, "/prompts", q, nil)
+		found, _, err := list(ctx, c, "/prompts", q, nil, api.Prompt.Domain)
 		switch {
 		case errors.Is(err, prompts.ErrNotFound):
 			return prompts.ActivePrompt{}, prompts.NotFound("project")
@@ -132,10 +133,9 @@ func (c *Client) read(ctx context.Context, r request, env prompts.Environment, w
 // revision from its ETag, and completes it (see complete); ok is false
 // when the prompt was renamed before its created_at could be read.
 func (c *Client) active(ctx context.Context, res *response, env prompts.Environment, withVersion bool) (a prompts.ActivePrompt, ok bool, err error) {
-	if err := decode(res, &a); err != nil {
+	if a, err = decodeActive(res, env); err != nil {
 		return prompts.ActivePrompt{}, false, err
 	}
-	a.Environment = env
 	a.Revision = revision(res.header)
 	a.Replayed = replayed(res.header)
 	ok, err = c.complete(ctx, &a, withVersion)
@@ -151,7 +151,7 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 		var q query
 		q.add("project_id", a.ProjectID)
 		q.add("key", a.Key)
-		found, _, err := list[prompts.Prompt](ctx, c, "/prompts", q, nil)
+		found, _, err := list(ctx, c, "/prompts", q, nil, api.Prompt.Domain)
 		if err != nil {
 			return false, err
 		}
@@ -175,8 +175,8 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 // read answers it; if the prompt was renamed meanwhile, by a read of it
 // now.
 func (c *Client) changed(ctx context.Context, res *response, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	var a prompts.ActivePrompt
-	if err := decode(res, &a); err != nil {
+	a, err := decodeActive(res, env)
+	if err != nil {
 		c.wrote(promptID, "")
 		return a, err
 	}
@@ -196,29 +196,25 @@ func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.A
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	var b body
+	req := api.Activation{AllowVariableChange: in.AllowVariableChange}
 	if in.VersionID.HasValue() {
-		b.str("version_id", in.VersionID.Value)
+		req.VersionID = api.Some(in.VersionID.Value)
 	} else {
-		b.num("version_number", in.VersionNumber.Value)
+		req.VersionNumber = api.VersionNumber(api.Some(in.VersionNumber.Value))
 	}
-	c.change(&b, in.Change)
-	res, err := c.do(ctx, request{method: http.MethodPut, path: envPath(in.PromptID, in.Environment), body: b.bytes(),
+	if in.Reason != "" {
+		req.Reason = api.Some(in.Reason)
+	}
+	body, err := encode(req)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPut, path: envPath(in.PromptID, in.Environment), body: body,
 		header: writeHeader("", ifMatch(in.PromptID, in.Environment, in.IfRevision))})
 	if err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	return c.changed(ctx, res, in.PromptID, in.Environment)
-}
-
-// change adds a change's reason and promotion guard to a body.
-func (c *Client) change(b *body, ch prompts.Change) {
-	if ch.Reason != "" {
-		b.str("reason", ch.Reason)
-	}
-	if ch.AllowVariableChange {
-		b.boolean("allow_variable_change", true)
-	}
 }
 
 // Deactivate implements prompts.Store: DELETE
@@ -250,9 +246,15 @@ func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Act
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	var b body
-	c.change(&b, in.Change)
-	res, err := c.do(ctx, request{method: http.MethodPost, path: envPath(in.PromptID, in.Environment) + "/rollback", body: b.bytes(),
+	req := api.Rollback{AllowVariableChange: in.AllowVariableChange}
+	if in.Reason != "" {
+		req.Reason = api.Some(in.Reason)
+	}
+	body, err := encode(req)
+	if err != nil {
+		return prompts.ActivePrompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: envPath(in.PromptID, in.Environment) + "/rollback", body: body,
 		header: writeHeader(idempotencyKey(in.Idempotency), ifMatch(in.PromptID, in.Environment, in.IfRevision))})
 	if err != nil {
 		return prompts.ActivePrompt{}, err
@@ -270,5 +272,10 @@ func (c *Client) ListDeployments(ctx context.Context, f prompts.DeploymentFilter
 	var q query
 	q.add("environment", string(f.Environment))
 	q.page(f.Page)
-	return list[prompts.Deployment](ctx, c, promptPath(f.PromptID)+"/deployments", q, nil)
+	return list(ctx, c, promptPath(f.PromptID)+"/deployments", q, nil, api.Deployment.Domain)
+}
+
+// decodeActive decodes an answer shaped as a read of a prompt in env.
+func decodeActive(res *response, env prompts.Environment) (prompts.ActivePrompt, error) {
+	return decode(res, func(a api.ActivePrompt) prompts.ActivePrompt { return a.Domain(env) })
 }

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -9,35 +8,28 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // errNotImplemented is the error of a call the server cannot serve: its
 // store keeps no event log (501).
 var errNotImplemented = fmt.Errorf("client: the server's store keeps no event log: %w", errors.ErrUnsupported)
 
-// problem is an RFC 9457 problem details body, as the interface sends it.
-type problem struct {
-	Status int                  `json:"status"`
-	Detail string               `json:"detail"`
-	Code   string               `json:"code"`
-	Errors []prompts.FieldError `json:"errors"`
-}
-
 // problemError returns the *prompts.Error that an answer of status 400 or
 // more means: the problem's code mapped to a prompts.Code (by the status
 // when the body is no problem, as from a proxy), its detail as the
 // message and its errors as the fields.
 func problemError(res *response) error {
-	var p problem
+	var p api.Problem
 	if isJSON(res.header.Get("Content-Type")) {
-		_ = json.Unmarshal(res.body, &p) // a body that is no problem leaves p empty
+		_ = api.UnmarshalLenient(res.body, &p) // a body that is no problem leaves p empty
 	}
 	code := codeOf(p.Code, res.status)
 	if code == "" {
 		// 501: the route needs what the server's store lacks.
 		return &prompts.Error{Code: prompts.CodeInternal, Message: "the server cannot serve this: " + detailOr(p.Detail, res.status), Err: errNotImplemented}
 	}
-	e := &prompts.Error{Code: code, Message: detailOr(p.Detail, res.status), Fields: p.Errors}
+	e := &prompts.Error{Code: code, Message: detailOr(p.Detail, res.status), Fields: api.DomainFields(p.Errors)}
 	if code == prompts.CodeInternal {
 		e.Err = fmt.Errorf("client: the server answered %d %s", res.status, p.Code)
 	}

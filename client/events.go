@@ -2,15 +2,14 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // The event log (prompts.EventLog) over GET /events: its pages as JSON,
@@ -20,50 +19,6 @@ import (
 // maxEventID is the largest event id the interface takes in after (18
 // digits).
 const maxEventID = 999_999_999_999_999_999
-
-// wireEvent is an event as the interface sends it.
-type wireEvent struct {
-	ID        string            `json:"id"`
-	Type      prompts.EventType `json:"type"`
-	ProjectID string            `json:"project_id"`
-	PromptID  *string           `json:"prompt_id"`
-	CreatedAt time.Time         `json:"created_at"`
-	Data      json.RawMessage   `json:"data"`
-}
-
-// event returns the domain's event. A prompt's revision is not in the
-// event's data (the interface's fixed prompt fields hold none): it is 0.
-func (w wireEvent) event() (prompts.Event, error) {
-	id, err := strconv.ParseInt(w.ID, 10, 64)
-	if err != nil || id < 1 {
-		return prompts.Event{}, fmt.Errorf("client: an event has the id %q", w.ID)
-	}
-	e := prompts.Event{ID: id, Type: w.Type, ProjectID: w.ProjectID, CreatedAt: w.CreatedAt}
-	if w.PromptID != nil {
-		e.PromptID = *w.PromptID
-	}
-	var target any
-	switch w.Type {
-	case prompts.EventProjectCreated:
-		e.Project = new(prompts.Project)
-		target = e.Project
-	case prompts.EventPromptCreated, prompts.EventPromptUpdated:
-		e.Prompt = new(prompts.Prompt)
-		target = e.Prompt
-	case prompts.EventVersionCreated:
-		e.Version = new(prompts.PromptVersion)
-		target = e.Version
-	case prompts.EventDeploymentCreated:
-		e.Deployment = new(prompts.Deployment)
-		target = e.Deployment
-	default:
-		return e, nil // a type of a later release: its resource is unknown here
-	}
-	if err := json.Unmarshal(w.Data, target); err != nil {
-		return prompts.Event{}, fmt.Errorf("client: event %d: %w", id, err)
-	}
-	return e, nil
-}
 
 // ListEvents implements prompts.EventLog: GET /events. The interface
 // takes one project_id: f.ProjectIDs of several are applied by the client
@@ -105,13 +60,15 @@ func (c *Client) events(ctx context.Context, after int64, projectID string, limi
 	}
 	q.add("project_id", projectID)
 	q.add("limit", strconv.Itoa(limit))
-	page, more, err := list[wireEvent](ctx, c, "/events", q, nil)
+	page, more, err := list(ctx, c, "/events", q, nil, func(e api.Event) api.Event { return e })
 	if err != nil {
 		return nil, false, err
 	}
+	// A prompt's revision is not in an event's data (the interface's
+	// fixed prompt fields hold none): it is 0.
 	out := make([]prompts.Event, len(page))
 	for i, w := range page {
-		if out[i], err = w.event(); err != nil {
+		if out[i], err = w.Domain(); err != nil {
 			return nil, false, prompts.Internal(err)
 		}
 	}

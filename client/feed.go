@@ -2,13 +2,13 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // Feed is a prompts.Feed over the server's event stream (GET /events with
@@ -158,10 +158,7 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 	defer silent.Stop()
 	var (
 		p  sseParser
-		ev struct {
-			ProjectID string  `json:"project_id"`
-			PromptID  *string `json:"prompt_id"`
-		}
+		ev api.Event
 	)
 	err := scanLines(body, maxLine, func(line []byte) bool {
 		silent.Reset(f.idle)
@@ -176,8 +173,8 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 			return true
 		}
 		id, err := strconv.ParseInt(e.ID, 10, 64)
-		ev.ProjectID, ev.PromptID = "", nil
-		if err != nil || id <= st.last || json.Unmarshal(e.Data, &ev) != nil || ev.ProjectID == "" {
+		ev = api.Event{}
+		if err != nil || id <= st.last || api.UnmarshalLenient(e.Data, &ev) != nil || ev.ProjectID == "" {
 			f.c.log.ErrorContext(ctx, "client: feed: an event that cannot be read", "id", e.ID, "type", e.Type)
 			if err == nil && id > st.last {
 				st.last = id // skipped: the sink starts afresh after it

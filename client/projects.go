@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // CreateProject implements prompts.Store: POST /projects, which needs an
@@ -15,19 +16,19 @@ func (c *Client) CreateProject(ctx context.Context, in prompts.NewProject) (prom
 	if err := in.Validate(); err != nil {
 		return prompts.Project{}, err
 	}
-	var b body
-	b.str("name", in.Name)
+	req := api.NewProject{Name: in.Name, Description: api.Some(in.Description), IsPrivate: in.IsPrivate}
 	if in.Slug != "" {
-		b.str("slug", in.Slug)
+		req.Slug = api.Some(in.Slug)
 	}
-	b.str("description", in.Description)
-	b.boolean("is_private", in.IsPrivate)
-	res, err := c.do(ctx, request{method: http.MethodPost, path: "/projects", body: b.bytes(), mode: retryUnsent})
+	body, err := encode(req)
 	if err != nil {
 		return prompts.Project{}, err
 	}
-	var p prompts.Project
-	return p, decode(res, &p)
+	res, err := c.do(ctx, request{method: http.MethodPost, path: "/projects", body: body, mode: retryUnsent})
+	if err != nil {
+		return prompts.Project{}, err
+	}
+	return decode(res, api.Project.Domain)
 }
 
 // GetProject implements prompts.Store: GET /projects/{id}.
@@ -42,8 +43,7 @@ func (c *Client) GetProject(ctx context.Context, id string) (prompts.Project, er
 	if err != nil {
 		return prompts.Project{}, err
 	}
-	var p prompts.Project
-	return p, decode(res, &p)
+	return decode(res, api.Project.Domain)
 }
 
 // ListProjects implements prompts.Store: GET /projects, the projects the
@@ -59,7 +59,7 @@ func (c *Client) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]p
 	fetch := func(p prompts.Page) ([]prompts.Project, bool, error) {
 		var q query
 		q.page(p)
-		return list[prompts.Project](ctx, c, "/projects", q, nil)
+		return list(ctx, c, "/projects", q, nil, api.Project.Domain)
 	}
 	if f.IDs == nil {
 		return fetch(f.Page)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // CreatePrompt implements prompts.Store: POST /prompts, with an
@@ -16,20 +17,21 @@ func (c *Client) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompt
 	if err := in.Validate(); err != nil {
 		return prompts.Prompt{}, err
 	}
-	var b body
-	b.str("project_id", in.ProjectID)
-	b.str("key", in.Key)
-	b.str("name", in.Name)
+	req := api.NewPrompt{ProjectID: in.ProjectID, Key: in.Key, Name: in.Name}
 	if in.Description != nil {
-		b.str("description", *in.Description)
+		req.Description = api.Some(*in.Description)
 	}
-	res, err := c.do(ctx, request{method: http.MethodPost, path: "/prompts", body: b.bytes(),
+	body, err := encode(req)
+	if err != nil {
+		return prompts.Prompt{}, err
+	}
+	res, err := c.do(ctx, request{method: http.MethodPost, path: "/prompts", body: body,
 		header: writeHeader(idempotencyKey(in.Idempotency), "")})
 	if err != nil {
 		return prompts.Prompt{}, err
 	}
-	var p prompts.Prompt
-	if err := decode(res, &p); err != nil {
+	p, err := decode(res, api.Prompt.Domain)
+	if err != nil {
 		return prompts.Prompt{}, err
 	}
 	p.Revision, p.Replayed = revision(res.header), replayed(res.header)
@@ -57,25 +59,16 @@ func (c *Client) UpdatePrompt(ctx context.Context, id string, in prompts.PromptU
 	if err := beginPrompt(ctx, in.Validate(), id); err != nil {
 		return prompts.Prompt{}, err
 	}
-	var b body
-	if in.Key.Set {
-		b.str("key", in.Key.Value)
-	}
-	if in.Name.Set {
-		b.str("name", in.Name.Value)
-	}
-	switch {
-	case in.Description.Null:
-		b.null("description")
-	case in.Description.Set:
-		b.str("description", in.Description.Value)
-	}
-	res, err := c.do(ctx, request{method: http.MethodPatch, path: promptPath(id), body: b.bytes()})
+	body, err := encode(api.FromPromptUpdate(in))
 	if err != nil {
 		return prompts.Prompt{}, err
 	}
-	var p prompts.Prompt
-	if err := decode(res, &p); err != nil {
+	res, err := c.do(ctx, request{method: http.MethodPatch, path: promptPath(id), body: body})
+	if err != nil {
+		return prompts.Prompt{}, err
+	}
+	p, err := decode(res, api.Prompt.Domain)
+	if err != nil {
 		return prompts.Prompt{}, err
 	}
 	p.Revision = revision(res.header)
@@ -102,7 +95,7 @@ func (c *Client) ListPrompts(ctx context.Context, f prompts.PromptFilter) ([]pro
 		q.add("project_id", project)
 		q.add("key", f.Key)
 		q.page(p)
-		page, more, err := list[prompts.Prompt](ctx, c, "/prompts", q, nil)
+		page, more, err := list(ctx, c, "/prompts", q, nil, api.Prompt.Domain)
 		if project != "" && errors.Is(err, prompts.ErrNotFound) {
 			return []prompts.Prompt{}, false, nil // an unknown project has none
 		}

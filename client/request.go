@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -39,34 +39,15 @@ func keyPath(key string) (path string, ok bool) {
 	return strings.Join(segs, "/"), true
 }
 
-// body builds a request's JSON object, strings escaped as the interface
-// writes them, metadata passed as its raw text.
-type body struct{ b []byte }
-
-func (o *body) name(n string) {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ',')
+// encode returns the JSON of a request's body, one of package api's
+// request types. Only metadata that is no JSON (which Validate refuses
+// first) fails.
+func encode(v any) ([]byte, error) {
+	b, err := api.Marshal(v)
+	if err != nil {
+		return nil, prompts.Internal(err)
 	}
-	o.b = wire.AppendString(o.b, n)
-	o.b = append(o.b, ':')
-}
-
-func (o *body) str(n, v string) { o.name(n); o.b = wire.AppendString(o.b, v) }
-func (o *body) raw(n, v string) { o.name(n); o.b = append(o.b, v...) }
-func (o *body) null(n string)   { o.name(n); o.b = append(o.b, "null"...) }
-func (o *body) num(n string, v int) {
-	o.name(n)
-	o.b = strconv.AppendInt(o.b, int64(v), 10)
-}
-func (o *body) boolean(n string, v bool) { o.name(n); o.b = strconv.AppendBool(o.b, v) }
-
-func (o *body) bytes() []byte {
-	if len(o.b) == 0 {
-		return []byte("{}")
-	}
-	return append(o.b, '}')
+	return b, nil
 }
 
 // idempotencyKey returns the Idempotency-Key header of a write that
@@ -128,12 +109,16 @@ func revision(h http.Header) int64 {
 
 func replayed(h http.Header) bool { return h.Get("Idempotent-Replayed") == "true" }
 
-// decode reads an answer's JSON body into v.
-func decode(res *response, v any) error {
-	if err := json.Unmarshal(res.body, v); err != nil {
-		return prompts.Internal(err)
+// decode reads an answer's JSON body, a value of the api type A, and
+// returns what conv makes of it. Members it does not know are ignored:
+// a later server may send more.
+func decode[A, D any](res *response, conv func(A) D) (D, error) {
+	var a A
+	if err := api.UnmarshalLenient(res.body, &a); err != nil {
+		var zero D
+		return zero, prompts.Internal(err)
 	}
-	return nil
+	return conv(a), nil
 }
 
 // query builds a query string, in the order given, leaving out empty
@@ -208,17 +193,21 @@ func nextLinkStart(s string) int {
 }
 
 // list reads one page of a list: its items and whether more follow.
-func list[T any](ctx context.Context, c *Client, path string, q query, h http.Header) ([]T, bool, error) {
+// Each item is a value of the api type A, returned as conv makes it.
+func list[A, D any](ctx context.Context, c *Client, path string, q query, h http.Header, conv func(A) D) ([]D, bool, error) {
 	res, err := c.do(ctx, request{method: http.MethodGet, path: path, query: q.String(), header: h})
 	if err != nil {
 		return nil, false, err
 	}
-	var items []T
-	if err := decode(res, &items); err != nil {
+	items, err := decode(res, func(page []A) []D {
+		out := make([]D, len(page))
+		for i, a := range page {
+			out[i] = conv(a)
+		}
+		return out
+	})
+	if err != nil {
 		return nil, false, err
-	}
-	if items == nil {
-		items = []T{}
 	}
 	return items, hasNext(res.header) && len(items) > 0, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // CreateVersion implements prompts.Store: POST /prompts/{id}/versions,
@@ -19,38 +20,17 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.PromptVersion{}, err
 	}
-	var b body
-	b.str("content", in.Content)
-	if in.ChangeSummary != nil {
-		b.str("change_summary", *in.ChangeSummary)
+	body, err := encode(api.FromNewVersion(in))
+	if err != nil {
+		return prompts.PromptVersion{}, err
 	}
-	if !in.Metadata.IsNull() {
-		b.raw("metadata_", string(in.Metadata))
-	}
-	if in.Environments != nil {
-		b.name("environments")
-		b.b = append(b.b, '[')
-		for i, e := range in.Environments {
-			if i > 0 {
-				b.b = append(b.b, ',')
-			}
-			b.b = strconv.AppendQuote(b.b, string(e))
-		}
-		b.b = append(b.b, ']')
-	}
-	if in.Reason != "" {
-		b.str("reason", in.Reason)
-	}
-	if in.AllowVariableChange {
-		b.boolean("allow_variable_change", true)
-	}
-	res, err := c.do(ctx, request{method: http.MethodPost, path: promptPath(in.PromptID) + "/versions", body: b.bytes(),
+	res, err := c.do(ctx, request{method: http.MethodPost, path: promptPath(in.PromptID) + "/versions", body: body,
 		header: writeHeader(idempotencyKey(in.Idempotency), "")})
 	if err != nil {
 		return prompts.PromptVersion{}, err
 	}
-	var v prompts.PromptVersion
-	if err := decode(res, &v); err != nil {
+	v, err := decode(res, api.Version.Domain)
+	if err != nil {
 		return prompts.PromptVersion{}, err
 	}
 	if in.ChangeSummary != nil {
@@ -74,8 +54,8 @@ func (c *Client) GetVersion(ctx context.Context, promptID string, number int) (p
 	if err != nil {
 		return prompts.PromptVersion{}, err
 	}
-	var v prompts.PromptVersion
-	if err := decode(res, &v); err != nil {
+	v, err := decode(res, api.VersionDetail.Domain)
+	if err != nil {
 		return prompts.PromptVersion{}, err
 	}
 	c.memo.version(v)
@@ -89,7 +69,7 @@ func (c *Client) ListVersions(ctx context.Context, promptID string, p prompts.Pa
 	}
 	var q query
 	q.page(p)
-	page, more, err := list[prompts.PromptVersion](ctx, c, promptPath(promptID)+"/versions", q, nil)
+	page, more, err := list(ctx, c, promptPath(promptID)+"/versions", q, nil, api.VersionDetail.Domain)
 	for _, v := range page {
 		c.memo.version(v)
 	}

@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/httpapi"
 	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/memstore"
@@ -51,7 +53,7 @@ func BenchmarkReadPromptBare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := wire.AppendActive(nil, ap)
+	body := api.AppendActive(nil, ap)
 	ct, tag, cache, length := []string{"application/json"}, []string{string(wire.AppendETag(nil, ap))}, []string{"private, no-cache"}, []string{strconv.Itoa(len(body))}
 	benchRead(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -63,6 +65,11 @@ func BenchmarkReadPromptBare(b *testing.B) {
 // benchStore returns a memstore with a prompt that has a description and
 // an active version, and the prompt's id.
 func benchStore(b testing.TB) (*memstore.Store, string) {
+	return benchStoreContent(b, benchContent)
+}
+
+// benchStoreContent is benchStore with the version's content given.
+func benchStoreContent(b testing.TB, content string) (*memstore.Store, string) {
 	ctx := context.Background()
 	store := memstore.New()
 	proj, err := store.CreateProject(ctx, prompts.NewProject{Name: "Bench"})
@@ -76,7 +83,7 @@ func benchStore(b testing.TB) (*memstore.Store, string) {
 	}
 	_, err = store.CreateVersion(ctx, prompts.NewVersion{
 		PromptID:     p.ID,
-		Content:      benchContent,
+		Content:      content,
 		Metadata:     prompts.Metadata(`{"model":"gpt-5","temperature":0.2,"max_tokens":512,"tags":["support","greeting"]}`),
 		Environments: []prompts.Environment{prompts.Production},
 	})
@@ -129,4 +136,12 @@ func (w *discardWriter) WriteHeader(code int) {
 func (w *discardWriter) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	return len(p), nil
+}
+
+// BenchmarkReadPromptLarge is BenchmarkReadPrompt of a prompt whose
+// answer is 40 KB, more than the handler keeps encoded: every read
+// encodes the body.
+func BenchmarkReadPromptLarge(b *testing.B) {
+	store, id := benchStoreContent(b, strings.Repeat(benchContent, 55))
+	benchRead(b, benchHandler(b, store), id)
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // BenchmarkDecodeCreateVersion measures the decoding of a typical create
@@ -19,20 +19,9 @@ func BenchmarkDecodeCreateVersion(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var (
-			content, summary prompts.Optional[string]
-			metadata         prompts.Metadata
-			envs             []string
-			allow            bool
-		)
-		if bad := decodeObject(body, []member{
-			{"content", "a string", &content},
-			{"change_summary", "a string or null", &summary},
-			{"metadata_", "a JSON object or null", &metadata},
-			{"environments", "an array of environment names (strings) or null", &envs},
-			{"allow_variable_change", "true or false", &allow},
-		}); bad != nil {
-			b.Fatal(bad.detail)
+		var req api.NewVersion
+		if bad := api.DecodeRequest(body, &req); bad != nil {
+			b.Fatal(bad.Detail)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // listDeployments is GET
@@ -31,6 +30,6 @@ func (h *Handler) listDeployments() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListDeployments(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendDeployment, func(x prompts.Deployment) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendDeployment, func(x prompts.Deployment) string { return x.ID })
 	}
 }

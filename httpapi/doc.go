@@ -220,7 +220,7 @@
 // what is stored:
 //
 //   - A request body is at most 1 MiB (WithBodyLimit), else 413. It is
-//     one JSON object in valid UTF-8, nesting at most 1000 levels, with no
+//     one JSON object in valid UTF-8, nesting at most 10,000 levels, with no
 //     \u escape of half a UTF-16 surrogate pair (bad bytes are never read
 //     as U+FFFD) and no name given twice in any object, metadata_'s and
 //     variables' included, else 400 naming the problem (a name given

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/wire"
 )
 
@@ -135,7 +136,7 @@ func (h *Handler) writeActive(w http.ResponseWriter, r *http.Request, a prompts.
 	e := h.answers.get(t)
 	if e == nil {
 		bp := h.getBuf()
-		b := wire.AppendActive((*bp)[:0], a)
+		b := appendActive((*bp)[:0], a)
 		e = newEncoded(t, b)
 		h.putBuf(bp, b)
 		h.answers.put(e)
@@ -211,7 +212,7 @@ func (c *answerCache) put(e *encoded) {
 func (h *Handler) writeChanged(w http.ResponseWriter, a prompts.ActivePrompt) {
 	hd := w.Header()
 	hd["Etag"] = []string{string(wire.AppendETag(nil, a))}
-	writeValue(h, w, a, wire.AppendActive)
+	writeValue(h, w, a, appendActive)
 }
 
 // setNextLink sets the Link header to the page after the item with id
@@ -302,4 +303,26 @@ func readValue[T any](h *Handler, w http.ResponseWriter, v T, add func([]byte, T
 	b := add((*bp)[:0], v)
 	h.writeRead(w, b)
 	h.putBuf(bp, b)
+}
+
+// The encoders of the answers: the api type of a resource, as api.Append
+// writes it. Marshaling fails only on metadata that is not JSON, which no
+// Store keeps (they validate it); b is then returned as it was.
+
+func appendJSON[T any](b []byte, v T) []byte {
+	b, _ = api.Append(b, v)
+	return b
+}
+
+func appendActive(b []byte, a prompts.ActivePrompt) []byte { return api.AppendActive(b, a) }
+func appendPrompt(b []byte, p prompts.Prompt) []byte       { return appendJSON(b, api.FromPrompt(p)) }
+func appendProject(b []byte, p prompts.Project) []byte     { return appendJSON(b, api.FromProject(p)) }
+func appendVersion(b []byte, v prompts.PromptVersion) []byte {
+	return appendJSON(b, api.FromVersion(v))
+}
+func appendVersionDetail(b []byte, v prompts.PromptVersion) []byte {
+	return appendJSON(b, api.FromVersionDetail(v))
+}
+func appendDeployment(b []byte, d prompts.Deployment) []byte {
+	return appendJSON(b, api.FromDeployment(d))
 }

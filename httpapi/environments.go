@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // readEnvironment is GET /prompts/{prompt_id}/environments/{environment}:
@@ -29,24 +30,16 @@ func (h *Handler) activate() handlerFunc {
 		if !ok {
 			return
 		}
-		var versionID, reason prompts.Optional[string]
-		var number versionNumberField
-		var allow bool
-		if bad := decodeObject(body, []member{
-			{"version_id", "a string", &versionID},
-			{"version_number", "an integer", &number},
-			{"reason", "a string or null", &reason},
-			{"allow_variable_change", "true or false", &allow},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.Activation
+		if !h.decode(w, body, &req) {
 			return
 		}
 		in := prompts.Activation{
 			PromptID:      r.PathValue("prompt_id"),
 			Environment:   prompts.Environment(r.PathValue("environment")),
-			VersionID:     versionID,
-			VersionNumber: prompts.Optional[int](number),
-			Change:        h.change(r, a, reason.Value, allow),
+			VersionID:     req.VersionID.Domain(),
+			VersionNumber: prompts.Optional[int](req.VersionNumber),
+			Change:        h.change(r, a, req.Reason.Value, req.AllowVariableChange),
 		}
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
@@ -104,16 +97,9 @@ func (h *Handler) rollback() handlerFunc {
 		if !ok {
 			return
 		}
-		var reason prompts.Optional[string]
-		var allow bool
-		if len(body) > 0 { // the body is optional
-			if bad := decodeObject(body, []member{
-				{"reason", "a string or null", &reason},
-				{"allow_variable_change", "true or false", &allow},
-			}); bad != nil {
-				h.badRequest(w, bad)
-				return
-			}
+		var req api.Rollback
+		if len(body) > 0 && !h.decode(w, body, &req) { // the body is optional
+			return
 		}
 		idem, ok := h.idempotency(w, r, a, body)
 		if !ok {
@@ -122,7 +108,7 @@ func (h *Handler) rollback() handlerFunc {
 		in := prompts.Rollback{
 			PromptID:    r.PathValue("prompt_id"),
 			Environment: prompts.Environment(r.PathValue("environment")),
-			Change:      h.change(r, a, reason.Value, allow),
+			Change:      h.change(r, a, req.Reason.Value, req.AllowVariableChange),
 			Idempotency: idem,
 		}
 		if err := in.Validate(); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // listEvents is GET /events?after=&project_id=&limit=: a page of the
@@ -87,7 +87,7 @@ func (h *Handler) listEvents() handlerFunc {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = wire.AppendEvent(b, e); err != nil {
+			if b, err = api.AppendEvent(b, e); err != nil {
 				h.putBuf(bp, b)
 				h.storeError(w, r, prompts.Internal(err))
 				return

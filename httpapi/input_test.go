@@ -219,3 +219,20 @@ func TestBodyTextAndDuplicateNames(t *testing.T) {
 	r = e.do("POST", versions, "{\"content\":\"\uFFFD is a character\"}")
 	is.Equal(r.status, 200) // U+FFFD itself, well encoded, is text like any other
 }
+
+// A body nesting deeper than the decoder's bound is 400, and so is
+// metadata_ nesting past its own rule; neither takes the server down.
+func TestDeepBodies(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	id := e.newPrompt(e.project.ID)["id"].(string)
+	versions := "/v1/integration/prompts/" + id + "/versions"
+	deep := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	r := e.do("POST", versions, `{"content":"c","metadata_":`+deep(10001)+`}`)
+	is.Equal(r.status, 400) // past the decoder's bound
+	is.True(strings.Contains(r.problem(t)["detail"].(string), "not valid JSON"))
+	r = e.do("POST", versions, `{"content":"c","metadata_":`+deep(5000)+`}`)
+	is.Equal(r.status, 400) // within it, past metadata_'s 32 levels
+	is.Equal(fieldsOf(t, r), []string{"metadata_"})
+	is.Equal(len(e.do("GET", versions, "").arr(t)), 0) // nothing stored
+}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // kind is what a problem is: its HTTP status and its code member.
@@ -80,29 +80,10 @@ func (h *Handler) problem(w http.ResponseWriter, k kind, detail string, fields [
 		detail += " (" + strconv.Itoa(n) + " errors in all; the first " + strconv.Itoa(MaxProblemErrors) + " are listed)"
 	}
 	bp := h.getBuf()
-	b := append((*bp)[:0], `{"type":"about:blank","title":`...)
-	b = wire.AppendString(b, http.StatusText(k.status))
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(k.status), 10)
-	b = append(b, `,"detail":`...)
-	b = wire.AppendString(b, detail)
-	b = append(b, `,"code":`...)
-	b = wire.AppendString(b, k.code)
-	if len(fields) > 0 {
-		b = append(b, `,"errors":[`...)
-		for i, f := range fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"field":`...)
-			b = wire.AppendString(b, f.Field)
-			b = append(b, `,"detail":`...)
-			b = wire.AppendString(b, f.Detail)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, '}')
+	b := appendJSON((*bp)[:0], api.Problem{
+		Type: "about:blank", Title: http.StatusText(k.status), Status: k.status, Detail: detail, Code: k.code,
+		Errors: api.FieldErrors(fields),
+	})
 	hd := w.Header()
 	hd["Content-Type"] = h.hdrProblem
 	hd["Content-Length"] = []string{strconv.Itoa(len(b))}
@@ -142,10 +123,6 @@ func invalidDetail(fields []prompts.FieldError) string {
 		b.WriteString(f.Detail)
 	}
 	return b.String()
-}
-
-func (h *Handler) badRequest(w http.ResponseWriter, bad *badRequest) {
-	h.problem(w, kindOf(prompts.CodeInvalid), bad.detail, bad.fields)
 }
 
 // storeError answers an error that the Store or the Authenticator

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // createProject is POST /projects, for admin keys of every project: a
@@ -21,18 +21,11 @@ func (h *Handler) createProject() handlerFunc {
 		if !ok {
 			return
 		}
-		var name, slug, description prompts.Optional[string]
-		var private bool
-		if bad := decodeObject(body, []member{
-			{"name", "a string", &name},
-			{"slug", "a string or null", &slug},
-			{"description", "a string or null", &description},
-			{"is_private", "true or false", &private},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewProject
+		if !h.decode(w, body, &req) {
 			return
 		}
-		in := prompts.NewProject{Name: name.Value, Slug: slug.Value, Description: description.Value, IsPrivate: private}
+		in := req.Domain()
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -43,7 +36,7 @@ func (h *Handler) createProject() handlerFunc {
 			return
 		}
 		w.Header()["Location"] = []string{"projects/" + p.ID}
-		writeValue(h, w, p, wire.AppendProject)
+		writeValue(h, w, p, appendProject)
 	}
 }
 
@@ -62,7 +55,7 @@ func (h *Handler) readProject() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		writeValue(h, w, p, wire.AppendProject)
+		writeValue(h, w, p, appendProject)
 	}
 }
 
@@ -77,6 +70,6 @@ func (h *Handler) listProjects() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListProjects(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendProject, func(x prompts.Project) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendProject, func(x prompts.Project) string { return x.ID })
 	}
 }

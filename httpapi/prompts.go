@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // createPrompt is POST /prompts.
@@ -14,27 +14,16 @@ func (h *Handler) createPrompt() handlerFunc {
 		if !ok {
 			return
 		}
-		var projectID, key, name, description prompts.Optional[string]
-		if bad := decodeObject(body, []member{
-			{"project_id", "a string", &projectID},
-			{"key", "a string", &key},
-			{"name", "a string", &name},
-			{"description", "a string or null", &description},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewPrompt
+		if !h.decode(w, body, &req) {
 			return
 		}
 		idem, ok := h.idempotency(w, r, a, body)
 		if !ok {
 			return
 		}
-		in := prompts.NewPrompt{
-			ProjectID:   projectID.Value,
-			Key:         key.Value,
-			Name:        name.Value,
-			Description: optString(description),
-			Idempotency: idem,
-		}
+		in := req.Domain()
+		in.Idempotency = idem
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -51,7 +40,7 @@ func (h *Handler) createPrompt() handlerFunc {
 		replayed(w, p.Replayed)
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
 		setPromptETag(w, p)
-		writeValue(h, w, p, wire.AppendPrompt)
+		writeValue(h, w, p, appendPrompt)
 	}
 }
 
@@ -131,15 +120,11 @@ func (h *Handler) updatePrompt() handlerFunc {
 		if !ok {
 			return
 		}
-		var in prompts.PromptUpdate
-		if bad := decodeObject(body, []member{
-			{"key", "a string", &in.Key},
-			{"name", "a string", &in.Name},
-			{"description", "a string or null", &in.Description},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.PromptUpdate
+		if !h.decode(w, body, &req) {
 			return
 		}
+		in := req.Domain()
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -171,7 +156,7 @@ func (h *Handler) updatePrompt() handlerFunc {
 			return
 		}
 		setPromptETag(w, p)
-		writeValue(h, w, p, wire.AppendPrompt)
+		writeValue(h, w, p, appendPrompt)
 	}
 }
 
@@ -214,7 +199,7 @@ func (h *Handler) listPrompts() handlerFunc {
 			f.ProjectIDs = a.visible()
 		}
 		list, more, err := h.store.ListPrompts(r.Context(), f)
-		writeList(h, w, r, list, more, err, wire.AppendPrompt, func(x prompts.Prompt) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendPrompt, func(x prompts.Prompt) string { return x.ID })
 	}
 }
 

@@ -2,10 +2,9 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // render is POST /prompts/{prompt_id}/render with {"environment": …} or
@@ -18,20 +17,11 @@ func (h *Handler) render() handlerFunc {
 		if !ok {
 			return
 		}
-		in := prompts.RenderRequest{PromptID: r.PathValue("prompt_id")}
-		var (
-			number versionNumberField
-			values stringMap
-		)
-		if bad := decodeObject(body, []member{
-			{"environment", "production or staging", &in.Environment},
-			{"version_number", "an integer", &number},
-			{"variables", "an object of distinct names whose values are strings", &values},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.Render
+		if !h.decode(w, body, &req) {
 			return
 		}
-		in.VersionNumber, in.Variables = prompts.Optional[int](number), values
+		in := req.Domain(r.PathValue("prompt_id"))
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -67,42 +57,6 @@ func (h *Handler) render() handlerFunc {
 			h.invalidInput(w, r, err) // one entry a missing or unused variable, or the size
 			return
 		}
-		bp := h.getBuf()
-		b := append((*bp)[:0], `{"prompt_id":`...)
-		b = wire.AppendString(b, v.PromptID)
-		b = append(b, `,"version_id":`...)
-		b = wire.AppendString(b, v.ID)
-		b = append(b, `,"version_number":`...)
-		b = strconv.AppendInt(b, int64(v.VersionNumber), 10)
-		b = append(b, `,"text":`...)
-		b = wire.AppendString(b, text)
-		b = append(b, '}')
-		h.writeRead(w, b)
-		h.putBuf(bp, b)
+		readValue(h, w, api.Rendered{PromptID: v.PromptID, VersionID: v.ID, VersionNumber: v.VersionNumber, Text: text}, appendJSON[api.Rendered])
 	}
-}
-
-// stringMap decodes a JSON object whose values are all strings, each name
-// once; null, another value or a name given twice is an error.
-type stringMap map[string]string
-
-func (m *stringMap) UnmarshalJSON(b []byte) error {
-	if s := (scanner{data: b}); len(b) == 0 || b[0] != '{' || !s.value() || s.pos != len(b) {
-		return errWrongType // a name given twice included
-	}
-	out := stringMap{}
-	var err error
-	members(b, func(name, value []byte) bool {
-		if value[0] != '"' {
-			err = errWrongType
-			return false
-		}
-		out[unquote(name)] = unquote(value)
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	*m = out
-	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // The event stream: GET /events with Accept: text/event-stream.
@@ -194,7 +194,7 @@ func appendFrame(b []byte, e prompts.Event) ([]byte, error) {
 	b = append(b, "\nevent: "...)
 	b = append(b, e.Type...)
 	b = append(b, "\ndata: "...)
-	b, err := wire.AppendEvent(b, e)
+	b, err := api.AppendEvent(b, e)
 	if err != nil { // an unknown type included: nothing of it is sent
 		return b[:start], err
 	}

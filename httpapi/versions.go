@@ -1,14 +1,11 @@
 package httpapi
 
 import (
-	"encoding/json"
-	"errors"
-	"math"
 	"net/http"
 	"strconv"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // createVersion is POST
@@ -19,43 +16,19 @@ func (h *Handler) createVersion() handlerFunc {
 		if !ok {
 			return
 		}
-		var (
-			content, summary prompts.Optional[string]
-			metadata         prompts.Metadata
-			envs             []string
-			allow            bool
-			reason           prompts.Optional[string]
-		)
-		if bad := decodeObject(body, []member{
-			{"content", "a string", &content},
-			{"change_summary", "a string or null", &summary},
-			{"metadata_", "a JSON object or null", &metadata},
-			{"environments", "an array of environment names (strings) or null", &envs},
-			{"allow_variable_change", "true or false", &allow},
-			{"reason", "a string or null", &reason},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewVersion
+		if !h.decode(w, body, &req) {
 			return
 		}
 		idem, ok := h.idempotency(w, r, a, body)
 		if !ok {
 			return
 		}
-		in := prompts.NewVersion{
-			PromptID:      r.PathValue("prompt_id"),
-			Content:       content.Value,
-			ChangeSummary: optString(summary),
-			Metadata:      metadata,
-			Actor:         a.Name,
-			Reason:        reason.Value, // for the records of environments
-			// The guard is a rule of activation: it binds only with
-			// environments.
-			AllowVariableChange: allow,
-			Idempotency:         idem,
-		}
-		for _, e := range envs {
-			in.Environments = append(in.Environments, prompts.Environment(e))
-		}
+		// The reason is for the records of environments; the guard
+		// (allow_variable_change) is a rule of activation: both bind
+		// only with environments.
+		in := req.Domain(r.PathValue("prompt_id"))
+		in.Actor, in.Idempotency = a.Name, idem
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -74,7 +47,7 @@ func (h *Handler) createVersion() handlerFunc {
 		}
 		replayed(w, v.Replayed)
 		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
-		writeValue(h, w, v, wire.AppendVersion)
+		writeValue(h, w, v, appendVersion)
 	}
 }
 
@@ -93,7 +66,7 @@ func (h *Handler) listVersions() handlerFunc {
 			return
 		}
 		list, more, err := h.store.ListVersions(r.Context(), id, page)
-		writeList(h, w, r, list, more, err, wire.AppendVersionDetail, func(x prompts.PromptVersion) string { return x.ID })
+		writeList(h, w, r, list, more, err, appendVersionDetail, func(x prompts.PromptVersion) string { return x.ID })
 	}
 }
 
@@ -118,32 +91,6 @@ func (h *Handler) readVersion() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		readValue(h, w, v, wire.AppendVersionDetail)
+		readValue(h, w, v, appendVersionDetail)
 	}
-}
-
-// versionNumberField decodes version_number: null, or an integer. A
-// positive integer too large for an int names no version, as it does in
-// a path (404), rather than failing to decode (400).
-type versionNumberField prompts.Optional[int]
-
-func (f *versionNumberField) UnmarshalJSON(b []byte) error {
-	var o prompts.Optional[int]
-	err := o.UnmarshalJSON(b)
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) && isDigits(b) {
-		o, err = prompts.Some(math.MaxInt), nil // no store has such a version
-	}
-	*f = versionNumberField(o)
-	return err
-}
-
-// isDigits reports whether b is a JSON integer without a sign.
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(b) > 0
 }

@@ -3,11 +3,10 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/webhook"
 )
 
@@ -39,20 +38,12 @@ func (h *Handler) createWebhook() handlerFunc {
 		if !ok {
 			return
 		}
-		var u, projectID prompts.Optional[string]
-		var types []string
-		if bad := decodeObject(body, []member{
-			{"url", "a string", &u},
-			{"events", "an array of event types (strings) or null", &types},
-			{"project_id", "a string or null", &projectID},
-		}); bad != nil {
-			h.badRequest(w, bad)
+		var req api.NewWebhook
+		if !h.decode(w, body, &req) {
 			return
 		}
-		in := prompts.NewWebhook{URL: u.Value, Secret: prompts.NewWebhookSecret()}
-		for _, t := range types {
-			in.Events = append(in.Events, prompts.EventType(t))
-		}
+		in := prompts.NewWebhook{URL: req.URL, Events: req.Events, Secret: prompts.NewWebhookSecret()}
+		projectID := req.ProjectID
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -237,68 +228,16 @@ func canSee(a Access, wh prompts.Webhook) bool {
 
 func webhookID(wh prompts.Webhook) string { return wh.ID }
 
-// appendWebhook appends a webhook as the reads answer it: id, url, events
-// (empty: every type), project_id (its one project, or null for several
-// or every project) and created_at; never the secret.
-func appendWebhook(b []byte, wh prompts.Webhook) []byte { return appendWebhookAs(b, wh, false) }
+// appendWebhook appends a webhook as the reads answer it (never the
+// secret); appendNewWebhook as its create answers it, with the secret,
+// which no other answer shows.
+func appendWebhook(b []byte, wh prompts.Webhook) []byte { return appendJSON(b, api.FromWebhook(wh)) }
 
-// appendNewWebhook appends a webhook as its create answers it: with the
-// secret, which no other answer shows.
-func appendNewWebhook(b []byte, wh prompts.Webhook) []byte { return appendWebhookAs(b, wh, true) }
-
-func appendWebhookAs(b []byte, wh prompts.Webhook, secret bool) []byte {
-	b = append(b, `{"id":`...)
-	b = wire.AppendString(b, wh.ID)
-	b = append(b, `,"url":`...)
-	b = wire.AppendString(b, wh.URL)
-	b = append(b, `,"events":[`...)
-	for i, t := range wh.Events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = wire.AppendString(b, string(t))
-	}
-	b = append(b, `],"project_id":`...)
-	if len(wh.ProjectIDs) == 1 {
-		b = wire.AppendString(b, wh.ProjectIDs[0])
-	} else {
-		b = append(b, "null"...)
-	}
-	if secret {
-		b = append(b, `,"secret":`...)
-		b = wire.AppendString(b, wh.Secret)
-	}
-	b = append(b, `,"created_at":`...)
-	b = wire.AppendTime(b, wh.CreatedAt)
-	return append(b, '}')
+func appendNewWebhook(b []byte, wh prompts.Webhook) []byte {
+	return appendJSON(b, api.FromNewWebhook(wh))
 }
 
-// appendAttempt appends a delivery attempt: id, event_id (a decimal
-// string, as events' ids are), attempt (1 for the first), at,
-// status_code (null when no answer came), error (null when one came) and
-// duration_ms (a number, to the microsecond).
+// appendAttempt appends a delivery attempt.
 func appendAttempt(b []byte, x prompts.DeliveryAttempt) []byte {
-	b = append(b, `{"id":`...)
-	b = wire.AppendString(b, x.ID)
-	b = append(b, `,"event_id":"`...)
-	b = strconv.AppendInt(b, x.EventID, 10)
-	b = append(b, `","attempt":`...)
-	b = strconv.AppendInt(b, int64(x.Attempt), 10)
-	b = append(b, `,"at":`...)
-	b = wire.AppendTime(b, x.At)
-	b = append(b, `,"status_code":`...)
-	if x.StatusCode == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, int64(x.StatusCode), 10)
-	}
-	b = append(b, `,"error":`...)
-	if x.Error == "" {
-		b = append(b, "null"...)
-	} else {
-		b = wire.AppendString(b, x.Error)
-	}
-	b = append(b, `,"duration_ms":`...)
-	b = strconv.AppendFloat(b, float64(x.Duration.Microseconds())/1000, 'f', -1, 64)
-	return append(b, '}')
+	return appendJSON(b, api.FromDeliveryAttempt(x))
 }

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // A Store opened on a file (Open) keeps everything in memory, as New's
@@ -53,16 +52,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // written before the event log hold none of its fields; they open with an
 // empty log.
 type entry struct {
-	Project *prompts.Project `json:"project,omitempty"`
-	Prompt  *promptEntry     `json:"prompt,omitempty"`
-	Idem    *idemJSON        `json:"idem,omitempty"`
+	Project *fileProject `json:"project,omitempty"`
+	Prompt  *promptEntry `json:"prompt,omitempty"`
+	Idem    *idemJSON    `json:"idem,omitempty"`
 
-	Events     []eventJSON               `json:"events,omitempty"`
-	Log        *logJSON                  `json:"log,omitempty"`
-	Webhook    *prompts.Webhook          `json:"webhook,omitempty"`
-	Unhook     string                    `json:"webhook_deleted,omitempty"` // its id
-	Deliveries []deliveryJSON            `json:"deliveries,omitempty"`
-	Attempts   []prompts.DeliveryAttempt `json:"attempts,omitempty"`
+	Events     []eventJSON    `json:"events,omitempty"`
+	Log        *logJSON       `json:"log,omitempty"`
+	Webhook    *fileWebhook   `json:"webhook,omitempty"`
+	Unhook     string         `json:"webhook_deleted,omitempty"` // its id
+	Deliveries []deliveryJSON `json:"deliveries,omitempty"`
+	Attempts   []fileAttempt  `json:"attempts,omitempty"`
 }
 
 // empty reports whether e records nothing.
@@ -81,7 +80,7 @@ type eventJSON struct {
 	ProjectID  string            `json:"project_id"`
 	PromptID   string            `json:"prompt_id,omitempty"`
 	CreatedAt  time.Time         `json:"created_at"`
-	Prompt     *prompts.Prompt   `json:"prompt,omitempty"`
+	Prompt     *filePrompt       `json:"prompt,omitempty"`
 	Version    int               `json:"version,omitempty"`    // version.created: its number
 	Deployment string            `json:"deployment,omitempty"` // deployment.created: its id
 }
@@ -129,7 +128,7 @@ func (s *Store) stepDelivery(id string, queued bool) {
 
 // eventJSONOf returns the journal's form of e.
 func eventJSONOf(e *prompts.Event) *eventJSON {
-	ej := &eventJSON{ID: e.ID, Type: e.Type, ProjectID: e.ProjectID, PromptID: e.PromptID, CreatedAt: e.CreatedAt, Prompt: e.Prompt}
+	ej := &eventJSON{ID: e.ID, Type: e.Type, ProjectID: e.ProjectID, PromptID: e.PromptID, CreatedAt: e.CreatedAt, Prompt: (*filePrompt)(e.Prompt)}
 	switch {
 	case e.Version != nil:
 		ej.Version = e.Version.VersionNumber
@@ -152,7 +151,7 @@ func (s *Store) event(ej *eventJSON) (prompts.Event, bool) {
 		c := *p
 		e.Project = &c
 	case prompts.EventPromptCreated, prompts.EventPromptUpdated:
-		e.Prompt = ej.Prompt
+		e.Prompt = (*prompts.Prompt)(ej.Prompt)
 	case prompts.EventVersionCreated:
 		rec, ok := s.prompts[ej.PromptID]
 		if !ok || ej.Version < 1 || ej.Version > len(rec.versions) {
@@ -189,10 +188,21 @@ func deliveryJSONOf(d *delivery, withEvent bool) deliveryJSON {
 // environments point at, and the versions and records added since its
 // last entry.
 type promptEntry struct {
-	P           prompts.Prompt          `json:"p"`
-	Active      [2]int                  `json:"active"`
-	Versions    []prompts.PromptVersion `json:"versions,omitempty"`
-	Deployments []prompts.Deployment    `json:"deployments,omitempty"`
+	P           filePrompt       `json:"p"`
+	Active      [2]int           `json:"active"`
+	Versions    []fileVersion    `json:"versions,omitempty"`
+	Deployments []fileDeployment `json:"deployments,omitempty"`
+}
+
+// newPromptEntry returns the entry of a prompt's state.
+func newPromptEntry(p prompts.Prompt, active [2]int, vs []prompts.PromptVersion, ds []prompts.Deployment) *promptEntry {
+	return &promptEntry{P: filePrompt(p), Active: active, Versions: fileVersionsOf(vs),
+		Deployments: convertAll(ds, func(d prompts.Deployment) fileDeployment { return fileDeployment(d) })}
+}
+
+// fileAttempts returns the journal's form of as.
+func fileAttempts(as []prompts.DeliveryAttempt) []fileAttempt {
+	return convertAll(as, func(a prompts.DeliveryAttempt) fileAttempt { return fileAttempt(a) })
 }
 
 // idemJSON is an idempotency record: its key, the hex of the
@@ -202,8 +212,8 @@ type promptEntry struct {
 // key in the clear and the whole result (in rec); Open still reads them,
 // and its compaction rewrites them in this form.
 type idemJSON struct {
-	ID     string                     `json:"id,omitempty"`
-	Record *prompts.IdempotencyRecord `json:"record,omitempty"`
+	ID     string          `json:"id,omitempty"`
+	Record *fileIdemRecord `json:"record,omitempty"`
 
 	Scope  string      `json:"scope,omitempty"` // earlier releases'
 	Key    string      `json:"key,omitempty"`
@@ -220,7 +230,7 @@ type legacyIdem struct {
 
 // idemJSONOf returns the journal's form of e.
 func idemJSONOf(e *idemEntry) *idemJSON {
-	rec := e.rec
+	rec := fileIdemRecord(e.rec)
 	return &idemJSON{ID: hex.EncodeToString(e.k[:]), Record: &rec}
 }
 
@@ -234,7 +244,7 @@ func (ie *idemJSON) entry() (idemEntry, bool) {
 		if err != nil || len(k) != len(e.k) || ie.Record.PromptID == "" {
 			return e, false
 		}
-		e.k, e.rec = idemKey(k), *ie.Record
+		e.k, e.rec = idemKey(k), prompts.IdempotencyRecord(*ie.Record)
 		return e, true
 	case ie.Legacy != nil:
 		e.k = idemKey(prompts.Idempotency{Scope: ie.Scope, Key: ie.Key}.RecordKey())
@@ -519,7 +529,7 @@ func appendFrame(b, payload []byte) []byte {
 
 // apply puts a record read back into s.
 func (s *Store) apply(e entry) {
-	if p := e.Project; p != nil {
+	if p := (*prompts.Project)(e.Project); p != nil {
 		if _, ok := s.projects[p.ID]; !ok {
 			s.projectOrder = insertSorted(s.projectOrder, p.ID)
 		}
@@ -537,10 +547,10 @@ func (s *Store) apply(e entry) {
 			delete(s.byKey, projectKey{rec.p.ProjectID, rec.p.Key})
 		}
 		s.byKey[projectKey{pe.P.ProjectID, pe.P.Key}] = pe.P.ID
-		rec.p = pe.P
+		rec.p = prompts.Prompt(pe.P)
 		rec.active = pe.Active
-		rec.versions = append(rec.versions, pe.Versions...)
-		rec.deployments = append(rec.deployments, pe.Deployments...)
+		rec.versions = append(rec.versions, versionsOf(pe.Versions)...)
+		rec.deployments = append(rec.deployments, convertAll(pe.Deployments, func(d fileDeployment) prompts.Deployment { return prompts.Deployment(d) })...)
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
 	if ie := e.Idem; ie != nil {
@@ -579,7 +589,7 @@ func (s *Store) applyEvents(e entry) {
 		s.dropEvents(n)
 	}
 	if w := e.Webhook; w != nil {
-		s.addWebhook(w)
+		s.addWebhook((*prompts.Webhook)(w))
 	}
 	if e.Unhook != "" {
 		s.deleteWebhook(e.Unhook)
@@ -603,7 +613,7 @@ func (s *Store) applyEvents(e entry) {
 	}
 	for _, a := range e.Attempts {
 		if s.webhooks[a.WebhookID] != nil {
-			s.attempts[a.WebhookID] = append(s.attempts[a.WebhookID], a)
+			s.attempts[a.WebhookID] = append(s.attempts[a.WebhookID], prompts.DeliveryAttempt(a))
 		}
 	}
 }
@@ -615,7 +625,7 @@ func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
 	var e entry
 	switch v := v.(type) {
 	case prompts.Project:
-		e.Project = s.projects[v.ID]
+		e.Project = (*fileProject)(s.projects[v.ID])
 	case prompts.Prompt:
 		e.Prompt = s.promptEntry(v.ID)
 	case prompts.PromptVersion:
@@ -660,7 +670,7 @@ func (s *Store) journalEntry(e entry) (int64, error) {
 	if e.empty() {
 		return 0, nil
 	}
-	b, err := wire.JSON(e)
+	b, err := marshalRecord(e)
 	if err != nil {
 		err = prompts.Internal(fmt.Errorf("memstore: encoding a journal record: %w", err))
 		s.journal.setErr(err)
@@ -683,8 +693,7 @@ func (s *Store) promptEntry(id string) *promptEntry {
 	if !ok {
 		return nil
 	}
-	pe := &promptEntry{P: rec.p, Active: rec.active,
-		Versions: rec.versions[rec.journaledVersions:], Deployments: rec.deployments[rec.journaledDeployments:]}
+	pe := newPromptEntry(rec.p, rec.active, rec.versions[rec.journaledVersions:], rec.deployments[rec.journaledDeployments:])
 	rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	return pe
 }
@@ -731,7 +740,7 @@ func (s *Store) compact() error {
 	var buf bytes.Buffer
 	buf.WriteString(journalHeader)
 	add := func(e entry) error {
-		b, err := wire.JSON(e)
+		b, err := marshalRecord(e)
 		if err != nil {
 			return err
 		}
@@ -740,11 +749,11 @@ func (s *Store) compact() error {
 	}
 	var err error
 	for _, id := range s.projectOrder {
-		err = errors.Join(err, add(entry{Project: s.projects[id]}))
+		err = errors.Join(err, add(entry{Project: (*fileProject)(s.projects[id])}))
 	}
 	for _, id := range s.promptOrder {
 		rec := s.prompts[id]
-		err = errors.Join(err, add(entry{Prompt: &promptEntry{P: rec.p, Active: rec.active, Versions: rec.versions, Deployments: rec.deployments}}))
+		err = errors.Join(err, add(entry{Prompt: newPromptEntry(rec.p, rec.active, rec.versions, rec.deployments)}))
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
 	now := s.clock.Now()
@@ -778,9 +787,9 @@ func (s *Store) compactEvents(add func(entry) error) error {
 		err = errors.Join(err, add(e))
 	}
 	for _, id := range s.webhookOrder {
-		err = errors.Join(err, add(entry{Webhook: s.webhooks[id]}))
+		err = errors.Join(err, add(entry{Webhook: (*fileWebhook)(s.webhooks[id])}))
 		for as := range slices.Chunk(s.attempts[id], batch) {
-			err = errors.Join(err, add(entry{Attempts: as}))
+			err = errors.Join(err, add(entry{Attempts: fileAttempts(as)}))
 		}
 	}
 	var e entry
@@ -996,4 +1005,18 @@ func (j *journal) failed() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.err
+}
+
+// marshalRecord encodes a record of the data file as encoding/json does,
+// but leaves <, > and & (and U+2028, U+2029) as they are: json.Marshal
+// escapes them even inside the raw text a Marshaler returns, and a
+// version's metadata is raw text that must come back byte for byte.
+func marshalRecord(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -120,7 +120,7 @@ func (s *Store) CreateWebhook(ctx context.Context, in prompts.NewWebhook) (promp
 		})
 		s.addWebhook(&stored)
 		w = copyWebhook(stored)
-		return entry{Webhook: &stored}, nil
+		return entry{Webhook: (*fileWebhook)(&stored)}, nil
 	})
 	if err != nil {
 		return prompts.Webhook{}, err
@@ -275,7 +275,7 @@ func (s *Store) FinishDelivery(ctx context.Context, id string, a prompts.Deliver
 			d.nextAt, d.leasedUntil = retryAt.UTC().Truncate(time.Microsecond), time.Time{}
 		}
 		s.stepDelivery(id, false)
-		return entry{Attempts: []prompts.DeliveryAttempt{a}}, nil
+		return entry{Attempts: fileAttempts([]prompts.DeliveryAttempt{a})}, nil
 	})
 }
 

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
 )
 
 // The front matter is YAML; metadata is JSON. Reading, the YAML of
@@ -226,7 +226,7 @@ func (c *converter) json(b []byte, n *yaml.Node, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = wire.AppendString(b, name)
+			b = appendQuote(b, name)
 			b = append(b, ':')
 			var err error
 			if b, err = c.json(b, v, depth+1); err != nil {
@@ -259,7 +259,7 @@ func (c *converter) json(b []byte, n *yaml.Node, depth int) ([]byte, error) {
 			}
 			return append(b, num...), nil
 		case "!!str", "!!timestamp":
-			return wire.AppendString(b, n.Value), nil
+			return appendQuote(b, n.Value), nil
 		default:
 			return nil, errorf(c.line(n), "metadata cannot hold a value tagged %s", tag)
 		}
@@ -530,4 +530,10 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
 	}
 	return nil, fmt.Errorf("unexpected %v", tok)
+}
+
+// appendQuote appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendQuote(b []byte, s string) []byte {
+	b, _ = jsontext.AppendQuote(b, s)
+	return b
 }

@@ -83,7 +83,7 @@ func (t *tx) commit(ctx context.Context) error {
 // promptEvent returns the event of prompt p, created or changed at p's
 // time or at.
 func promptEvent(typ prompts.EventType, p prompts.Prompt, at time.Time) (pendingEvent, error) {
-	b, err := json.Marshal(p)
+	b, err := json.Marshal(eventPrompt(p))
 	if err != nil {
 		return pendingEvent{}, err
 	}
@@ -272,8 +272,9 @@ func (r *eventRow) event() (prompts.Event, error) {
 			e.Project = &p
 		}
 	case prompts.EventPromptCreated, prompts.EventPromptUpdated:
-		var p prompts.Prompt
-		if err := json.Unmarshal(r.data, &p); err == nil {
+		var ep eventPrompt
+		if err := json.Unmarshal(r.data, &ep); err == nil {
+			p := prompts.Prompt(ep)
 			p.CreatedAt = p.CreatedAt.UTC()
 			e.Prompt, ok = &p, true
 		}
@@ -292,4 +293,20 @@ func (r *eventRow) event() (prompts.Event, error) {
 		return prompts.Event{}, fmt.Errorf("sqlstore: event %d (%s) names no resource", e.ID, e.Type)
 	}
 	return e, nil
+}
+
+// eventPrompt is a prompt as the data of its event's row holds it: the
+// column's format, kept from the releases that wrote prompts.Prompt
+// directly. It has the fields of prompts.Prompt, so that a conversion
+// moves one to the other.
+type eventPrompt struct {
+	ID              string    `json:"id"`
+	ProjectID       string    `json:"project_id"`
+	Key             string    `json:"key"`
+	Name            string    `json:"name"`
+	Description     *string   `json:"description"`
+	LatestVersionID string    `json:"latest_version_id"`
+	CreatedAt       time.Time `json:"created_at"`
+	Revision        int64     `json:"revision"`
+	Replayed        bool      `json:"-"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/sqlstore"
 )
 
@@ -175,9 +176,15 @@ func TestMigrateConvertsIdempotencyRecords(t *testing.T) {
 		}
 		tx.MustExec(`INSERT INTO idempotency (scope, key, op, request, result, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, scope, key, op, request, b, created)
 	}
-	record("ci", "create-prompt", "create_prompt", "request of the prompt", p)
-	record("équipe", `"v" \ 2`, "create_version", "request of the version", v2) // a scope of more bytes than characters
-	record("ci", "rollback", "rollback", "request of the rollback", prompts.ActivePrompt{Prompt: p, Environment: prompts.Production, ActiveVersion: &v1})
+	// The results as the releases before kept them: the resources' JSON.
+	type rolledBack struct {
+		api.ActivePrompt
+		Environment prompts.Environment `json:"environment"`
+	}
+	record("ci", "create-prompt", "create_prompt", "request of the prompt", api.FromPrompt(p))
+	record("équipe", `"v" \ 2`, "create_version", "request of the version", api.FromVersionDetail(v2)) // a scope of more bytes than characters
+	record("ci", "rollback", "rollback", "request of the rollback",
+		rolledBack{api.FromActive(prompts.ActivePrompt{Prompt: p, ActiveVersion: &v1}), prompts.Production})
 	record("ci", "unsaved", "create_prompt", "r", nil) // no result: names nothing
 	is.NoErr(tx.Commit())
 

@@ -13,7 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -234,15 +234,15 @@ type detail prompts.PromptVersion
 func encode(v any) []byte {
 	switch v := v.(type) {
 	case prompts.Project:
-		return wire.AppendProject(nil, v)
+		return mustJSON(api.FromProject(v))
 	case prompts.Prompt:
-		return fmt.Appendf(wire.AppendPrompt(nil, v), " revision %d", v.Revision)
+		return fmt.Appendf(mustJSON(api.FromPrompt(v)), " revision %d", v.Revision)
 	case prompts.ActivePrompt:
-		return fmt.Appendf(wire.AppendActive(nil, v), " revision %d", v.Revision)
+		return fmt.Appendf(api.AppendActive(nil, v), " revision %d", v.Revision)
 	case prompts.PromptVersion:
-		return wire.AppendVersion(nil, v)
+		return mustJSON(api.FromVersion(v))
 	case detail:
-		return wire.AppendVersionDetail(nil, prompts.PromptVersion(v))
+		return mustJSON(api.FromVersionDetail(prompts.PromptVersion(v)))
 	case ok:
 		return []byte("ok")
 	}
@@ -264,3 +264,11 @@ func describe(err error) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func mustJSON(v any) []byte {
+	b, err := api.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

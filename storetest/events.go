@@ -11,7 +11,7 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // eventLog returns the Store's event log, or skips the test when the Store
@@ -95,7 +95,7 @@ func eventText(e prompts.Event) string {
 	return fmt.Sprintf("%s project=%s prompt=%s %s", e.Type, e.ProjectID, e.PromptID, data)
 }
 
-func deploymentText(d prompts.Deployment) string { return string(wire.AppendDeployment(nil, d)) }
+func deploymentText(d prompts.Deployment) string { return text(api.FromDeployment(d)) }
 
 // eventTexts is eventText of each event.
 func eventTexts(evs []prompts.Event) []string {

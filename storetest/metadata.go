@@ -8,7 +8,7 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 var metadataTests = []test{
@@ -38,7 +38,7 @@ var metadataTests = []test{
 					Deep struct{ X json.Number }
 				} `json:"metadata_"`
 			}
-			is.NoErr(decodeNumbers(wire.AppendVersion(nil, read), &doc)) // the version's JSON decodes
+			is.NoErr(decodeNumbers([]byte(text(api.FromVersion(read))), &doc)) // the version's JSON decodes
 			var texts []string
 			for _, n := range doc.Metadata.N {
 				texts = append(texts, string(n))
@@ -73,9 +73,9 @@ var metadataTests = []test{
 			is.NoErr(err)                              // null metadata is valid
 			is.Equal(v.Metadata, prompts.Metadata("")) // returned as null
 			got, err := s.GetVersion(t.Context(), p.ID, v.VersionNumber)
-			is.NoErr(err)                                                                      // get version
-			is.Equal(got.Metadata, prompts.Metadata(""))                                       // read back as null
-			is.True(bytes.Contains(wire.AppendVersion(nil, got), []byte(`"metadata_":null,`))) // encoded as null
+			is.NoErr(err)                                                              // get version
+			is.Equal(got.Metadata, prompts.Metadata(""))                               // read back as null
+			is.True(strings.Contains(text(api.FromVersion(got)), `"metadata_":null,`)) // encoded as null
 		}
 	}},
 	{"metadata must be a JSON object or null", func(t *testing.T, s *fixture) {

@@ -66,7 +66,7 @@ import (
 	"github.com/matryer/is"
 	"github.com/oklog/ulid/v2"
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // Run runs the conformance suite. newStore must return a new, empty Store
@@ -276,13 +276,13 @@ func (s *fixture) snapshot() string {
 // interface's JSON of it (versions with their change summary) and, for
 // prompts, the revision and, for reads of an environment, the
 // environment.
-func projectText(p prompts.Project) string { return string(wire.AppendProject(nil, p)) }
+func projectText(p prompts.Project) string { return text(api.FromProject(p)) }
 
 func promptText(p prompts.Prompt) string {
-	return string(wire.AppendPrompt(nil, p)) + " revision " + strconv.FormatInt(p.Revision, 10)
+	return text(api.FromPrompt(p)) + " revision " + strconv.FormatInt(p.Revision, 10)
 }
 
-func versionText(v prompts.PromptVersion) string { return string(wire.AppendVersionDetail(nil, v)) }
+func versionText(v prompts.PromptVersion) string { return text(api.FromVersionDetail(v)) }
 
 func activeText(a prompts.ActivePrompt) string {
 	active := "null"
@@ -430,4 +430,14 @@ func (s *fixture) versionID(promptID string, n int) string {
 	v, err := s.GetVersion(s.t.Context(), promptID, n)
 	is.NoErr(err) // get version
 	return v.ID
+}
+
+// text returns the JSON of v, one of package api's types: what the HTTP
+// interface sends of it.
+func text(v any) string {
+	b, err := api.Marshal(v)
+	if err != nil {
+		return "unencodable: " + err.Error()
+	}
+	return string(b)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // Concurrent writers in the version-number test, versions each writes,
@@ -156,9 +156,9 @@ var versionTests = []test{
 		proj := s.project()
 		p := s.prompt(proj.ID, "k")
 		got, err := s.GetPrompt(ctx, p.ID)
-		is.NoErr(err)                                                                              // get prompt
-		is.Equal(got.LatestVersionID, "")                                                          // null without versions
-		is.True(strings.Contains(string(wire.AppendPrompt(nil, got)), `"latest_version_id":null`)) // encoded as null
+		is.NoErr(err)                                                                    // get prompt
+		is.Equal(got.LatestVersionID, "")                                                // null without versions
+		is.True(strings.Contains(text(api.FromPrompt(got)), `"latest_version_id":null`)) // encoded as null
 		a, err := s.GetActive(ctx, p.ID, prompts.Production)
 		is.NoErr(err)                   // get active
 		is.Equal(a.LatestVersionID, "") // null in the active read too

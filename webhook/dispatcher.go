@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 )
 
 // UserAgent is the User-Agent header of every delivery.
@@ -273,7 +273,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl prompts.Delivery) time.Time
 // answer came, and duration. It returns an error only for an attempt that
 // cannot be made at all.
 func (d *Dispatcher) post(ctx context.Context, dl prompts.Delivery, a *prompts.DeliveryAttempt) error {
-	body, err := wire.EncodeEvent(dl.Event)
+	body, err := api.MarshalEvent(dl.Event)
 	if err != nil {
 		return err
 	}

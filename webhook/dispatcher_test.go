@@ -16,7 +16,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
-	"github.com/promptkit/prompts/internal/wire"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/memstore"
 	"github.com/promptkit/prompts/webhook"
 )
@@ -177,7 +177,7 @@ func TestDispatcherDeliversEverySignedEvent(t *testing.T) {
 	for _, e := range events {
 		r, ok := byID[strconv.FormatInt(e.ID, 10)]
 		is.True(ok) // the event's id in webhook-id
-		want, err := wire.EncodeEvent(e)
+		want, err := api.MarshalEvent(e)
 		is.NoErr(err)
 		is.Equal(r.method, http.MethodPost)                                              // a POST
 		is.Equal(r.path, "/hooks/prompts?token=t0k")                                     // to the webhook's URL

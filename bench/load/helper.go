@@ -23,6 +23,7 @@ import (
 	_ "github.com/lib/pq" // the PostgreSQL driver
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/sqlstore"
 )
@@ -156,7 +157,7 @@ func newSQLHandler(dsn, schema string) (http.Handler, func(), error) {
 			return
 		}
 		bp := bufs.Get().(*[]byte)
-		b := wire.AppendActive((*bp)[:0], a)
+		b := api.AppendActive((*bp)[:0], a)
 		hd := w.Header()
 		hd["Content-Type"] = ct
 		hd["Etag"] = []string{string(wire.AppendETag(nil, a))}

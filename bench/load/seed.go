@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 )
 
 // The prompt every target serves: a support agent's system prompt of
@@ -47,7 +50,7 @@ var client = &http.Client{Timeout: 30 * time.Second}
 func call(ctx context.Context, method, url string, body any, out any) error {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
+		b, err := api.Marshal(body)
 		if err != nil {
 			return err
 		}
@@ -73,42 +76,31 @@ func call(ctx context.Context, method, url string, body any, out any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, b)
 	}
-	return json.Unmarshal(b, out)
+	return api.UnmarshalLenient(b, out)
 }
 
 // seed makes the prompt on the standalone server at base, over HTTP as a
 // client would (the server creates a project when it starts on an empty
 // store), and returns its read-3 response.
 func seed(ctx context.Context, base string) (readResponse, error) {
-	api := base + "/v1/integration"
-	var projects []struct {
-		ID string `json:"id"`
-	}
-	if err := call(ctx, "GET", api+"/projects", nil, &projects); err != nil {
+	root := base + "/v1/integration"
+	var projects []api.Project
+	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
 		return readResponse{}, err
 	}
 	if len(projects) == 0 {
 		return readResponse{}, fmt.Errorf("GET /projects: no project")
 	}
-	var p struct {
-		ID string `json:"id"`
-	}
-	if err := call(ctx, "POST", api+"/prompts", map[string]any{
-		"project_id":  projects[0].ID,
-		"key":         promptKey,
-		"name":        promptName,
-		"description": promptDescription,
+	var p api.Prompt
+	if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{
+		ProjectID: projects[0].ID, Key: promptKey, Name: promptName, Description: api.Some(promptDescription),
 	}, &p); err != nil {
 		return readResponse{}, err
 	}
-	var v struct {
-		ID string `json:"id"`
-	}
-	if err := call(ctx, "POST", api+"/prompts/"+p.ID+"/versions", map[string]any{
-		"content":        promptContent,
-		"change_summary": "First version.",
-		"metadata_":      json.RawMessage(promptMetadata),
-		"environments":   []string{"production"},
+	var v api.Version
+	if err := call(ctx, "POST", root+"/prompts/"+p.ID+"/versions", api.NewVersion{
+		Content: promptContent, ChangeSummary: api.Some("First version."), Metadata: api.Metadata(promptMetadata),
+		Environments: []prompts.Environment{prompts.Production},
 	}, &v); err != nil {
 		return readResponse{}, err
 	}

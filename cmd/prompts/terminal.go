@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/client"
 )
 
@@ -93,7 +94,7 @@ type versionAnswer struct {
 	Previous    *int                 `json:"previous_version,omitempty"` // promote, rollback: what was active before
 	Changed     *bool                `json:"changed,omitempty"`          // promote: false when it was active already
 	Content     *string              `json:"content,omitempty"`          // get
-	Metadata    prompts.Metadata     `json:"metadata_,omitempty"`        // get
+	Metadata    api.Metadata         `json:"metadata_,omitempty"`        // get
 	Text        *string              `json:"text,omitempty"`             // render
 }
 
@@ -202,7 +203,7 @@ func runGet(ctx context.Context, e *env, args []string) int {
 	}
 	if f.json {
 		ans := answerOf(a, key, v)
-		ans.Content, ans.Metadata = &v.Content, v.Metadata
+		ans.Content, ans.Metadata = &v.Content, api.Metadata(v.Metadata)
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
@@ -459,11 +460,15 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 		filter.After = page[len(page)-1].ID
 	}
 	if f.json {
+		deployments := make([]api.Deployment, len(records))
+		for i, d := range records {
+			deployments[i] = api.FromDeployment(d)
+		}
 		writeJSON(e.stdout, struct {
-			Key         string               `json:"key"`
-			PromptID    string               `json:"prompt_id"`
-			Deployments []prompts.Deployment `json:"deployments"`
-		}{key, a.ID, append([]prompts.Deployment{}, records...)})
+			Key         string           `json:"key"`
+			PromptID    string           `json:"prompt_id"`
+			Deployments []api.Deployment `json:"deployments"`
+		}{key, a.ID, deployments})
 		return exitOK
 	}
 	if len(records) == 0 {

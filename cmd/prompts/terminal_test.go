@@ -10,6 +10,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/client"
 )
 
@@ -135,8 +136,8 @@ func TestPromoteRollbackHistory(t *testing.T) {
 	r = cli(t, s, nil, "history", "greeting", "-limit", "2", "-json")
 	is.Equal(r.code, 0)
 	var h struct {
-		Key         string               `json:"key"`
-		Deployments []prompts.Deployment `json:"deployments"`
+		Key         string           `json:"key"`
+		Deployments []api.Deployment `json:"deployments"`
 	}
 	is.NoErr(json.Unmarshal([]byte(r.stdout), &h))
 	is.Equal(len(h.Deployments), 2)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/httpapi"
 	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/memstore"
@@ -45,7 +46,7 @@ func BenchmarkServerReadBare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := wire.AppendActive(nil, ap)
+	body := api.AppendActive(nil, ap)
 	ct, tag, cache, length := []string{"application/json"}, []string{string(wire.AppendETag(nil, ap))}, []string{"private, no-cache"}, []string{strconv.Itoa(len(body))}
 	benchServe(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -1,0 +1,146 @@
+package memstore
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/promptkit/prompts"
+)
+
+// The domain's values as the journal holds them. The field names are the
+// journal's format, kept from the releases that wrote the domain's types
+// directly: a file written by one opens in the next. Each type but
+// fileVersion has the fields of its domain type, so that a conversion
+// moves one to the other.
+
+type fileProject struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Slug        string    `json:"slug"`
+	Description string    `json:"description"`
+	IsPrivate   bool      `json:"is_private"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+type filePrompt struct {
+	ID              string    `json:"id"`
+	ProjectID       string    `json:"project_id"`
+	Key             string    `json:"key"`
+	Name            string    `json:"name"`
+	Description     *string   `json:"description"`
+	LatestVersionID string    `json:"latest_version_id"`
+	CreatedAt       time.Time `json:"created_at"`
+	Revision        int64     `json:"revision"`
+	Replayed        bool      `json:"-"`
+}
+
+type fileVersion struct {
+	ID            string          `json:"id"`
+	PromptID      string          `json:"prompt_id"`
+	VersionNumber int             `json:"version_number"`
+	Content       string          `json:"content"`
+	ChangeSummary *string         `json:"change_summary"`
+	Metadata      json.RawMessage `json:"metadata_"` // the object as it is, or null
+	CreatedAt     time.Time       `json:"created_at"`
+	Variables     []string        `json:"variables"`
+}
+
+func fileVersionOf(v prompts.PromptVersion) fileVersion {
+	fv := fileVersion{
+		ID: v.ID, PromptID: v.PromptID, VersionNumber: v.VersionNumber, Content: v.Content,
+		ChangeSummary: v.ChangeSummary, CreatedAt: v.CreatedAt, Variables: v.Variables,
+	}
+	if !v.Metadata.IsNull() {
+		fv.Metadata = json.RawMessage(v.Metadata)
+	}
+	return fv
+}
+
+func (fv fileVersion) version() prompts.PromptVersion {
+	v := prompts.PromptVersion{
+		ID: fv.ID, PromptID: fv.PromptID, VersionNumber: fv.VersionNumber, Content: fv.Content,
+		ChangeSummary: fv.ChangeSummary, CreatedAt: fv.CreatedAt, Variables: fv.Variables,
+	}
+	if m := prompts.Metadata(fv.Metadata); !m.IsNull() {
+		v.Metadata = m
+	}
+	return v
+}
+
+func fileVersionsOf(vs []prompts.PromptVersion) []fileVersion {
+	if vs == nil {
+		return nil
+	}
+	out := make([]fileVersion, len(vs))
+	for i, v := range vs {
+		out[i] = fileVersionOf(v)
+	}
+	return out
+}
+
+func versionsOf(fvs []fileVersion) []prompts.PromptVersion {
+	if fvs == nil {
+		return nil
+	}
+	out := make([]prompts.PromptVersion, len(fvs))
+	for i, fv := range fvs {
+		out[i] = fv.version()
+	}
+	return out
+}
+
+type fileDeployment struct {
+	ID                    string              `json:"id"`
+	PromptID              string              `json:"prompt_id"`
+	Environment           prompts.Environment `json:"environment"`
+	Action                prompts.Action      `json:"action"`
+	VersionID             *string             `json:"version_id"`
+	VersionNumber         *int                `json:"version_number"`
+	PreviousVersionID     *string             `json:"previous_version_id"`
+	PreviousVersionNumber *int                `json:"previous_version_number"`
+	Actor                 *string             `json:"actor"`
+	Reason                *string             `json:"reason"`
+	CreatedAt             time.Time           `json:"created_at"`
+}
+
+type fileWebhook struct {
+	ID         string              `json:"id"`
+	URL        string              `json:"url"`
+	Events     []prompts.EventType `json:"events"`
+	ProjectIDs []string            `json:"project_ids"`
+	Secret     string              `json:"secret"`
+	CreatedAt  time.Time           `json:"created_at"`
+}
+
+type fileAttempt struct {
+	ID         string        `json:"id"`
+	WebhookID  string        `json:"webhook_id"`
+	EventID    int64         `json:"event_id"`
+	Attempt    int           `json:"attempt"`
+	At         time.Time     `json:"at"`
+	StatusCode int           `json:"status_code"`
+	Error      string        `json:"error"`
+	Duration   time.Duration `json:"duration"`
+}
+
+type fileIdemRecord struct {
+	Op            string              `json:"op"`
+	Request       string              `json:"request"`
+	At            time.Time           `json:"at"`
+	PromptID      string              `json:"prompt_id"`
+	VersionID     string              `json:"version_id,omitempty"`
+	VersionNumber int                 `json:"version_number,omitempty"`
+	Environment   prompts.Environment `json:"environment,omitempty"`
+}
+
+// convertAll converts each of in with conv; nil stays nil.
+func convertAll[A, B any](in []A, conv func(A) B) []B {
+	if in == nil {
+		return nil
+	}
+	out := make([]B, len(in))
+	for i, a := range in {
+		out[i] = conv(a)
+	}
+	return out
+}

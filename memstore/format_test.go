@@ -1,0 +1,73 @@
+package memstore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/memstore"
+)
+
+// The data file's format does not change with the domain's types: a
+// journal an earlier release wrote (testdata/journal-v1.data, see
+// TestFileStoreReadsOldIdempotencyRecords) opens with every field, and
+// the store writes the same member names again.
+func TestFileFormatUnchanged(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	old, err := os.ReadFile("testdata/journal-v1.data")
+	is.NoErr(err)
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	is.NoErr(os.WriteFile(path, old, 0o600))
+	s, err := memstore.Open(path, memstore.WithClock(func() time.Time { return time.Date(2026, 11, 21, 11, 0, 0, 0, time.UTC) }))
+	is.NoErr(err)
+	defer func() { s.Close() }()
+
+	projects, _, err := s.ListProjects(ctx, prompts.ProjectFilter{})
+	is.NoErr(err)
+	is.Equal(len(projects), 1)
+	is.Equal(projects[0].Name, "Old journal") // every field of the project
+	is.Equal(projects[0].Slug, "old-journal")
+	is.Equal(projects[0].CreatedAt, time.Date(2026, 11, 21, 10, 0, 0, 2000000, time.UTC))
+	list, _, err := s.ListPrompts(ctx, prompts.PromptFilter{})
+	is.NoErr(err)
+	is.Equal(len(list), 1)
+	p := list[0]
+	is.Equal(p.ProjectID, projects[0].ID) // and of the prompt
+	is.Equal(p.Key, "greeting")
+	is.Equal(p.Name, "Greeting")
+	is.True(p.LatestVersionID != "")
+	is.True(p.Revision > 1795255200008000)
+	vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{})
+	is.NoErr(err)
+	is.Equal(len(vs), 2)
+	is.Equal(vs[0].VersionNumber, 2) // of the versions
+	is.True(strings.HasPrefix(vs[0].Content, "TWO "))
+	is.Equal(vs[0].PromptID, p.ID)
+	ds, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+	is.NoErr(err)
+	is.True(len(ds) > 0)
+	is.Equal(ds[0].Environment, prompts.Production) // of the deployment records
+	is.True(ds[0].VersionNumber != nil)
+
+	meta := prompts.Metadata(`{"model":"gpt-5","n":1.50}`)
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "three", Metadata: meta})
+	is.NoErr(err)
+	is.NoErr(s.Close())
+	b, err := os.ReadFile(path)
+	is.NoErr(err)
+	for _, name := range []string{`"project_id":"`, `"latest_version_id":"`, `"version_number":3`, `"metadata_":{"model":"gpt-5","n":1.50}`, `"is_private":false`} {
+		is.True(strings.Contains(string(b), name)) // the names the earlier releases wrote
+	}
+	s, err = memstore.Open(path)
+	is.NoErr(err)
+	v, err := s.GetVersion(ctx, p.ID, 3)
+	is.NoErr(err)
+	is.Equal(v.Metadata, meta) // read back as written
+}
