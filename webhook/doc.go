@@ -61,8 +61,11 @@
 //     there), in 192.0.0.0/24, 198.18.0.0/15 (benchmarking), 240.0.0.0/4
 //     (reserved, and broadcast), or 64:ff9b:1::/48 (local-use NAT64);
 //   - an IPv6 address that carries one of those IPv4 addresses:
-//     IPv4-mapped (::ffff:127.0.0.1), IPv4-compatible, NAT64
-//     (64:ff9b::/96) or 6to4 (2002::/16).
+//     IPv4-mapped (::ffff:127.0.0.1), IPv4-compatible (::/96),
+//     IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4
+//     (2002::/16), Teredo (2001::/32: its server's address or its
+//     client's) or ISATAP (an interface identifier of 0000:5efe or
+//     0200:5efe followed by the IPv4 address).
 //
 // CheckURL checks a URL when a webhook is created, and the dispatcher
 // checks the address of every connection it makes, after DNS, so that a
