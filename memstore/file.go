@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -63,12 +64,17 @@ type entry struct {
 	Unhook     string                    `json:"webhook_deleted,omitempty"` // its id
 	Deliveries []deliveryJSON            `json:"deliveries,omitempty"`
 	Attempts   []prompts.DeliveryAttempt `json:"attempts,omitempty"`
+
+	// Compacted marks the end of the records of a compaction, so that
+	// Open knows how much data the file held then, as a compaction's
+	// size tells a running Store (see journal.grown).
+	Compacted bool `json:"compacted,omitempty"`
 }
 
 // empty reports whether e records nothing.
 func (e *entry) empty() bool {
 	return e.Project == nil && e.Prompt == nil && e.Idem == nil && len(e.Events) == 0 && e.Log == nil &&
-		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0
+		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0 && !e.Compacted
 }
 
 // eventJSON is an event. It names the project, version or deployment
@@ -330,7 +336,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	j.info, j.lock = info, lock
 	s.journal = j
 	s.mu.Lock()
-	err = s.tidy()
+	if j.base == 0 || j.grown() { // unless the last compaction was recent enough
+		err = s.tidy()
+	}
 	s.mu.Unlock()
 	if err != nil {
 		s.Close()
@@ -433,23 +441,11 @@ func (s *Store) load(f *os.File, path string) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memstore: reading %s: %w", path, err)
 	}
-	good := 0
+	good, compacted := 0, int64(0)
 	switch {
 	case len(data) == 0:
 	case bytes.HasPrefix(data, []byte(journalHeader)):
-		good = len(journalHeader)
-		for good < len(data) {
-			payload, n := frame(data[good:])
-			if n == 0 {
-				break
-			}
-			var e entry
-			if err := json.Unmarshal(payload, &e); err != nil {
-				break
-			}
-			s.apply(e)
-			good += n
-		}
+		good, compacted = s.loadRecords(data)
 	case len(data) < len(journalHeader) && bytes.HasPrefix([]byte(journalHeader), data):
 		good = 0 // a header torn at the file's creation
 	default:
@@ -477,9 +473,61 @@ func (s *Store) load(f *os.File, path string) (*journal, error) {
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
-	j := &journal{f: f, path: path, size: int64(good), expired: s.expiredThrough}
+	j := &journal{f: f, path: path, size: int64(good), base: compacted, expired: s.expiredThrough}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
+}
+
+// loadRecords applies the records of data, a journal, to s, and returns
+// where the last whole and readable one ends, and where the records of
+// the last compaction did (0 when no compaction marked its end).
+//
+// Decoding the JSON is most of the cost of an Open, so the records are
+// decoded a batch at a time by as many goroutines as there are
+// processors, all ended before it returns, and applied in order.
+func (s *Store) loadRecords(data []byte) (good int, compacted int64) {
+	good = len(journalHeader)
+	workers := runtime.GOMAXPROCS(0)
+	const batch = 4096
+	payloads := make([][]byte, 0, batch)
+	ends := make([]int, 0, batch)
+	entries := make([]entry, batch)
+	bad := make([]bool, batch)
+	for off := good; ; {
+		payloads, ends = payloads[:0], ends[:0]
+		for off < len(data) && len(payloads) < batch {
+			payload, n := frame(data[off:])
+			if n == 0 {
+				break
+			}
+			off += n
+			payloads, ends = append(payloads, payload), append(ends, off)
+		}
+		if len(payloads) == 0 {
+			return good, compacted
+		}
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(payloads); i += workers {
+					entries[i] = entry{}
+					bad[i] = json.Unmarshal(payloads[i], &entries[i]) != nil
+				}
+			})
+		}
+		wg.Wait()
+		for i := range payloads {
+			if bad[i] {
+				return good, compacted
+			}
+			s.apply(entries[i])
+			if entries[i].Compacted {
+				compacted = int64(ends[i])
+			}
+			entries[i] = entry{}
+			good = ends[i]
+		}
+	}
 }
 
 // readableAfter reports whether a whole record starts anywhere in data
@@ -754,6 +802,7 @@ func (s *Store) compact() error {
 		}
 	}
 	err = errors.Join(err, s.compactEvents(add))
+	err = errors.Join(err, add(entry{Compacted: true}))
 	if err == nil {
 		err = j.replace(buf.Bytes())
 	}
