@@ -169,9 +169,9 @@ var webhookTests = []test{
 
 		ds := s.claim(s.clock.Now())
 		got := map[string][]int64{}
-		for i, d := range ds {
-			if i > 0 {
-				is.True(d.Event.ID >= ds[i-1].Event.ID) // oldest first
+		for _, d := range ds {
+			if prev := got[d.Webhook.ID]; len(prev) > 0 {
+				is.True(d.Event.ID > prev[len(prev)-1]) // oldest first, of each webhook
 			}
 			e, ok := byID[d.Event.ID]
 			is.True(ok)                                   // an event of the log
@@ -190,6 +190,39 @@ var webhookTests = []test{
 		is.Equal(got[both.ID], []int64{log[0].ID})                                      // a's prompt's creation
 		is.Equal(len(ds), 7)                                                            // and no other
 		is.Equal(len(slices.Compact(slices.Sorted(slices.Values(deliveryIDs(ds))))), 7) // each with an id of its own
+	}},
+	{"a claim takes the webhooks in turn, the one with the fewest deliveries leased first", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		wh := s.webhookStore()
+		a, b := s.project(), s.project()
+		hot := s.webhook(nil, []string{a.ID})  // a receiver that hangs, say
+		cold := s.webhook(nil, []string{b.ID}) // another's
+		for i := range 5 {
+			s.prompt(a.ID, fmt.Sprintf("k%d", i))
+		}
+		hots := s.eventsAfter(0)[2:]
+		s.prompt(b.ID, "k")
+		now := s.clock.Now()
+		ds, err := wh.ClaimDeliveries(ctx, now, 2, time.Minute)
+		is.NoErr(err)
+		is.Equal(len(ds), 2)
+		is.Equal(ds[0].Webhook.ID, hot.ID) // the oldest, of a webhook with none leased
+		is.Equal(ds[0].Event.ID, hots[0].ID)
+		is.Equal(ds[1].Webhook.ID, cold.ID) // then the other's turn, though hot has older ones due
+
+		ds, err = wh.ClaimDeliveries(ctx, now, 2, time.Minute)
+		is.NoErr(err)
+		is.Equal(len(ds), 2) // hot's alone are left
+		is.Equal([]int64{ds[0].Event.ID, ds[1].Event.ID}, []int64{hots[1].ID, hots[2].ID})
+		s.prompt(b.ID, "k2") // cold's next, while hot holds 3 leases and has 2 due
+		ds, err = wh.ClaimDeliveries(ctx, s.clock.Now(), 1, time.Minute)
+		is.NoErr(err)
+		is.Equal(len(ds), 1)
+		is.Equal(ds[0].Webhook.ID, cold.ID) // before hot's older ones
+		rest := s.claim(s.clock.Now())
+		is.Equal(len(rest), 2)
+		is.Equal([]int64{rest[0].Event.ID, rest[1].Event.ID}, []int64{hots[3].ID, hots[4].ID}) // and then hot's, oldest first
 	}},
 	{"a claim leases deliveries: none again before the lease ends, the same after it", func(t *testing.T, s *fixture) {
 		is := is.New(t)
