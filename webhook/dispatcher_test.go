@@ -516,3 +516,52 @@ func TestDispatcherWakesForEveryRetry(t *testing.T) {
 	d.Wake()
 	eventually(t, "both first attempts and both first retries", func() bool { return len(rc.requests()) >= 4 })
 }
+
+// A webhook whose receiver never answers holds every worker until its
+// attempts time out, and has a backlog of older deliveries due; another
+// webhook's delivery still goes out as soon as one worker is free (an
+// attempt timeout at most), before the backlog: each webhook has its turn.
+func TestDispatcherGivesEachWebhookItsTurn(t *testing.T) {
+	is := is.New(t)
+	s := memstore.New()
+	var mu sync.Mutex
+	hung := 0 // attempts to the hanging receiver begun
+	var hungBefore []int
+	hanging := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hung++
+		mu.Unlock()
+		<-r.Context().Done() // never answers: the attempt times out
+	})
+	other := newReceiver(t, func(_ int, _ http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hungBefore = append(hungBefore, hung)
+		mu.Unlock()
+	})
+	a, b := project(t, s, "A"), project(t, s, "B")
+	dead, err := s.CreateWebhook(context.Background(), prompts.NewWebhook{URL: hanging.URL, ProjectIDs: []string{a.ID}, Secret: prompts.NewWebhookSecret()})
+	is.NoErr(err)
+	live, err := s.CreateWebhook(context.Background(), prompts.NewWebhook{URL: other.URL, ProjectIDs: []string{b.ID}, Secret: prompts.NewWebhookSecret()})
+	is.NoErr(err)
+	for i := range 20 { // the backlog
+		_, err := s.CreatePrompt(context.Background(), prompts.NewPrompt{ProjectID: a.ID, Key: "k" + strconv.Itoa(i), Name: "K"})
+		is.NoErr(err)
+	}
+
+	d := webhook.NewDispatcher(s, webhook.AllowPrivate(), webhook.WithConcurrency(4), webhook.WithPoll(time.Hour), webhook.WithAttemptTimeout(time.Second))
+	start(t, d)
+	eventually(t, "every worker held by the hanging receiver", func() bool { mu.Lock(); defer mu.Unlock(); return hung == 4 })
+	_, err = s.CreatePrompt(context.Background(), prompts.NewPrompt{ProjectID: b.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	d.Wake()
+	eventually(t, "the other webhook's delivery", func() bool { return len(attempts(t, s, live.ID)) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	is.Equal(len(hungBefore), 1)
+	// Sent when the first worker came free: after the 4 attempts that
+	// held the workers (and the up to 3 begun as the others came free),
+	// not after the 20 of the backlog.
+	is.True(hungBefore[0] <= 4+3)
+	is.Equal(attempts(t, s, live.ID)[0].StatusCode, http.StatusOK)
+	t.Logf("%d attempts to the hanging receiver before; %d recorded", hungBefore[0], len(attempts(t, s, dead.ID)))
+}
