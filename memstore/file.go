@@ -108,7 +108,7 @@ type deliveryJSON struct {
 	Event       *eventJSON `json:"event,omitempty"`
 	QueuedAt    time.Time  `json:"queued_at,omitzero"`
 	NextAt      time.Time  `json:"next_at,omitzero"`
-	LeasedUntil time.Time  `json:"leased_until,omitzero"`
+	LeasedUntil time.Time  `json:"leased_until,omitzero"` // written by earlier releases only
 	Attempts    int        `json:"attempts,omitempty"`
 }
 
@@ -182,9 +182,9 @@ func (s *Store) event(ej *eventJSON) (prompts.Event, bool) {
 }
 
 // deliveryJSONOf returns the journal's form of d, with its event when
-// withEvent.
+// withEvent. Its lease is not written: leases are kept in memory only.
 func deliveryJSONOf(d *delivery, withEvent bool) deliveryJSON {
-	dj := deliveryJSON{ID: d.id, NextAt: d.nextAt, LeasedUntil: d.leasedUntil, Attempts: d.attempts}
+	dj := deliveryJSON{ID: d.id, NextAt: d.nextAt, Attempts: d.attempts}
 	if withEvent {
 		dj.Webhook, dj.Event, dj.QueuedAt = d.webhookID, eventJSONOf(&d.event), d.queuedAt
 	}

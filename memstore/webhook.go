@@ -217,9 +217,11 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, webhookID string, p pr
 }
 
 // ClaimDeliveries implements prompts.WebhookStore: each webhook in turn,
-// the one with the fewest deliveries leased first. A claim is written to
-// the file of a Store made by Open, as every change is: a lease outlives
-// a restart.
+// the one with the fewest deliveries leased first. A lease is kept in
+// memory only: with Open, a claim writes nothing to the file (the
+// attempt's record, by FinishDelivery, says what the attempt changed),
+// so a delivery claimed when the process stopped is due at once after a
+// restart.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
 	if err := begin(ctx, prompts.ValidateClaim(now, max, lease)); err != nil {
 		return nil, err
@@ -229,8 +231,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, max int, lea
 	err := s.change(func(clock time.Time) (entry, error) {
 		s.expireEvents(clock) // nothing past the retention is handed out
 		for _, d := range s.fairTurns(now, max) {
-			d.leasedUntil = now.Add(lease)
-			s.stepDelivery(d.id, false)
+			d.leasedUntil = now.Add(lease) // in memory only
 			out = append(out, prompts.Delivery{ID: d.id, Webhook: copyWebhook(*s.webhooks[d.webhookID]), Event: copyEvent(d.event), Attempts: d.attempts, QueuedAt: d.queuedAt})
 		}
 		return entry{}, nil

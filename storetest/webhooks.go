@@ -201,28 +201,27 @@ var webhookTests = []test{
 		for i := range 5 {
 			s.prompt(a.ID, fmt.Sprintf("k%d", i))
 		}
-		hots := s.eventsAfter(0)[2:]
-		s.prompt(b.ID, "k")
+		s.prompt(b.ID, "k0")
+		s.prompt(b.ID, "k1")
+		log := s.eventsAfter(0)[2:]
+		hots, colds := log[:5], log[5:]
 		now := s.clock.Now()
-		ds, err := wh.ClaimDeliveries(ctx, now, 2, time.Minute)
-		is.NoErr(err)
-		is.Equal(len(ds), 2)
-		is.Equal(ds[0].Webhook.ID, hot.ID) // the oldest, of a webhook with none leased
-		is.Equal(ds[0].Event.ID, hots[0].ID)
-		is.Equal(ds[1].Webhook.ID, cold.ID) // then the other's turn, though hot has older ones due
-
-		ds, err = wh.ClaimDeliveries(ctx, now, 2, time.Minute)
-		is.NoErr(err)
-		is.Equal(len(ds), 2) // hot's alone are left
-		is.Equal([]int64{ds[0].Event.ID, ds[1].Event.ID}, []int64{hots[1].ID, hots[2].ID})
-		s.prompt(b.ID, "k2") // cold's next, while hot holds 3 leases and has 2 due
-		ds, err = wh.ClaimDeliveries(ctx, s.clock.Now(), 1, time.Minute)
-		is.NoErr(err)
-		is.Equal(len(ds), 1)
-		is.Equal(ds[0].Webhook.ID, cold.ID) // before hot's older ones
-		rest := s.claim(s.clock.Now())
-		is.Equal(len(rest), 2)
-		is.Equal([]int64{rest[0].Event.ID, rest[1].Event.ID}, []int64{hots[3].ID, hots[4].ID}) // and then hot's, oldest first
+		var got []string
+		for range 4 { // one at a time, as a dispatcher whose workers come free one by one claims them
+			ds, err := wh.ClaimDeliveries(ctx, now, 1, time.Minute)
+			is.NoErr(err)
+			is.Equal(len(ds), 1)
+			got = append(got, fmt.Sprintf("%s %d", ds[0].Webhook.ID, ds[0].Event.ID))
+		}
+		is.Equal(got, []string{
+			fmt.Sprintf("%s %d", hot.ID, hots[0].ID),   // the oldest, with no leases anywhere
+			fmt.Sprintf("%s %d", cold.ID, colds[0].ID), // then the webhook with none leased, though the other has older ones due
+			fmt.Sprintf("%s %d", hot.ID, hots[1].ID),   // one each: the oldest
+			fmt.Sprintf("%s %d", cold.ID, colds[1].ID), // and again
+		})
+		rest := s.claim(now)
+		is.Equal(len(rest), 3)
+		is.Equal([]int64{rest[0].Event.ID, rest[1].Event.ID, rest[2].Event.ID}, []int64{hots[2].ID, hots[3].ID, hots[4].ID}) // then hot's, oldest first
 	}},
 	{"a claim leases deliveries: none again before the lease ends, the same after it", func(t *testing.T, s *fixture) {
 		is := is.New(t)
