@@ -277,6 +277,7 @@ func (r *reopening) DeleteWebhook(ctx context.Context, id string) error {
 	_, err := wrote(r, func(s *memstore.Store) (struct{}, error) { return struct{}{}, s.DeleteWebhook(ctx, id) })
 	return err
 }
+
 // ClaimDeliveries writes nothing to the file (a lease is kept in memory
 // only): no reopen.
 func (r *reopening) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
