@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/memstore"
@@ -231,4 +232,42 @@ func BenchmarkOpen100k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(info.Size())/(1<<20), "MiB")
+}
+
+// BenchmarkClaimNoneDue is the claim an idle dispatcher makes at each
+// poll (a second by default) with 3,000 retries pending, none due: its
+// cost over a second is its share of a core.
+func BenchmarkClaimNoneDue(b *testing.B) {
+	ctx := context.Background()
+	s := memstore.New()
+	if _, err := s.CreateWebhook(ctx, prompts.NewWebhook{URL: "https://hooks.example.com/", Secret: prompts.NewWebhookSecret()}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 3000 {
+		if _, err := s.CreateProject(ctx, prompts.NewProject{Name: fmt.Sprintf("P%d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now := time.Now()
+	for {
+		ds, err := s.ClaimDeliveries(ctx, now, prompts.MaxLimit, time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ds) == 0 {
+			break
+		}
+		for _, d := range ds {
+			if err := s.FinishDelivery(ctx, d.ID, prompts.DeliveryAttempt{Error: "no answer within 10s"}, now.Add(time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ds, err := s.ClaimDeliveries(ctx, now.Add(time.Minute), 16, 30*time.Second)
+		if err != nil || len(ds) != 0 {
+			b.Fatal(err, len(ds))
+		}
+	}
 }

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matryer/is"
@@ -564,4 +566,54 @@ func TestDispatcherGivesEachWebhookItsTurn(t *testing.T) {
 	is.True(hungBefore[0] <= 4+3)
 	is.Equal(attempts(t, s, live.ID)[0].StatusCode, http.StatusOK)
 	t.Logf("%d attempts to the hanging receiver before; %d recorded", hungBefore[0], len(attempts(t, s, dead.ID)))
+}
+
+// counting is a WebhookStore that counts the claims made of it.
+type counting struct {
+	prompts.WebhookStore
+	claims atomic.Int64
+}
+
+func (c *counting) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
+	c.claims.Add(1)
+	return c.WebhookStore.ClaimDeliveries(ctx, now, max, lease)
+}
+
+// An idle dispatcher with many retries pending, none due for ten
+// minutes, claims once a poll at most (a claim of the 500 pending
+// deliveries that finds none due costs microseconds: see memstore's
+// BenchmarkClaimNoneDue), makes no attempt, and makes them all when they
+// fall due. (In a synctest bubble: the ten minutes pass at once. The
+// receiver, on loopback, is refused before any packet is sent.)
+func TestDispatcherIdlesUntilRetriesFallDue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		ctx := context.Background()
+		s := memstore.New()
+		hook := subscribe(t, s, "http://127.0.0.1:9/hook")
+		for i := range 500 {
+			project(t, s, "P"+strconv.Itoa(i))
+		}
+		due := time.Now().Add(10 * time.Minute)
+		ds, err := s.ClaimDeliveries(ctx, time.Now(), prompts.MaxLimit, time.Minute)
+		is.NoErr(err)
+		for _, dl := range ds { // each failed once: due again in ten minutes
+			is.NoErr(s.FinishDelivery(ctx, dl.ID, prompts.DeliveryAttempt{Error: "no answer within 10s"}, due))
+		}
+		is.Equal(len(attempts(t, s, hook.ID)), 500)
+
+		cs := &counting{WebhookStore: s}
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() { done <- webhook.NewDispatcher(cs).Run(ctx) }() // the default poll: a second
+		time.Sleep(10*time.Minute - time.Second)
+		synctest.Wait()
+		is.True(cs.claims.Load() <= 600)            // once a second at most: no spin
+		is.Equal(len(attempts(t, s, hook.ID)), 500) // and nothing attempted
+		time.Sleep(2 * time.Second)                 // the retries fall due
+		synctest.Wait()
+		is.Equal(len(attempts(t, s, hook.ID)), 1000) // each attempted once due
+		cancel()
+		is.NoErr(<-done)
+	})
 }
