@@ -35,6 +35,17 @@
 // without random jitter: deliveries of different events fall due at
 // different times already.
 //
+// Each webhook has its turn: when the deliveries of several webhooks are
+// due, the dispatcher's workers (WithConcurrency) are shared among them,
+// the webhook with the fewest attempts in flight first (the Store's
+// ClaimDeliveries takes them in that order), so that a receiver that never
+// answers, holding workers until its attempts time out, delays another
+// webhook's deliveries by one AttemptTimeout at most, however many of its
+// own are due. An attempt's error is kept to 160 bytes, so that a receiver
+// that fails for a day costs the Store one small record per attempt. An
+// idle dispatcher sleeps until the next retry it scheduled falls due, or
+// its poll (a second by default) comes, when it makes one claim.
+//
 // Deliveries wait in the Store, so that they survive a restart; a
 // dispatcher claims those that are due for a while (a lease of 30 s), so
 // that among dispatchers sharing a Store, in one process or many, one at
