@@ -39,6 +39,10 @@ import (
 // webhook, and records of a few hundred events, deliveries or attempts
 // (compaction: into FILE.compact, created exclusively and locked, fsync'd,
 // renamed over the old file), so that it stays proportional to the data.
+// A compaction's last record marks its end, so that Open knows how much
+// data the file held then and rewrites it only when it has grown past
+// that slack (a file of an earlier release, without the mark, is
+// compacted at its first Open).
 // The package doc lists the rules of the file; they are kept here.
 //
 // Why a journal beside the in-memory store, not an embedded database such
