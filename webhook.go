@@ -181,10 +181,15 @@ type WebhookStore interface {
 	// ErrNotFound.
 	ListDeliveryAttempts(ctx context.Context, webhookID string, p Page) (page []DeliveryAttempt, more bool, err error)
 
-	// ClaimDeliveries returns up to max deliveries due at now, oldest
-	// first, and leases them to the caller until now+lease: no other
-	// claim, in any process, returns them before then. Arguments that
-	// ValidateClaim refuses are ErrInvalid.
+	// ClaimDeliveries returns up to max deliveries due at now and leases
+	// them to the caller until now+lease: no other claim, in any
+	// process, returns them before then. It takes the webhooks in turn,
+	// the one with the fewest deliveries leased at now (those this claim
+	// takes included) first, and the deliveries of each webhook oldest
+	// first, so that a webhook whose receiver never answers, holding
+	// leases until its attempts time out, cannot keep another webhook's
+	// deliveries waiting behind its own. Arguments that ValidateClaim
+	// refuses are ErrInvalid.
 	ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]Delivery, error)
 	// FinishDelivery records attempt a of the claimed delivery id. With
 	// a zero retryAt the delivery ends (delivered when a.StatusCode is

@@ -3,9 +3,13 @@ package memstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/memstore"
@@ -167,6 +171,103 @@ func BenchmarkWrites(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 			})
+		}
+	}
+}
+
+// BenchmarkOpen100k opens a data file of 100,000 versions (100 prompts of
+// 1,000 versions of about 450 bytes, with their events), as the writes
+// left it: compacted when it grew, with the records of the writes since.
+// BENCHMARKS.md reports it.
+func BenchmarkOpen100k(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "100k.data")
+	ctx := context.Background()
+	s, err := memstore.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "Bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	content := strings.Repeat("You are a helpful support agent. ", 12) + "Greet {{name}} warmly."
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Go(func() {
+			p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: fmt.Sprintf("support/p%d", i), Name: "P"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			summary := "a change"
+			for range 1000 {
+				if _, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: content, ChangeSummary: &summary, Metadata: `{"model":"gpt-5","temperature":0.2}`}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := memstore.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(info.Size())/(1<<20), "MiB")
+}
+
+// BenchmarkClaimNoneDue is the claim an idle dispatcher makes at each
+// poll (a second by default) with 3,000 retries pending, none due: its
+// cost over a second is its share of a core.
+func BenchmarkClaimNoneDue(b *testing.B) {
+	ctx := context.Background()
+	s := memstore.New()
+	if _, err := s.CreateWebhook(ctx, prompts.NewWebhook{URL: "https://hooks.example.com/", Secret: prompts.NewWebhookSecret()}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 3000 {
+		if _, err := s.CreateProject(ctx, prompts.NewProject{Name: fmt.Sprintf("P%d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now := time.Now()
+	for {
+		ds, err := s.ClaimDeliveries(ctx, now, prompts.MaxLimit, time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ds) == 0 {
+			break
+		}
+		for _, d := range ds {
+			if err := s.FinishDelivery(ctx, d.ID, prompts.DeliveryAttempt{Error: "no answer within 10s"}, now.Add(time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ds, err := s.ClaimDeliveries(ctx, now.Add(time.Minute), 16, 30*time.Second)
+		if err != nil || len(ds) != 0 {
+			b.Fatal(err, len(ds))
 		}
 	}
 }

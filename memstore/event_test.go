@@ -111,8 +111,8 @@ func state(t *testing.T, s *memstore.Store) string {
 }
 
 // A compaction keeps the log (and the newest id the retention removed),
-// the webhooks, the queued deliveries with their leases and attempts, and
-// the attempts.
+// the webhooks, the queued deliveries with their attempts, and the
+// attempts; not the leases, which are kept in memory only.
 func TestFileStoreCompactionKeepsEventsAndWebhooks(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
@@ -149,7 +149,7 @@ func TestFileStoreCompactionKeepsEventsAndWebhooks(t *testing.T) {
 	is.NoErr(s.FinishDelivery(ctx, ds[1].ID, prompts.DeliveryAttempt{At: now, StatusCode: 200}, time.Time{}))
 	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err)
-	leased, err := s.ClaimDeliveries(ctx, clock.Now(), 10, time.Hour) // the version's and its record's, leased
+	leased, err := s.ClaimDeliveries(ctx, clock.Now(), 10, time.Hour) // the version's and its record's, leased until the restart
 	is.NoErr(err)
 	is.Equal(len(leased), 2)
 	big := strings.Repeat("x", 2<<20)
@@ -168,10 +168,10 @@ func TestFileStoreCompactionKeepsEventsAndWebhooks(t *testing.T) {
 	is.True(errors.Is(err, prompts.ErrNotFound)) // a deleted webhook stays deleted
 	due, err := s.ClaimDeliveries(ctx, now.Add(30*time.Minute), 10, time.Minute)
 	is.NoErr(err)
-	is.Equal(len(due), 1) // the big version's: the others are leased or not due
+	is.Equal(deliveryIDs(due), append(deliveryIDs(leased), due[2].ID)) // the two leased before the restart, and the big version's: the retried one is not due
 	due, err = s.ClaimDeliveries(ctx, now.Add(2*time.Hour), 10, time.Minute)
 	is.NoErr(err)
-	is.Equal(len(due), 4) // the retried one (its attempt counted), the two leased ones, the big version's again
+	is.Equal(len(due), 4) // the retried one (its attempt counted), the two leased, the big version's again
 	is.Equal(due[0].ID, ds[0].ID)
 	is.Equal(due[0].Attempts, 1)
 	is.Equal(due[1].ID, leased[0].ID)
@@ -281,4 +281,56 @@ func TestWaitEventsOnAClosedStore(t *testing.T) {
 	err = <-done
 	is.Equal(prompts.ErrorCode(err), prompts.CodeUnavailable) // closed
 	is.True(ctx.Err() == nil)                                 // not the deadline
+}
+
+func deliveryIDs(ds []prompts.Delivery) []string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// An attempt to deliver to a receiver that never answers costs the data
+// file one record, of under 512 bytes: the claim writes nothing (its lease
+// is kept in memory), the attempt's record holds the attempt and the
+// delivery's next try.
+func TestFileStoreAttemptCostsOneSmallRecord(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	clock := newTestClock()
+	s, err := memstore.Open(path, memstore.WithClock(clock.Now))
+	is.NoErr(err)
+	defer s.Close()
+	_, err = s.CreateWebhook(ctx, prompts.NewWebhook{URL: "https://hooks.example.com/a/rather/long/path?token=0123456789abcdef0123456789abcdef", Secret: prompts.NewWebhookSecret()})
+	is.NoErr(err)
+	_, err = s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	size := func() int64 {
+		st, err := os.Stat(path)
+		is.NoErr(err)
+		return st.Size()
+	}
+	longest := strings.Repeat("e", 160) // the dispatcher clips its errors to 160 bytes
+	for i := range 100 {
+		now := clock.Now()
+		before := size()
+		ds, err := s.ClaimDeliveries(ctx, now, 1, 30*time.Second)
+		is.NoErr(err)
+		is.Equal(len(ds), 1)
+		is.Equal(size(), before) // the claim wrote nothing
+		a := prompts.DeliveryAttempt{At: now, Error: "no answer within 10s", Duration: 10 * time.Second}
+		if i%2 == 1 {
+			a.Error = longest
+		}
+		is.NoErr(s.FinishDelivery(ctx, ds[0].ID, a, now.Add(10*time.Minute)))
+		grown := size() - before
+		is.True(grown > 0)   // the attempt's record
+		is.True(grown < 512) // under 512 bytes
+		if i < 2 {
+			t.Logf("an attempt with an error of %d bytes: %d bytes", len(a.Error), grown)
+		}
+		clock.jump(10 * time.Minute)
+	}
 }

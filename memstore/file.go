@@ -13,10 +13,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/promptkit/prompts"
 )
@@ -34,6 +38,10 @@ import (
 // webhook, and records of a few hundred events, deliveries or attempts
 // (compaction: into FILE.compact, created exclusively and locked, fsync'd,
 // renamed over the old file), so that it stays proportional to the data.
+// A compaction's last record marks its end, so that Open knows how much
+// data the file held then and rewrites it only when it has grown past
+// that slack (a file of an earlier release, without the mark, is
+// compacted at its first Open).
 // The package doc lists the rules of the file; they are kept here.
 //
 // Why a journal beside the in-memory store, not an embedded database such
@@ -62,12 +70,17 @@ type entry struct {
 	Unhook     string         `json:"webhook_deleted,omitempty"` // its id
 	Deliveries []deliveryJSON `json:"deliveries,omitempty"`
 	Attempts   []fileAttempt  `json:"attempts,omitempty"`
+
+	// Compacted marks the end of the records of a compaction, so that
+	// Open knows how much data the file held then, as a compaction's
+	// size tells a running Store (see journal.grown).
+	Compacted bool `json:"compacted,omitempty"`
 }
 
 // empty reports whether e records nothing.
 func (e *entry) empty() bool {
 	return e.Project == nil && e.Prompt == nil && e.Idem == nil && len(e.Events) == 0 && e.Log == nil &&
-		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0
+		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0 && !e.Compacted
 }
 
 // eventJSON is an event. It names the project, version or deployment
@@ -101,7 +114,7 @@ type deliveryJSON struct {
 	Event       *eventJSON `json:"event,omitempty"`
 	QueuedAt    time.Time  `json:"queued_at,omitzero"`
 	NextAt      time.Time  `json:"next_at,omitzero"`
-	LeasedUntil time.Time  `json:"leased_until,omitzero"`
+	LeasedUntil time.Time  `json:"leased_until,omitzero"` // written by earlier releases only
 	Attempts    int        `json:"attempts,omitempty"`
 }
 
@@ -175,9 +188,9 @@ func (s *Store) event(ej *eventJSON) (prompts.Event, bool) {
 }
 
 // deliveryJSONOf returns the journal's form of d, with its event when
-// withEvent.
+// withEvent. Its lease is not written: leases are kept in memory only.
 func deliveryJSONOf(d *delivery, withEvent bool) deliveryJSON {
-	dj := deliveryJSON{ID: d.id, NextAt: d.nextAt, LeasedUntil: d.leasedUntil, Attempts: d.attempts}
+	dj := deliveryJSON{ID: d.id, NextAt: d.nextAt, Attempts: d.attempts}
 	if withEvent {
 		dj.Webhook, dj.Event, dj.QueuedAt = d.webhookID, eventJSONOf(&d.event), d.queuedAt
 	}
@@ -340,7 +353,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	j.info, j.lock = info, lock
 	s.journal = j
 	s.mu.Lock()
-	err = s.tidy()
+	if j.base == 0 || j.grown() { // unless the last compaction was recent enough
+		err = s.tidy()
+	}
 	s.mu.Unlock()
 	if err != nil {
 		s.Close()
@@ -439,27 +454,15 @@ func (s *Store) Close() error {
 
 // load reads the journal in f, at path, into s, dropping a torn tail.
 func (s *Store) load(f *os.File, path string) (*journal, error) {
-	data, err := io.ReadAll(f)
+	data, err := readAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("memstore: reading %s: %w", path, err)
 	}
-	good := 0
+	good, compacted := 0, int64(0)
 	switch {
 	case len(data) == 0:
 	case bytes.HasPrefix(data, []byte(journalHeader)):
-		good = len(journalHeader)
-		for good < len(data) {
-			payload, n := frame(data[good:])
-			if n == 0 {
-				break
-			}
-			var e entry
-			if err := json.Unmarshal(payload, &e); err != nil {
-				break
-			}
-			s.apply(e)
-			good += n
-		}
+		good, compacted = s.loadRecords(data)
 	case len(data) < len(journalHeader) && bytes.HasPrefix([]byte(journalHeader), data):
 		good = 0 // a header torn at the file's creation
 	default:
@@ -487,9 +490,76 @@ func (s *Store) load(f *os.File, path string) (*journal, error) {
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("memstore: %w", err)
 	}
-	j := &journal{f: f, path: path, size: int64(good), expired: s.expiredThrough}
+	j := &journal{f: f, path: path, size: int64(good), base: compacted, expired: s.expiredThrough}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
+}
+
+// loadRecords applies the records of data, a journal, to s, and returns
+// where the last whole and readable one ends, and where the records of
+// the last compaction did (0 when no compaction marked its end).
+//
+// Decoding the JSON is most of the cost of an Open, so the records are
+// decoded a batch at a time by as many goroutines as there are
+// processors, all ended before it returns, and applied in order; and
+// with github.com/go-json-experiment/json (the encoding/json/v2
+// prototype) with encoding/json's semantics (DefaultOptionsV1): it
+// decodes the same records alike, 4x as fast.
+func (s *Store) loadRecords(data []byte) (good int, compacted int64) {
+	good = len(journalHeader)
+	workers := runtime.GOMAXPROCS(0)
+	const batch = 4096
+	payloads := make([][]byte, 0, batch)
+	ends := make([]int, 0, batch)
+	entries := make([]entry, batch)
+	bad := make([]bool, batch)
+	for off := good; ; {
+		payloads, ends = payloads[:0], ends[:0]
+		for off < len(data) && len(payloads) < batch {
+			payload, n := frame(data[off:])
+			if n == 0 {
+				break
+			}
+			off += n
+			payloads, ends = append(payloads, payload), append(ends, off)
+		}
+		if len(payloads) == 0 {
+			return good, compacted
+		}
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(payloads); i += workers {
+					entries[i] = entry{}
+					bad[i] = jsonv2.Unmarshal(payloads[i], &entries[i], jsonv1.DefaultOptionsV1()) != nil
+				}
+			})
+		}
+		wg.Wait()
+		for i := range payloads {
+			if bad[i] {
+				return good, compacted
+			}
+			s.apply(entries[i])
+			if entries[i].Compacted {
+				compacted = int64(ends[i])
+			}
+			entries[i] = entry{}
+			good = ends[i]
+		}
+	}
+}
+
+// readAll reads f whole, into a buffer of its size (io.ReadAll's growing
+// one costs a large file a tenth of a second).
+func readAll(f *os.File) ([]byte, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()+512))
+	_, err = buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
 
 // readableAfter reports whether a whole record starts anywhere in data
@@ -763,6 +833,7 @@ func (s *Store) compact() error {
 		}
 	}
 	err = errors.Join(err, s.compactEvents(add))
+	err = errors.Join(err, add(entry{Compacted: true}))
 	if err == nil {
 		err = j.replace(buf.Bytes())
 	}

@@ -113,14 +113,13 @@ func TestFileStoreCompactionFileIsCreatedExclusively(t *testing.T) {
 	path := filepath.Join(dir, "prompts.data")
 	victim := filepath.Join(t.TempDir(), "precious")
 	is.NoErr(os.WriteFile(victim, []byte("precious\n"), 0o600))
-	s, err := memstore.Open(path)
+	// A file an earlier release wrote, which Open compacts.
+	old, err := os.ReadFile("testdata/journal-v1.data")
 	is.NoErr(err)
-	_, err = s.CreateProject(ctx, prompts.NewProject{Name: "P"})
-	is.NoErr(err)
-	is.NoErr(s.Close())
+	is.NoErr(os.WriteFile(path, old, 0o600))
 
 	is.NoErr(os.Symlink(victim, path+".compact"))
-	s, err = memstore.Open(path) // compacts
+	s, err := memstore.Open(path) // compacts
 	is.NoErr(err)
 	is.NoErr(s.Close())
 	b, err := os.ReadFile(victim)
@@ -133,7 +132,8 @@ func TestFileStoreCompactionFileIsCreatedExclusively(t *testing.T) {
 	is.True(os.IsNotExist(err)) // the link is gone
 
 	is.NoErr(os.WriteFile(path+".compact", []byte("stale\n"), 0o644))
-	s, err = memstore.Open(path)
+	is.NoErr(os.WriteFile(path, old, 0o600))
+	s, err = memstore.Open(path) // compacts
 	is.NoErr(err)
 	defer s.Close()
 	ps, _, err := s.ListProjects(ctx, prompts.ProjectFilter{})

@@ -28,7 +28,10 @@
 // reader who asks for what follows an older one gets
 // prompts.ErrEventsExpired. A delivered or failed delivery is removed at
 // once; deleting a webhook removes its deliveries and its attempts. A
-// claim's lease is a write: with Open, it outlives a restart.
+// claim's lease is kept in memory only, not in the data file (which one
+// process holds): so an attempt costs the file one record, its attempt's,
+// of a few hundred bytes. After a restart, a delivery whose attempt was
+// cut short is due at once.
 //
 // # The data file
 //

@@ -216,8 +216,11 @@ func (s *Store) ListDeliveryAttempts(ctx context.Context, webhookID string, p pr
 	return out, end > n, nil
 }
 
-// ClaimDeliveries implements prompts.WebhookStore. A claim is written to
-// the file of a Store made by Open, as every change is: a lease outlives a
+// ClaimDeliveries implements prompts.WebhookStore: each webhook in turn,
+// the one with the fewest deliveries leased first. A lease is kept in
+// memory only: with Open, a claim writes nothing to the file (the
+// attempt's record, by FinishDelivery, says what the attempt changed),
+// so a delivery claimed when the process stopped is due at once after a
 // restart.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
 	if err := begin(ctx, prompts.ValidateClaim(now, max, lease)); err != nil {
@@ -227,16 +230,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, max int, lea
 	var out []prompts.Delivery
 	err := s.change(func(clock time.Time) (entry, error) {
 		s.expireEvents(clock) // nothing past the retention is handed out
-		for _, id := range s.deliveryOrder {
-			if len(out) == max {
-				break
-			}
-			d, ok := s.deliveries[id]
-			if !ok || d.nextAt.After(now) || d.leasedUntil.After(now) {
-				continue
-			}
-			d.leasedUntil = now.Add(lease)
-			s.stepDelivery(id, false)
+		for _, d := range s.fairTurns(now, max) {
+			d.leasedUntil = now.Add(lease) // in memory only
 			out = append(out, prompts.Delivery{ID: d.id, Webhook: copyWebhook(*s.webhooks[d.webhookID]), Event: copyEvent(d.event), Attempts: d.attempts, QueuedAt: d.queuedAt})
 		}
 		return entry{}, nil
@@ -245,6 +240,55 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, max int, lea
 		return nil, err
 	}
 	return out, nil
+}
+
+// fairTurns returns up to max deliveries due at now, in turns: the next
+// one is always the oldest due of the webhook with the fewest deliveries
+// leased (at now, or taken by this turn), the webhook whose oldest is
+// the oldest among equals. So a webhook whose receiver hangs, holding
+// many leases, never keeps another webhook's deliveries waiting behind
+// its own. s.mu is held.
+func (s *Store) fairTurns(now time.Time, max int) []*delivery {
+	type hook struct {
+		leased int
+		due    []*delivery // oldest first
+	}
+	hooks := make(map[string]*hook)
+	get := func(id string) *hook {
+		h, ok := hooks[id]
+		if !ok {
+			h = &hook{}
+			hooks[id] = h
+		}
+		return h
+	}
+	for _, id := range s.deliveryOrder {
+		d, ok := s.deliveries[id]
+		switch {
+		case !ok:
+		case d.leasedUntil.After(now):
+			get(d.webhookID).leased++
+		case !d.nextAt.After(now):
+			if h := get(d.webhookID); len(h.due) < max {
+				h.due = append(h.due, d)
+			}
+		}
+	}
+	var out []*delivery
+	for len(out) < max {
+		var next *hook
+		for _, h := range hooks {
+			if len(h.due) > 0 && (next == nil || h.leased < next.leased || h.leased == next.leased && h.due[0].id < next.due[0].id) {
+				next = h
+			}
+		}
+		if next == nil {
+			break
+		}
+		out = append(out, next.due[0])
+		next.due, next.leased = next.due[1:], next.leased+1
+	}
+	return out
 }
 
 // FinishDelivery implements prompts.WebhookStore.

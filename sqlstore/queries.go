@@ -514,24 +514,37 @@ ORDER BY a.id DESC`,
 
 		// Lease up to $2 deliveries due at $1 (queued at $4 or later: the
 		// others are past the retention; of a webhook not deleted) until
-		// $3, those due the longest first; rows another claim has locked are skipped, and a row it
-		// leased meanwhile is no longer due when re-read under the lock.
+		// $3, the webhooks in turn: a webhook's n-th due delivery (the
+		// longest due first) takes the turn n plus the deliveries it has
+		// leased already, and the lowest turns go first, those due the
+		// longest among equals. Rows another claim has locked are skipped,
+		// and a row it leased meanwhile is no longer due when re-read
+		// under the lock.
 		qClaimDeliveries: `WITH due AS (
-	SELECT id, GREATEST(next_at, leased_until) AS due_at FROM {s}.deliveries
+	SELECT id, webhook_id, GREATEST(next_at, leased_until) AS due_at FROM {s}.deliveries
 	WHERE GREATEST(next_at, leased_until) <= $1 AND queued_at >= $4
 		AND EXISTS (SELECT 1 FROM {s}.webhooks x WHERE x.id = webhook_id OFFSET 0)
-	ORDER BY GREATEST(next_at, leased_until), id LIMIT $2
-	FOR UPDATE SKIP LOCKED
+), hooks AS (
+	SELECT h.webhook_id, (SELECT count(*) FROM {s}.deliveries l WHERE l.webhook_id = h.webhook_id AND l.leased_until > $1) AS leased
+	FROM (SELECT DISTINCT webhook_id FROM due) h
+), turns AS (
+	SELECT due.id, due.due_at, hooks.leased + row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.due_at, due.id) AS turn
+	FROM due JOIN hooks ON hooks.webhook_id = due.webhook_id
+	ORDER BY turn, due.due_at, due.id LIMIT $2
+), picked AS (
+	SELECT x.id, turns.turn, turns.due_at FROM {s}.deliveries x JOIN turns ON turns.id = x.id
+	WHERE GREATEST(x.next_at, x.leased_until) <= $1
+	FOR UPDATE OF x SKIP LOCKED
 ), c AS (
-	UPDATE {s}.deliveries x SET leased_until = $3 WHERE x.id = ANY (ARRAY(SELECT id FROM due))
+	UPDATE {s}.deliveries x SET leased_until = $3 WHERE x.id = ANY (ARRAY(SELECT id FROM picked))
 	RETURNING x.id, x.webhook_id, x.event_id, x.attempts, x.queued_at
 )
 SELECT c.id, c.attempts, c.queued_at, ` + webhookCols + `, ` + eventCols + `
 FROM c
-JOIN due ON due.id = c.id
+JOIN picked ON picked.id = c.id
 CROSS JOIN LATERAL (SELECT * FROM {s}.webhooks x WHERE x.id = c.webhook_id OFFSET 0) w
 JOIN {s}.events e ON e.id = c.event_id` + eventJoins + `
-ORDER BY due.due_at, c.id`,
+ORDER BY picked.turn, picked.due_at, c.id`,
 
 		// Record attempt $2 (at $3, status $4, error $5, duration $6 in
 		// nanoseconds) of delivery $1, which is due again at $7, or ends

@@ -226,8 +226,9 @@ func (s *Store) listDeliveryAttempts(ctx context.Context, webhookID string, p pr
 	return out, false, nil
 }
 
-// ClaimDeliveries implements prompts.WebhookStore: those due the longest
-// first. Claims in any number of processes skip the deliveries another
+// ClaimDeliveries implements prompts.WebhookStore: the webhooks in
+// turn, the one with the fewest deliveries leased first, and of each
+// webhook those due the longest first. Claims in any number of processes skip the deliveries another
 // claim holds (FOR UPDATE SKIP LOCKED) and find those it leased no longer
 // due. A delivery queued longer ago than the event retention, by the
 // Store's clock, is never handed out.

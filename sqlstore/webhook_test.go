@@ -163,3 +163,34 @@ func TestDeliveryIDs(t *testing.T) {
 	}
 	is.NoErr(s.FinishDelivery(ctx, d.ID, prompts.DeliveryAttempt{StatusCode: 200}, time.Time{})) // it is
 }
+
+// TestAttemptRowsAreSmall: an attempt of a receiver that never answers
+// costs one row of delivery_attempts, under 512 bytes with the longest
+// error the dispatcher keeps (160 bytes), and changes its delivery's row
+// in place of adding one.
+func TestAttemptRowsAreSmall(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s := newSQLStore(t)
+	q := pq.QuoteIdentifier(s.Schema())
+	_, err := s.CreateWebhook(ctx, prompts.NewWebhook{URL: "https://hooks.example.com/a/rather/long/path?token=0123456789abcdef0123456789abcdef", Secret: prompts.NewWebhookSecret()})
+	is.NoErr(err)
+	_, err = s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	now := time.Now()
+	for i := range 10 {
+		ds, err := s.ClaimDeliveries(ctx, now, 1, 30*time.Second)
+		is.NoErr(err)
+		is.Equal(len(ds), 1)
+		is.NoErr(s.FinishDelivery(ctx, ds[0].ID, prompts.DeliveryAttempt{At: now, Error: strings.Repeat("e", 160), Duration: 10 * time.Second}, now))
+		var rows, deliveries, widest int
+		is.NoErr(database(t).QueryRowContext(ctx, `SELECT count(*), max(pg_column_size(a.*)) FROM `+q+`.delivery_attempts a`).Scan(&rows, &widest))
+		is.NoErr(database(t).QueryRowContext(ctx, `SELECT count(*) FROM `+q+`.deliveries`).Scan(&deliveries))
+		is.Equal(rows, i+1)     // one row an attempt
+		is.Equal(deliveries, 1) // the delivery, one row still
+		is.True(widest < 512)   // each small
+		if i == 0 {
+			t.Logf("an attempt's row: %d bytes", widest)
+		}
+	}
+}

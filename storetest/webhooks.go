@@ -169,9 +169,9 @@ var webhookTests = []test{
 
 		ds := s.claim(s.clock.Now())
 		got := map[string][]int64{}
-		for i, d := range ds {
-			if i > 0 {
-				is.True(d.Event.ID >= ds[i-1].Event.ID) // oldest first
+		for _, d := range ds {
+			if prev := got[d.Webhook.ID]; len(prev) > 0 {
+				is.True(d.Event.ID > prev[len(prev)-1]) // oldest first, of each webhook
 			}
 			e, ok := byID[d.Event.ID]
 			is.True(ok)                                   // an event of the log
@@ -190,6 +190,38 @@ var webhookTests = []test{
 		is.Equal(got[both.ID], []int64{log[0].ID})                                      // a's prompt's creation
 		is.Equal(len(ds), 7)                                                            // and no other
 		is.Equal(len(slices.Compact(slices.Sorted(slices.Values(deliveryIDs(ds))))), 7) // each with an id of its own
+	}},
+	{"a claim takes the webhooks in turn, the one with the fewest deliveries leased first", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		wh := s.webhookStore()
+		a, b := s.project(), s.project()
+		hot := s.webhook(nil, []string{a.ID})  // a receiver that hangs, say
+		cold := s.webhook(nil, []string{b.ID}) // another's
+		for i := range 5 {
+			s.prompt(a.ID, fmt.Sprintf("k%d", i))
+		}
+		s.prompt(b.ID, "k0")
+		s.prompt(b.ID, "k1")
+		log := s.eventsAfter(0)[2:]
+		hots, colds := log[:5], log[5:]
+		now := s.clock.Now()
+		var got []string
+		for range 4 { // one at a time, as a dispatcher whose workers come free one by one claims them
+			ds, err := wh.ClaimDeliveries(ctx, now, 1, time.Minute)
+			is.NoErr(err)
+			is.Equal(len(ds), 1)
+			got = append(got, fmt.Sprintf("%s %d", ds[0].Webhook.ID, ds[0].Event.ID))
+		}
+		is.Equal(got, []string{
+			fmt.Sprintf("%s %d", hot.ID, hots[0].ID),   // the oldest, with no leases anywhere
+			fmt.Sprintf("%s %d", cold.ID, colds[0].ID), // then the webhook with none leased, though the other has older ones due
+			fmt.Sprintf("%s %d", hot.ID, hots[1].ID),   // one each: the oldest
+			fmt.Sprintf("%s %d", cold.ID, colds[1].ID), // and again
+		})
+		rest := s.claim(now)
+		is.Equal(len(rest), 3)
+		is.Equal([]int64{rest[0].Event.ID, rest[1].Event.ID, rest[2].Event.ID}, []int64{hots[2].ID, hots[3].ID, hots[4].ID}) // then hot's, oldest first
 	}},
 	{"a claim leases deliveries: none again before the lease ends, the same after it", func(t *testing.T, s *fixture) {
 		is := is.New(t)

@@ -41,3 +41,14 @@ func TestClientChecksTheAddressItDials(t *testing.T) {
 		_ = resp.Body.Close()
 	}
 }
+
+// An attempt's error is kept to maxError bytes, cut between characters,
+// so that its record stays small.
+func TestAttemptErrorIsClipped(t *testing.T) {
+	is := is.New(t)
+	is.Equal(clip("connection refused", maxError), "connection refused") // short: whole
+	long := strings.Repeat("x", maxError-1) + "é and more"
+	got := clip(long, maxError)
+	is.Equal(got, strings.Repeat("x", maxError-1)) // not half a character
+	is.Equal(len(clip(strings.Repeat("y", 10_000), maxError)), maxError)
+}

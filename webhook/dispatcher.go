@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
@@ -38,6 +39,10 @@ const (
 	// drain is how much of an answer's body is read, so that the
 	// connection can serve the next attempt.
 	drain = 64 << 10
+	// maxError is the most of an error's text an attempt's record keeps:
+	// a receiver that fails for a day costs the Store one small record
+	// per attempt, whatever its TLS library has to say.
+	maxError = 160
 )
 
 // Dispatcher delivers the queued deliveries of a prompts.WebhookStore: it
@@ -243,7 +248,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl prompts.Delivery) time.Time
 	if err := d.post(ctx, dl, &a); err != nil {
 		// An attempt that cannot be made (an event that cannot be
 		// encoded, a secret that cannot sign) is the last.
-		a.Error = err.Error()
+		a.Error = clip(err.Error(), maxError)
 	} else if a.StatusCode/100 != 2 {
 		if ctx.Err() != nil && a.StatusCode == 0 {
 			a.Error, retryAt = "the dispatcher stopped before an answer came", d.clock.Now()
@@ -302,9 +307,20 @@ func (d *Dispatcher) post(ctx context.Context, dl prompts.Delivery, a *prompts.D
 	}
 	a.Duration = time.Since(start)
 	if err != nil {
-		a.Error = attemptError(actx, err, d.timeout)
+		a.Error = clip(attemptError(actx, err, d.timeout), maxError)
 	}
 	return nil
+}
+
+// clip returns s cut to at most n bytes, at a character's start.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // attemptError says why no answer came, without the URL (which may hold

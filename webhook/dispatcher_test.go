@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matryer/is"
@@ -76,7 +78,9 @@ func (rc *receiver) requests() []request {
 	return slices.Clone(rc.got)
 }
 
-// eventually waits up to 5 s for cond.
+// eventually waits up to 5 s for cond. It polls, in real time: what it
+// waits for is a receiver on a real socket, or the record a Store keeps,
+// neither of which can tell it (and synctest cannot fake the sockets).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
@@ -86,7 +90,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// never checks that cond stays false for a while.
+// never checks that cond stays false for a while: 150 ms of real time,
+// in which a dispatcher that would wrongly act (on real sockets) does.
 func never(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(150 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -388,9 +393,10 @@ func TestDispatcherWakesOnWake(t *testing.T) {
 	s := memstore.New()
 	rc := newReceiver(t, nil)
 	subscribe(t, s, rc.URL)
-	d := webhook.NewDispatcher(s, webhook.AllowPrivate(), webhook.WithPoll(time.Hour))
+	cs := &counting{WebhookStore: s}
+	d := webhook.NewDispatcher(cs, webhook.AllowPrivate(), webhook.WithPoll(time.Hour))
 	start(t, d)
-	time.Sleep(50 * time.Millisecond) // the first claim, which finds nothing
+	eventually(t, "the first claim, which finds nothing", func() bool { return cs.claims.Load() == 1 })
 	project(t, s, "Support")
 	never(t, "a delivery before the next poll", func() bool { return len(rc.requests()) > 0 })
 	d.Wake()
@@ -466,9 +472,10 @@ func TestDispatcherDeliversWhatARestartKept(t *testing.T) {
 
 func TestDispatcherRunsOnceAtATime(t *testing.T) {
 	is := is.New(t)
-	d := webhook.NewDispatcher(memstore.New(), webhook.WithPoll(time.Hour))
+	cs := &counting{WebhookStore: memstore.New()}
+	d := webhook.NewDispatcher(cs, webhook.WithPoll(time.Hour))
 	start(t, d)
-	time.Sleep(20 * time.Millisecond)
+	eventually(t, "the first Run's first claim", func() bool { return cs.claims.Load() == 1 })
 	is.True(d.Run(context.Background()) != nil) // a second Run refused at once
 
 	is.True(webhook.NewDispatcher(nil).Run(context.Background()) != nil) // and a Run without a store
@@ -491,6 +498,10 @@ func TestDispatcherRestsWhileEveryWorkerIsBusy(t *testing.T) {
 		return len(attempts(t, s, hook.ID)) == 1 && len(busy.requests()) == 1
 	})
 	c.Add(time.Minute) // the retry is due, but no worker is free
+	// Real time: the poll (20 ms) is a real timer, and the busy worker
+	// waits on a real socket, so synctest cannot make the time pass.
+	// 50 ms for the dispatcher to settle, then 300 ms (15 polls) in which
+	// a spinning one would read the clock thousands of times.
 	time.Sleep(50 * time.Millisecond)
 	before := c.Reads()
 	time.Sleep(300 * time.Millisecond)
@@ -499,20 +510,87 @@ func TestDispatcherRestsWhileEveryWorkerIsBusy(t *testing.T) {
 
 // Every retry it scheduled wakes the dispatcher when it falls due, not
 // only the earliest: two deliveries failing 300 ms apart are both tried
-// again on time, with no poll and no Wake to help.
+// again on time, with no poll and no Wake to help. (In a synctest
+// bubble: the dispatcher's timers are fake, and its receiver, on
+// loopback, is refused before any packet is sent: a failed attempt.)
 func TestDispatcherWakesForEveryRetry(t *testing.T) {
-	s := memstore.New()
-	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusInternalServerError)
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		s := memstore.New()
+		hook := subscribe(t, s, "http://127.0.0.1:9/hook")
+		d := webhook.NewDispatcher(s, webhook.WithPoll(time.Hour))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- d.Run(ctx) }()
+		at := func() []time.Duration { // the attempts' times, from the first
+			var out []time.Duration
+			for _, a := range attempts(t, s, hook.ID) {
+				out = append(out, a.At.Sub(attempts(t, s, hook.ID)[0].At))
+			}
+			return out
+		}
+		project(t, s, "One")
+		d.Wake()
+		synctest.Wait()
+		is.Equal(at(), []time.Duration{0}) // the first attempt
+		time.Sleep(300 * time.Millisecond)
+		project(t, s, "Two")
+		d.Wake()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		// Each retried 2 s after its first attempt, then 4 s after that.
+		is.Equal(at(), []time.Duration{0, 300 * time.Millisecond, 2 * time.Second, 2300 * time.Millisecond, 6 * time.Second, 6300 * time.Millisecond})
+		cancel()
+		is.NoErr(<-done)
 	})
-	subscribe(t, s, rc.URL)
-	d := webhook.NewDispatcher(s, webhook.AllowPrivate(), webhook.WithPoll(time.Hour))
-	start(t, d)
-	project(t, s, "One")
-	d.Wake()
-	eventually(t, "the first attempt", func() bool { return len(rc.requests()) >= 1 })
-	time.Sleep(300 * time.Millisecond) // the second event falls due later than the first
-	project(t, s, "Two")
-	d.Wake()
-	eventually(t, "both first attempts and both first retries", func() bool { return len(rc.requests()) >= 4 })
+}
+
+// counting is a WebhookStore that counts the claims made of it.
+type counting struct {
+	prompts.WebhookStore
+	claims atomic.Int64
+}
+
+func (c *counting) ClaimDeliveries(ctx context.Context, now time.Time, max int, lease time.Duration) ([]prompts.Delivery, error) {
+	c.claims.Add(1)
+	return c.WebhookStore.ClaimDeliveries(ctx, now, max, lease)
+}
+
+// An idle dispatcher with many retries pending, none due for ten
+// minutes, claims once a poll at most (a claim of the 500 pending
+// deliveries that finds none due costs microseconds: see memstore's
+// BenchmarkClaimNoneDue), makes no attempt, and makes them all when they
+// fall due. (In a synctest bubble: the ten minutes pass at once. The
+// receiver, on loopback, is refused before any packet is sent.)
+func TestDispatcherIdlesUntilRetriesFallDue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		ctx := context.Background()
+		s := memstore.New()
+		hook := subscribe(t, s, "http://127.0.0.1:9/hook")
+		for i := range 500 {
+			project(t, s, "P"+strconv.Itoa(i))
+		}
+		due := time.Now().Add(10 * time.Minute)
+		ds, err := s.ClaimDeliveries(ctx, time.Now(), prompts.MaxLimit, time.Minute)
+		is.NoErr(err)
+		for _, dl := range ds { // each failed once: due again in ten minutes
+			is.NoErr(s.FinishDelivery(ctx, dl.ID, prompts.DeliveryAttempt{Error: "no answer within 10s"}, due))
+		}
+		is.Equal(len(attempts(t, s, hook.ID)), 500)
+
+		cs := &counting{WebhookStore: s}
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		go func() { done <- webhook.NewDispatcher(cs).Run(ctx) }() // the default poll: a second
+		time.Sleep(10*time.Minute - time.Second)
+		synctest.Wait()
+		is.True(cs.claims.Load() <= 600)            // once a second at most: no spin
+		is.Equal(len(attempts(t, s, hook.ID)), 500) // and nothing attempted
+		time.Sleep(2 * time.Second)                 // the retries fall due
+		synctest.Wait()
+		is.Equal(len(attempts(t, s, hook.ID)), 1000) // each attempted once due
+		cancel()
+		is.NoErr(<-done)
+	})
 }

@@ -35,6 +35,17 @@
 // without random jitter: deliveries of different events fall due at
 // different times already.
 //
+// Each webhook has its turn: when the deliveries of several webhooks are
+// due, the dispatcher's workers (WithConcurrency) are shared among them,
+// the webhook with the fewest attempts in flight first (the Store's
+// ClaimDeliveries takes them in that order), so that a receiver that never
+// answers, holding workers until its attempts time out, delays another
+// webhook's deliveries by one AttemptTimeout at most, however many of its
+// own are due. An attempt's error is kept to 160 bytes, so that a receiver
+// that fails for a day costs the Store one small record per attempt. An
+// idle dispatcher sleeps until the next retry it scheduled falls due, or
+// its poll (a second by default) comes, when it makes one claim.
+//
 // Deliveries wait in the Store, so that they survive a restart; a
 // dispatcher claims those that are due for a while (a lease of 30 s), so
 // that among dispatchers sharing a Store, in one process or many, one at
@@ -61,8 +72,11 @@
 //     there), in 192.0.0.0/24, 198.18.0.0/15 (benchmarking), 240.0.0.0/4
 //     (reserved, and broadcast), or 64:ff9b:1::/48 (local-use NAT64);
 //   - an IPv6 address that carries one of those IPv4 addresses:
-//     IPv4-mapped (::ffff:127.0.0.1), IPv4-compatible, NAT64
-//     (64:ff9b::/96) or 6to4 (2002::/16).
+//     IPv4-mapped (::ffff:127.0.0.1), IPv4-compatible (::/96),
+//     IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4
+//     (2002::/16), Teredo (2001::/32: its server's address or its
+//     client's) or ISATAP (an interface identifier of 0000:5efe or
+//     0200:5efe followed by the IPv4 address).
 //
 // CheckURL checks a URL when a webhook is created, and the dispatcher
 // checks the address of every connection it makes, after DNS, so that a

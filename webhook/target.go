@@ -29,10 +29,16 @@ var refusedPrefixes = []struct {
 }
 
 // refused returns why ip may not be a webhook's address, or "" when it
-// may. An IPv6 address that carries an IPv4 one (IPv4-mapped,
-// IPv4-compatible, NAT64, 6to4) is judged by the IPv4 address as well.
+// may. An IPv6 address that carries an IPv4 one (see embedded) is judged
+// by that IPv4 address as well.
 func refused(ip netip.Addr) string {
 	ip = ip.WithZone("")
+	if ip.Is4In6() { // judged by its IPv4 address alone
+		if why := refused(ip.Unmap()); why != "" {
+			return why + " (" + ip.Unmap().String() + ", inside an IPv6 address)"
+		}
+		return ""
+	}
 	switch {
 	case !ip.IsValid():
 		return "not an IP address"
@@ -53,7 +59,7 @@ func refused(ip netip.Addr) string {
 		}
 	}
 	if ip.Is6() {
-		if v4, ok := embedded(ip); ok {
+		for _, v4 := range embedded(ip) {
 			if why := refused(v4); why != "" {
 				return why + " (" + v4.String() + ", inside an IPv6 address)"
 			}
@@ -65,21 +71,43 @@ func refused(ip netip.Addr) string {
 var (
 	compatible = netip.MustParsePrefix("::/96")
 	mapped     = netip.MustParsePrefix("::ffff:0:0/96")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
 	nat64      = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
 )
 
-// embedded returns the IPv4 address that an IPv6 address carries to an
-// IPv4 host.
-func embedded(ip netip.Addr) (netip.Addr, bool) {
+// embedded returns the IPv4 addresses that an IPv6 address carries, by
+// which it reaches an IPv4 host or passes through one:
+//
+//   - IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96),
+//     IPv4-translated (::ffff:0:0:0/96) and NAT64 (64:ff9b::/96): the
+//     last 32 bits;
+//   - 6to4 (2002::/16): the 32 bits after the prefix;
+//   - Teredo (2001::/32): the server's address (the 32 bits after the
+//     prefix) and the client's (the last 32 bits, inverted);
+//   - ISATAP (an interface identifier of 0000:5efe or 0200:5efe, with
+//     any prefix): the last 32 bits.
+//
+// (64:ff9b:1::/48, local-use NAT64, is refused whole.)
+func embedded(ip netip.Addr) []netip.Addr {
 	b := ip.As16()
+	last := netip.AddrFrom4([4]byte(b[12:16]))
 	switch {
-	case mapped.Contains(ip), compatible.Contains(ip), nat64.Contains(ip):
-		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case mapped.Contains(ip), compatible.Contains(ip), translated.Contains(ip), nat64.Contains(ip):
+		return []netip.Addr{last}
 	case sixToFour.Contains(ip):
-		return netip.AddrFrom4([4]byte(b[2:6])), true
+		return []netip.Addr{netip.AddrFrom4([4]byte(b[2:6]))}
+	case teredo.Contains(ip):
+		client := [4]byte(b[12:16])
+		for i := range client {
+			client[i] ^= 0xff
+		}
+		return []netip.Addr{netip.AddrFrom4([4]byte(b[4:8])), netip.AddrFrom4(client)}
+	case b[8]&^0x03 == 0 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe: // ISATAP (u and g bits either way)
+		return []netip.Addr{last}
 	}
-	return netip.Addr{}, false
+	return nil
 }
 
 // CheckURL checks that rawURL may be a webhook's: an absolute http or

@@ -87,3 +87,43 @@ func TestCheckURLRefusesAHostThatDoesNotResolve(t *testing.T) {
 	t.Log(err)
 	is.NoErr(webhook.CheckURL(context.Background(), "https://no-such-host.invalid/hook", true)) // not resolved when private addresses are allowed
 }
+
+func TestCheckURLJudgesAnIPv6AddressByTheIPv4AddressItCarries(t *testing.T) {
+	for _, c := range []struct {
+		host    string
+		carries string // the IPv4 address judged; "" when the host is allowed
+	}{
+		{"[::ffff:169.254.169.254]", "169.254.169.254"},        // IPv4-mapped
+		{"[::ffff:8.8.8.8]", ""},                               //
+		{"[::169.254.169.254]", "169.254.169.254"},             // IPv4-compatible
+		{"[::ffff:0:127.0.0.1]", "127.0.0.1"},                  // IPv4-translated
+		{"[::ffff:0:8.8.8.8]", ""},                             //
+		{"[64:ff9b::192.168.0.1]", "192.168.0.1"},              // NAT64
+		{"[64:ff9b::8.8.4.4]", ""},                             //
+		{"[2002:a9fe:a9fe::1]", "169.254.169.254"},             // 6to4
+		{"[2002:808:404::1]", ""},                              //
+		{"[2001:0:7f00:1::1]", "127.0.0.1"},                    // Teredo: its server
+		{"[2001:0:4136:e378:8000:63bf:f5ff:fffe]", "10.0.0.1"}, // Teredo: its client (inverted)
+		{"[2001:0:4136:e378:8000:63bf:5646:bf51]", ""},         // Teredo: public server and client
+		{"[2001:db8::5efe:a00:1]", "10.0.0.1"},                 // ISATAP, private
+		{"[2001:db8::200:5efe:a9fe:a9fe]", "169.254.169.254"},  // ISATAP, u bit set
+		{"[2606:4700::200:5efe:808:808]", ""},                  // ISATAP, public
+		{"[2001:db8::5eff:a00:1]", ""},                         // not ISATAP
+	} {
+		t.Run(c.host, func(t *testing.T) {
+			is := is.New(t)
+			err := webhook.CheckURL(context.Background(), "https://"+c.host+"/hook", false)
+			if c.carries == "" {
+				is.NoErr(err) // a public IPv4 address inside: allowed
+				return
+			}
+			is.True(errors.Is(err, prompts.ErrInvalid)) // refused
+			var e *prompts.Error
+			is.True(errors.As(err, &e))
+			// Judged by the address it carries (which netip's methods see
+			// in an IPv4-mapped one).
+			is.True(strings.Contains(e.Fields[0].Detail, "("+c.carries+", inside an IPv6 address)") || strings.Contains(e.Fields[0].Detail, "names the host "+c.carries+","))
+			t.Log(e.Fields[0].Detail)
+		})
+	}
+}
