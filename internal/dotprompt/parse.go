@@ -765,6 +765,7 @@ func (l *lexer) hashKey() string {
 
 func (p *parser) parseCall(l *lexer, block bool) (*call, error) {
 	l.skip()
+	headPos := l.pos
 	head, err := p.parseExprNoRecord(l)
 	if err != nil {
 		return nil, err
@@ -795,6 +796,7 @@ func (p *parser) parseCall(l *lexer, block bool) (*call, error) {
 	name := c.helper()
 	if name == "" {
 		if head.kind == ePath && head.data == false && head.parents == 0 && !head.this && len(head.segs) == 1 && (len(c.params) > 0 || len(c.hash) > 0) {
+			l.pos = headPos
 			return nil, l.err("unknown helper %q", head.segs[0])
 		}
 		if len(c.params) > 0 || len(c.hash) > 0 {
@@ -984,6 +986,10 @@ func (l *lexer) path() (*expr, error) {
 		if l.pos < len(l.s) && (l.s[l.pos] == '.' || l.s[l.pos] == '/') && l.pos+1 < len(l.s) && (isIDChar(l.s[l.pos+1]) || l.s[l.pos+1] == '[') {
 			l.pos++
 			continue
+		}
+		if l.pos < len(l.s) && (l.s[l.pos] == '.' || l.s[l.pos] == '/') {
+			l.pos++
+			return nil, l.err("path segment expected")
 		}
 		break
 	}
