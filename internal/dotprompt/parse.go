@@ -971,8 +971,11 @@ func (l *lexer) path() (*expr, error) {
 		default:
 			seg = l.word()
 			if seg == "" {
-				if first {
+				if first && l.pos < len(l.s) {
 					return nil, l.err("expression expected, found %q", string(l.s[l.pos]))
+				}
+				if first {
+					return nil, l.err("expression expected")
 				}
 				return nil, l.err("path segment expected")
 			}
