@@ -68,8 +68,6 @@ type node struct {
 	name   string
 	ctxArg *expr
 	indent string
-	line   int
-	column int
 }
 
 type call struct {
@@ -201,7 +199,6 @@ func (p *parser) lex() error {
 				k := strings.Index(s[j+2:], "{{")
 				if k < 0 {
 					text.WriteString(s[j:])
-					pos = len(s)
 					break
 				}
 				text.WriteString(s[j : j+2+k])
@@ -474,7 +471,7 @@ func (p *parser) program() ([]*node, *item, error) {
 			if err := lx.end(); err != nil {
 				return nil, nil, err
 			}
-			out = append(out, &node{kind: nMustache, call: c, line: 0})
+			out = append(out, &node{kind: nMustache, call: c})
 		case tPartial:
 			n, err := p.parsePartial(it)
 			if err != nil {
@@ -795,7 +792,7 @@ func (p *parser) parseCall(l *lexer, block bool) (*call, error) {
 	}
 	name := c.helper()
 	if name == "" {
-		if head.kind == ePath && head.data == false && head.parents == 0 && !head.this && len(head.segs) == 1 && (len(c.params) > 0 || len(c.hash) > 0) {
+		if head.kind == ePath && !head.data && head.parents == 0 && !head.this && len(head.segs) == 1 && (len(c.params) > 0 || len(c.hash) > 0) {
 			l.pos = headPos
 			return nil, l.err("unknown helper %q", head.segs[0])
 		}
