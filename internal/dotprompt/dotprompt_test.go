@@ -119,6 +119,12 @@ func TestParseErrors(t *testing.T) {
 		{"{{!-- never", 1, 1, "unclosed comment"},
 		{"{{#> layout}}{{/layout}}", 1, 1, "not supported"},
 		{"{{x.}}", 1, 5, "segment"},
+		{"a {{role \"admin\"}}", 1, 5, "role must be"},
+		{"{{role}}", 1, 3, "role takes 1"},
+		{"{{#if a b}}{{/if}}", 1, 4, "if takes 1"},
+		{"{{#ifEquals a}}{{/ifEquals}}", 1, 4, "ifEquals takes 2"},
+		{"{{media contentType=\"x\"}}", 1, 3, "needs url"},
+		{"{{#if (json)}}{{/if}}", 1, 8, "json takes 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
@@ -265,6 +271,16 @@ func TestPartials(t *testing.T) {
 		is.Equal(pe.Chain, []string{"x"})
 		is.True(errors.Is(err, boom))
 	})
+}
+
+func TestCanceled(t *testing.T) {
+	is := is.New(t)
+	tpl, err := dotprompt.Parse("{{#each xs}}{{/each}}")
+	is.NoErr(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tpl.Render(ctx, dotprompt.Data{Input: map[string]any{"xs": make([]any, 5000)}}, dotprompt.Options{})
+	is.True(errors.Is(err, context.Canceled)) // a long render notices its context
 }
 
 func TestConcurrentRenders(t *testing.T) {

@@ -2,6 +2,7 @@ package dotprompt
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -791,6 +792,12 @@ func (p *parser) parseCall(l *lexer, block bool) (*call, error) {
 		c.params = append(c.params, e)
 	}
 	name := c.helper()
+	if name != "" {
+		if err := checkArity(c, name); err != "" {
+			l.pos = headPos
+			return nil, l.err("%s", err)
+		}
+	}
 	if name == "" {
 		if head.kind == ePath && !head.data && head.parents == 0 && !head.this && len(head.segs) == 1 && (len(c.params) > 0 || len(c.hash) > 0) {
 			l.pos = headPos
@@ -997,4 +1004,33 @@ func (l *lexer) path() (*expr, error) {
 		return nil, l.err("@ must be followed by a name")
 	}
 	return e, nil
+}
+
+// arity is how many positional arguments each helper takes.
+var arity = map[string]int{
+	"if": 1, "unless": 1, "each": 1, "with": 1, "ifEquals": 2, "unlessEquals": 2,
+	"role": 1, "history": 0, "media": 0, "section": 1, "json": 1, "lookup": 2,
+}
+
+var roles = []string{"system", "user", "model", "tool"}
+
+// checkArity reports a helper call with the wrong arguments, or "".
+func checkArity(c *call, name string) string {
+	if n := arity[name]; len(c.params) != n {
+		return fmt.Sprintf("%s takes %d argument(s), not %d", name, n, len(c.params))
+	}
+	switch name {
+	case "role":
+		if a := c.params[0]; a.kind == eString && !slices.Contains(roles, a.str) {
+			return fmt.Sprintf("role must be system, user, model or tool, not %q", a.str)
+		}
+	case "media":
+		for _, h := range c.hash {
+			if h.key == "url" {
+				return ""
+			}
+		}
+		return "media needs url="
+	}
+	return ""
 }
