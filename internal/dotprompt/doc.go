@@ -47,7 +47,9 @@
 // the first segments of paths evaluated against the input (outside
 // #each/#with bodies and block parameters, through ../ and @root too).
 // ReadsAll reports a template that reads the input as a whole ({{json
-// this}}). Partials' own variables are not included: Template.Partials
+// this}}). In {{#name}} sections, whose context depends on the value,
+// the names read count as top-level too: the list may hold more names
+// than are read, never fewer. Partials' own variables are not included: Template.Partials
 // names them so that the caller can merge them.
 //
 // # Why not github.com/google/dotprompt/go

@@ -201,6 +201,7 @@ func TestVariables(t *testing.T) {
 		{"{{#if (ifEquals kind \"x\")}}{{json this}}{{/if}}", "kind", true},
 		{"{{> p name=who}}{{> q ctx}}", "ctx who", false},
 		{"{{@state.x}} {{this.t}}", "t", false},
+		{"{{#flag}}{{x}}{{/flag}}{{^off}}{{y}}{{/off}}", "flag off x y", false},
 		{"{{media url=img}}{{role \"user\"}}", "img", false},
 	}
 	for _, c := range cases {
@@ -233,6 +234,14 @@ func TestPartials(t *testing.T) {
 			dotprompt.Data{Input: map[string]any{"name": "Ada"}}, dotprompt.Options{Partials: ps})
 		is.NoErr(err)
 		is.Equal(res.Text, "a\n  Hi Ada\n  bye\nb")
+	})
+	t.Run("block parameters stay outside", func(t *testing.T) {
+		is := is.New(t)
+		ps := dotprompt.PartialMap(map[string]*dotprompt.Template{"p": parse("[{{x}}]")})
+		res, err := parse("{{#each xs as |x|}}{{> p}}{{/each}}").Render(context.Background(),
+			dotprompt.Data{Input: map[string]any{"xs": []any{"a"}}}, dotprompt.Options{Partials: ps})
+		is.NoErr(err)
+		is.Equal(res.Text, "[]")
 	})
 	t.Run("cycle names the chain", func(t *testing.T) {
 		is := is.New(t)

@@ -592,7 +592,11 @@ func (p *parser) parseBlock(it *item) (*node, error) {
 	} else if !helpers[name] {
 		return nil, p.errAt(it.off, "%s is not a block helper", name)
 	}
-	changes := name == "each" || name == "with" || c.helper() == ""
+	// {{#name}} sections change the context only when name's value is an
+	// object or a list, which is known only at render time: the names in
+	// their bodies count as top-level too (a superset), so that a value
+	// a template reads is never called unused.
+	changes := name == "each" || name == "with"
 	if changes {
 		p.ctxDepth++
 		p.bparams = append(p.bparams, n.blockParams)

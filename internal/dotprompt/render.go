@@ -161,6 +161,7 @@ type scope struct {
 	up     *scope // the enclosing context, for ../
 	params map[string]any
 	loop   *loopData
+	fence  bool // a partial's scope: block parameters outside it are not visible
 }
 
 type loopData struct {
@@ -476,7 +477,7 @@ func (r *renderer) partial(n *node, s *scope) error {
 	saved := r.chain
 	r.chain = chain
 	defer func() { r.chain = saved }()
-	ps := &scope{ctx: ctx, up: s, loop: s.loop}
+	ps := &scope{ctx: ctx, up: s, loop: s.loop, fence: true}
 	if n.indent == "" {
 		return r.nodes(t.root, ps)
 	}
@@ -562,7 +563,7 @@ func (r *renderer) eval(e *expr, s *scope) (any, error) {
 		cur = cur.up
 	}
 	if e.parents == 0 && !e.this && len(e.segs) > 0 {
-		for b := s; b != nil; b = b.up {
+		for b := s; b != nil && !b.fence; b = b.up {
 			if v, ok := b.params[e.segs[0]]; ok {
 				return lookup(v, e.segs[1:]), nil
 			}
