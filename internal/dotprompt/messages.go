@@ -1,0 +1,187 @@
+package dotprompt
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Message is one chat message, in Dotprompt's shape.
+type Message struct {
+	Role     string         `json:"role"`
+	Content  []Part         `json:"content"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Part is a text part, a media part, or (from {{section}}) a pending part
+// with only metadata.
+type Part struct {
+	Text     string         `json:"text,omitempty"`
+	Media    *Media         `json:"media,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Media is a media part's reference.
+type Media struct {
+	URL         string `json:"url"`
+	ContentType string `json:"contentType,omitempty"`
+}
+
+// Result is a rendered template.
+type Result struct {
+	Messages []Message
+	Text     string // the text parts of all messages, concatenated
+}
+
+type msgSource struct {
+	role    string
+	segs    []seg
+	content []Part
+	meta    map[string]any
+}
+
+func blank(segs []seg) bool {
+	for _, s := range segs {
+		if s.kind != sText || strings.TrimSpace(s.text) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// toMessages splits rendered output at role and history markers as
+// Dotprompt does.
+func toMessages(segs []seg, history []Message) []Message {
+	cur := &msgSource{role: "user"}
+	srcs := []*msgSource{cur}
+	var piece []seg
+	endPiece := func() {
+		if !blank(piece) {
+			cur.segs = append(cur.segs, piece...)
+		}
+		piece = nil
+	}
+	for _, s := range segs {
+		switch s.kind {
+		case sRole:
+			endPiece()
+			if len(cur.segs) > 0 {
+				cur = &msgSource{role: s.text}
+				srcs = append(srcs, cur)
+			} else {
+				cur.role = s.text
+			}
+		case sHistory:
+			endPiece()
+			for _, m := range history {
+				srcs = append(srcs, &msgSource{role: m.Role, content: m.Content, meta: historyMeta(m.Metadata)})
+			}
+			cur = &msgSource{role: "model"}
+			srcs = append(srcs, cur)
+		default:
+			piece = append(piece, s)
+		}
+	}
+	endPiece()
+	msgs := []Message{}
+	for _, s := range srcs {
+		if s.content == nil && blank(s.segs) {
+			continue
+		}
+		m := Message{Role: s.role, Content: s.content, Metadata: s.meta}
+		if s.content == nil {
+			m.Content = toParts(s.segs)
+		}
+		msgs = append(msgs, m)
+	}
+	return insertHistory(msgs, history)
+}
+
+func historyMeta(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out["purpose"] = "history"
+	return out
+}
+
+func insertHistory(msgs, history []Message) []Message {
+	if len(history) == 0 {
+		return msgs
+	}
+	for _, m := range msgs {
+		if m.Metadata["purpose"] == "history" {
+			return msgs
+		}
+	}
+	if len(msgs) == 0 {
+		return append([]Message(nil), history...)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role == "user" {
+		out := append([]Message(nil), msgs[:len(msgs)-1]...)
+		out = append(out, history...)
+		return append(out, last)
+	}
+	return append(msgs, history...)
+}
+
+func toParts(segs []seg) []Part {
+	parts := []Part{}
+	for _, s := range segs {
+		switch s.kind {
+		case sText:
+			if strings.TrimSpace(s.text) != "" {
+				parts = append(parts, Part{Text: s.text})
+			}
+		case sMedia:
+			parts = append(parts, Part{Media: &Media{URL: s.text, ContentType: s.ct}})
+		case sSection:
+			parts = append(parts, Part{Metadata: map[string]any{"purpose": s.text, "pending": true}})
+		}
+	}
+	return parts
+}
+
+func joinText(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+var frontMatterRe = regexp.MustCompile(`^(?:(?:#[^\n]*|[ \t]*)\n)*---\s*(?:\r\n|\r|\n)([\s\S]*?)(?:\r\n|\r|\n)---\s*(?:\r\n|\r|\n)([\s\S]*)$`)
+var emptyFrontMatterRe = regexp.MustCompile(`^(?:(?:#[^\n]*|[ \t]*)\n)*---\s*\n---\s*\n([\s\S]*)$`)
+
+// SplitSource splits a Dotprompt source (a .prompt file) into its front
+// matter (without the --- lines; "" when none) and its body, trimmed as
+// Dotprompt trims it before rendering: all surrounding white space when
+// the source has front matter, else only white space other than line
+// breaks; a source without front matter is its body unchanged.
+func SplitSource(source string) (frontMatter, body string) {
+	if m := frontMatterRe.FindStringSubmatch(source); m != nil {
+		return m[1], strings.TrimSpace(m[2])
+	}
+	if m := emptyFrontMatterRe.FindStringSubmatch(source); m != nil {
+		return "", trimExceptNewlines(m[1])
+	}
+	return "", source
+}
+
+// Body trims a template body stored apart from its front matter as
+// Dotprompt trims a body read from a source with front matter.
+func Body(body string) string { return strings.TrimSpace(body) }
+
+func trimExceptNewlines(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) && r != '\n' && r != '\r' && r != ' ' {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) && r != '\n' && r != '\r' })
+}
