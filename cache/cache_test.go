@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/matryer/is"
 
@@ -255,30 +255,32 @@ func TestLostNeverOlderAndStaleIfError(t *testing.T) {
 }
 
 // Concurrent misses of one entry make one store read.
+// (In a synctest bubble: synctest.Wait returns once every reader is
+// blocked, the first in the store, the others on the read they joined.)
 func TestConcurrentMissesReadOnce(t *testing.T) {
-	is := is.New(t)
-	ctx := context.Background()
-	_, h, p := fixture(t)
-	c := cache.New(h, cache.Standalone())
-	inRead, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.set(func(h *hooked) { h.before = func() { once.Do(func() { close(inRead) }); <-release } })
-	const n = 16
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := c.GetActive(ctx, p.ID, prompts.Production); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	<-inRead
-	time.Sleep(20 * time.Millisecond) // let the others join the read in flight; a late one finds the entry
-	close(release)
-	wg.Wait()
-	is.Equal(h.calls.Load(), int64(1)) // one store read for all
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		ctx := context.Background()
+		_, h, p := fixture(t)
+		c := cache.New(h, cache.Standalone())
+		release := make(chan struct{})
+		h.set(func(h *hooked) { h.before = func() { <-release } })
+		const n = 16
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if _, err := c.GetActive(ctx, p.ID, prompts.Production); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait() // one reader holds the store's read, the others wait for it
+		inFlight := h.calls.Load()
+		close(release)
+		wg.Wait()
+		is.Equal(inFlight, int64(1))       // one store read in flight
+		is.Equal(h.calls.Load(), int64(1)) // one store read for all
+	})
 }
 
 // The byte budget holds, the least recently used going first.
@@ -327,49 +329,54 @@ func BenchmarkHit(b *testing.B) {
 
 // A read that joins another in flight gets its own answer when the one it
 // joined gives up (its context ended); and a read that starts after an
-// invalidation does not join a read that began before it.
+// invalidation does not join a read that began before it. (In a synctest
+// bubble, so that the second read is known to have joined the first.)
 func TestJoiningReadsInFlight(t *testing.T) {
-	is := is.New(t)
-	ctx := context.Background()
-	ms, h, p := fixture(t)
-	c := cache.New(h, cache.Standalone())
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		ctx := context.Background()
+		ms, h, p := fixture(t)
+		c := cache.New(h, cache.Standalone())
 
-	// The first reader gives up while the store holds its read.
-	inRead, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.set(func(h *hooked) { h.before = func() { once.Do(func() { close(inRead) }); <-release } })
-	firstCtx, cancelFirst := context.WithCancel(ctx)
-	first := make(chan error, 1)
-	go func() { _, err := c.GetActive(firstCtx, p.ID, prompts.Production); first <- err }()
-	<-inRead
-	second := make(chan error, 1)
-	go func() { _, err := c.GetActive(ctx, p.ID, prompts.Production); second <- err }()
-	time.Sleep(20 * time.Millisecond) // let the second join
-	cancelFirst()
-	h.set(func(h *hooked) { h.before = nil })
-	close(release)
-	<-first
-	is.NoErr(<-second) // the second reads again, on its own context
+		// The first reader gives up while the store holds its read.
+		inRead, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		h.set(func(h *hooked) { h.before = func() { once.Do(func() { close(inRead) }); <-release } })
+		firstCtx, cancelFirst := context.WithCancel(ctx)
+		first := make(chan error, 1)
+		go func() { _, err := c.GetActive(firstCtx, p.ID, prompts.Production); first <- err }()
+		<-inRead
+		second := make(chan error, 1)
+		go func() { _, err := c.GetActive(ctx, p.ID, prompts.Production); second <- err }()
+		synctest.Wait() // the second joined the first's read, and waits for it
+		inFlight := h.calls.Load()
+		cancelFirst()
+		h.set(func(h *hooked) { h.before = nil })
+		close(release)
+		<-first
+		is.NoErr(<-second)           // the second reads again, on its own context
+		is.Equal(inFlight, int64(1)) // (after it joined the first's read)
 
-	// A read held with the value from before a change; the change and
-	// its invalidation; a read after them must not share the held one.
-	c = cache.New(h, cache.Standalone())
-	old, _ := ms.GetActive(ctx, p.ID, prompts.Production)
-	inRead, release = make(chan struct{}), make(chan struct{})
-	h.set(func(h *hooked) {
-		h.older = &old
-		h.before = func() { close(inRead); <-release }
+		// A read held with the value from before a change; the change and
+		// its invalidation; a read after them must not share the held one.
+		c = cache.New(h, cache.Standalone())
+		old, _ := ms.GetActive(ctx, p.ID, prompts.Production)
+		inRead, release = make(chan struct{}), make(chan struct{})
+		h.set(func(h *hooked) {
+			h.older = &old
+			h.before = func() { close(inRead); <-release }
+		})
+		held := make(chan prompts.ActivePrompt, 1)
+		go func() { a, _ := c.GetActive(ctx, p.ID, prompts.Production); held <- a }()
+		<-inRead
+		_, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+		c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
+		h.set(func(h *hooked) { h.older, h.before = nil, nil })
+		after, err := c.GetActive(ctx, p.ID, prompts.Production) // does not wait for the held read
+		is.NoErr(err)
+		is.Equal(after.ActiveVersion.Content, "two") // the change, not what the held read will answer
+		close(release)
+		is.Equal((<-held).ActiveVersion.Content, "two") // and the held read, finishing later, answers no older than that
 	})
-	held := make(chan prompts.ActivePrompt, 1)
-	go func() { a, _ := c.GetActive(ctx, p.ID, prompts.Production); held <- a }()
-	<-inRead
-	_, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "two", Environments: []prompts.Environment{prompts.Production}})
-	is.NoErr(err)
-	c.Invalidate(prompts.Invalidation{PromptID: p.ID, ProjectID: p.ProjectID})
-	h.set(func(h *hooked) { h.older, h.before = nil, nil })
-	after, err := c.GetActive(ctx, p.ID, prompts.Production) // does not wait for the held read
-	is.NoErr(err)
-	is.Equal(after.ActiveVersion.Content, "two") // the change, not what the held read will answer
-	close(release)
-	is.Equal((<-held).ActiveVersion.Content, "two") // and the held read, finishing later, answers no older than that
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matryer/is"
@@ -225,7 +226,11 @@ func TestFallbackFromSeveralSnapshots(t *testing.T) {
 // Reads that joined a read in flight get its fallback answer marked
 // stale too; but when the read they joined gave up (its context ended),
 // they read again on their own rather than take its fallback answer.
-func TestFallbackAndReadsInFlight(t *testing.T) {
+// (In a synctest bubble: synctest.Wait returns once the second read
+// joined the first, and waits for it.)
+func TestFallbackAndReadsInFlight(t *testing.T) { synctest.Test(t, testFallbackAndReadsInFlight) }
+
+func testFallbackAndReadsInFlight(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
 	ms, proj, list := project(t)
@@ -251,7 +256,7 @@ func TestFallbackAndReadsInFlight(t *testing.T) {
 	go read(ctx, first)
 	<-inRead
 	go read(ctx, second)
-	time.Sleep(20 * time.Millisecond) // let it join the read in flight
+	synctest.Wait() // it joins the read in flight
 	h.set(func(h *hooked) { h.before = nil })
 	close(release)
 	for _, ch := range []chan answer{first, second} {
@@ -269,7 +274,7 @@ func TestFallbackAndReadsInFlight(t *testing.T) {
 	go read(leaderCtx, first)
 	<-inRead
 	go read(ctx, second)
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
 	cancel() // the first reader gives up; the store is back
 	h.set(func(h *hooked) { h.before, h.failing = nil, nil })
 	close(release)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -34,11 +35,7 @@ func BenchmarkCacheHitOverClient(b *testing.B) {
 	done := make(chan struct{})
 	go func() { _ = cl.Feed().Run(fctx, c); close(done) }()
 	defer func() { stop(); <-done }()
-	for deadline := time.Now().Add(10 * time.Second); c.Stats().Lost; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("the feed did not connect")
-		}
-	}
+	poll.For(b, 10*time.Second, "the feed connects", func() bool { return !c.Stats().Lost })
 	if _, err := c.GetActiveByKey(ctx, proj.ID, "support/greeting", prompts.Production); err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matryer/is"
@@ -17,6 +18,7 @@ import (
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -133,67 +135,72 @@ func countedClient(t testing.TB, base string, opts ...client.Option) (*client.Cl
 // The feed keeps trying, at most a second apart however long the server
 // is gone; once the server is there, at the same address, the cache reads
 // fresh values, fed again, within 2 s.
+//
+// In a synctest bubble, on a network in memory (memNet): the waits of the
+// retries and of the feed take no real time, and their lengths are exact.
 func TestColdStartWithNothingListening(t *testing.T) {
-	is := is.New(t)
-	ctx := t.Context()
-	store, projectID, snap := coldProject(t)
-	addr := freePort(t)
-	cl, tries := countedClient(t, "http://"+addr)
-	c := cache.New(cl, cache.WithFallback(snap))
-	fctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = cl.Feed().Run(fctx, c); close(done) }()
-	defer func() { stop(); <-done }()
-	read := func() (prompts.ActivePrompt, bool, error) {
-		return c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: "support/greeting", Environment: prompts.Production})
-	}
-
-	began := time.Now()
-	a, stale, err := read()
-	cold := time.Since(began)
-	is.NoErr(err)                                                // the snapshot answers
-	is.True(stale)                                               // and says so
-	is.Equal(a.ActiveVersion.Content, "Hello from the snapshot") // the snapshot's value
-	calls, _ := tries.counts()
-	is.Equal(calls, 1)                   // one attempt: no retries
-	is.True(cold < 300*time.Millisecond) // so under the 350 ms that the retries' three waits take at least
-	t.Logf("cold read with nothing listening: %v", cold)
-
-	began = time.Now()
-	for range 100 {
-		a, stale, err = read()
-		is.NoErr(err)
-		is.True(stale)
-		is.Equal(a.ActiveVersion.Content, "Hello from the snapshot")
-	}
-	calls, _ = tries.counts()
-	is.True(calls <= 1+int(time.Since(began)/time.Second)) // the server, found down, is asked once a second at most
-	t.Logf("100 reads more: %v, %d attempts in all", time.Since(began), calls)
-
-	// A long outage: the feed's waits have grown to their bound (without
-	// it, the seventh would be 3.2 to 6.4 s).
-	for _, n := tries.counts(); n < 7; _, n = tries.counts() {
-		time.Sleep(10 * time.Millisecond)
-	}
-
-	serveAt(t, addr, store)
-	up := time.Now()
-	for {
-		a, stale, err = read()
-		if err == nil && !stale && a.ActiveVersion.Content == "Hello from the server" && !c.Stats().Lost {
-			break // fresh, and fed again: the feed is back
+	synctest.Test(t, func(t *testing.T) {
+		is := is.New(t)
+		ctx := t.Context()
+		store, projectID, snap := coldProject(t)
+		var n memNet
+		const addr = "prompts.test:80"
+		tries := &attempts{next: n.transport()}
+		cl := newClient(t, "http://"+addr, adminKey, client.WithHTTPClient(&http.Client{Transport: tries}))
+		c := cache.New(cl, cache.WithFallback(snap))
+		fctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = cl.Feed().Run(fctx, c); close(done) }()
+		defer func() { stop(); <-done; tries.next.(*http.Transport).CloseIdleConnections() }()
+		read := func() (prompts.ActivePrompt, bool, error) {
+			return c.ReadActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: "support/greeting", Environment: prompts.Production})
 		}
-		if time.Since(up) > 2*time.Second {
-			t.Fatalf("2 s after the server came: %q, stale %v, %v", a.ActiveVersion.Content, stale, err)
+
+		began := time.Now()
+		a, stale, err := read()
+		is.NoErr(err)                                                // the snapshot answers
+		is.True(stale)                                               // and says so
+		is.Equal(a.ActiveVersion.Content, "Hello from the snapshot") // the snapshot's value
+		calls, _ := tries.counts()
+		is.Equal(calls, 1)                               // one attempt: no retries
+		is.True(time.Since(began) < 50*time.Millisecond) // so at once: a retry waits 50 ms at least
+
+		reads := func() {
+			t.Helper()
+			for range 100 {
+				a, stale, err = read()
+				is.NoErr(err)
+				is.True(stale)
+				is.Equal(a.ActiveVersion.Content, "Hello from the snapshot")
+			}
 		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Logf("fresh %v after the server came", time.Since(up))
-	tries.mu.Lock()
-	defer tries.mu.Unlock()
-	for i := 1; i < len(tries.stream); i++ {
-		t.Logf("feed attempt %d: %v after the one before", i+1, tries.stream[i].Sub(tries.stream[i-1]).Round(time.Millisecond))
-	}
+		reads()
+		calls, _ = tries.counts()
+		is.Equal(calls, 1) // the server, found down, is not asked again within the second
+
+		// A long outage: the feed's waits have grown to their bound
+		// (without it, the seventh would be 3.2 to 6.4 s).
+		poll.For(t, time.Minute, "seven attempts of the feed", func() bool { _, n := tries.counts(); return n >= 7 })
+		is.True(time.Since(began) > time.Second)
+		reads()
+		calls, _ = tries.counts()
+		is.Equal(calls, 2) // more than a second later, asked once again
+
+		serveMem(t, &n, addr, store)
+		up := time.Now()
+		poll.For(t, 2*time.Second, "fresh values, fed again", func() bool {
+			a, stale, err = read()
+			return err == nil && !stale && a.ActiveVersion.Content == "Hello from the server" && !c.Stats().Lost
+		})
+		t.Logf("fresh %v after the server came", time.Since(up))
+		tries.mu.Lock()
+		defer tries.mu.Unlock()
+		for i := 1; i < len(tries.stream); i++ {
+			gap := tries.stream[i].Sub(tries.stream[i-1])
+			t.Logf("feed attempt %d: %v after the one before", i+1, gap)
+			is.True(gap <= time.Second) // at most a second apart
+		}
+	})
 }
 
 // Without an answer at hand, a refused connection is retried as the

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/poll"
 )
 
 // frame is one server-sent event, or a comment.
@@ -368,14 +370,7 @@ func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // waitFor polls cond for up to d.
-func waitFor(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
+func waitFor(d time.Duration, cond func() bool) bool { return poll.Until(d, cond) }
 
 // CloseStreams ends every stream at once and refuses new ones (503); the
 // rest of the interface goes on. A client that leaves frees its handler.
@@ -624,7 +619,11 @@ func TestStreamOutlivesTheWriteTimeout(t *testing.T) {
 	e2 := *e
 	e2.srv = srv
 	_, s := e2.openStream(t, e.key, "")
-	time.Sleep(400 * time.Millisecond)
+	// The stream, a server's real connection, is the clock: its
+	// keep-alives for 400 ms, four times the WriteTimeout.
+	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); {
+		is.Equal(s.next(time.Second).comment, "keep-alive") // open, and kept alive
+	}
 	e.newPrompt(e.project.ID)
 	is.Equal(s.event().event, "prompt.created") // still open, long after 100 ms
 }
@@ -633,7 +632,8 @@ func TestStreamOutlivesTheWriteTimeout(t *testing.T) {
 // allows: "events may have been appended".
 type early struct {
 	prompts.Store
-	waits atomic.Int64
+	mu    sync.Mutex
+	waits []time.Time // when WaitEvents was called
 }
 
 func (s *early) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompts.Event, bool, error) {
@@ -641,7 +641,9 @@ func (s *early) ListEvents(ctx context.Context, f prompts.EventFilter) ([]prompt
 }
 
 func (s *early) WaitEvents(ctx context.Context, after int64) error {
-	s.waits.Add(1)
+	s.mu.Lock()
+	s.waits = append(s.waits, time.Now())
+	s.mu.Unlock()
 	return ctx.Err()
 }
 
@@ -650,7 +652,8 @@ func (s *early) LastEventID(ctx context.Context) (int64, error) {
 }
 
 // A store that wakes the streams for nothing costs a wait a few
-// milliseconds, not a spin; events still come.
+// milliseconds, not a spin; events still come. (Twenty-one waits have at
+// least twenty pauses of 2 ms between them, however slow the machine.)
 func TestStreamOverAStoreThatWakesEarly(t *testing.T) {
 	is := is.New(t)
 	st := &early{}
@@ -658,8 +661,17 @@ func TestStreamOverAStoreThatWakesEarly(t *testing.T) {
 	needEvents(t, e.store)
 	_, s := e.openStream(t, e.key, "")
 	_, s2 := e.openStream(t, e.key, "")
-	time.Sleep(100 * time.Millisecond)
-	is.True(st.waits.Load() < 100) // about one each 2 ms, not a spin
+	var twenty time.Duration
+	is.True(waitFor(10*time.Second, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.waits) < 21 {
+			return false
+		}
+		twenty = st.waits[20].Sub(st.waits[0])
+		return true
+	})) // the streams wait on the store again and again
+	is.True(twenty >= 20*2*time.Millisecond) // about one each 2 ms, not a spin
 	e.newPrompt(e.project.ID)
 	is.Equal(s.event().event, "prompt.created")
 	is.Equal(s2.event().event, "prompt.created")

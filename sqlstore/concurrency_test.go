@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/sqlstore"
 )
 
@@ -144,7 +146,6 @@ func TestCreateVersionAcrossProcesses(t *testing.T) {
 	_, p := fixture(t, s)
 	skews := []time.Duration{-time.Second, 0, 0, time.Second}
 	const writers, each = 4, 25
-	start := time.Now().Add(2 * time.Second) // all begin together
 	type child struct {
 		cmd    *exec.Cmd
 		stdout bytes.Buffer
@@ -160,12 +161,15 @@ func TestCreateVersionAcrossProcesses(t *testing.T) {
 			"SQLSTORE_TEST_SKEW="+skew.String(),
 			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
 			"SQLSTORE_TEST_EACH="+strconv.Itoa(each),
-			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
 		)
 		c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
-		is.NoErr(c.cmd.Start()) // start a writer process
 		children[i] = c
 	}
+	cmds := make([]*exec.Cmd, len(children))
+	for i, c := range children {
+		cmds[i] = c.cmd
+	}
+	startTogether(t, cmds) // the writer processes
 	retried := 0
 	seen := map[int64]bool{} // the revisions the activations returned
 	for i, c := range children {
@@ -245,7 +249,6 @@ func TestSwapAcrossProcesses(t *testing.T) {
 // outputs, and fails the test when one fails.
 func runChildren(t *testing.T, mode, schema, promptID string, n, writers int, env func(i int) []string) []string {
 	t.Helper()
-	start := time.Now().Add(2 * time.Second) // all begin together
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]*bytes.Buffer, n)
 	for i := range cmds {
@@ -255,18 +258,15 @@ func runChildren(t *testing.T, mode, schema, promptID string, n, writers int, en
 			"SQLSTORE_TEST_SCHEMA="+schema,
 			"SQLSTORE_TEST_PROMPT="+promptID,
 			"SQLSTORE_TEST_WRITERS="+strconv.Itoa(writers),
-			"SQLSTORE_TEST_START="+strconv.FormatInt(start.UnixNano(), 10),
 		)
 		if env != nil {
 			cmd.Env = append(cmd.Env, env(i)...)
 		}
 		outs[i] = new(bytes.Buffer)
 		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		cmds[i] = cmd
 	}
+	startTogether(t, cmds)
 	texts := make([]string, n)
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
@@ -277,15 +277,62 @@ func runChildren(t *testing.T, mode, schema, promptID string, n, writers int, en
 	return texts
 }
 
+// startTogether starts child processes of this test binary and lets them
+// begin their work at the same moment: each says on its file descriptor 3
+// that it is ready (waitForStart), then waits for its standard input to
+// close, which happens to all of them at once, once all are ready (or
+// gone: a child that failed closes its end, and its Wait reports it).
+func startTogether(t *testing.T, cmds []*exec.Cmd) {
+	t.Helper()
+	readies := make([]*os.File, len(cmds))
+	gos := make([]io.WriteCloser, len(cmds))
+	for i, cmd := range cmds {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.ExtraFiles = []*os.File{w}
+		if gos[i], err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.Close() // the child's now
+		readies[i] = r
+	}
+	for _, r := range readies {
+		_, _ = r.Read(make([]byte, 1)) // a byte, or the end of a child gone
+		_ = r.Close()
+	}
+	for _, g := range gos {
+		_ = g.Close() // go
+	}
+}
+
+// waitForStart is a child's half of startTogether: it says it is ready,
+// and returns when all may begin.
+func waitForStart() error {
+	ready := os.NewFile(3, "ready")
+	if ready == nil {
+		return errors.New("no file descriptor 3 to say it is ready on")
+	}
+	if _, err := ready.Write([]byte{1}); err != nil {
+		return err
+	}
+	_ = ready.Close()
+	_, err := io.Copy(io.Discard, os.Stdin) // until the parent closes it
+	return err
+}
+
 // openChild opens the Store of a child process: on the schema
 // SQLSTORE_TEST_SCHEMA, with SQLSTORE_TEST_WRITERS connections, connected;
-// then it waits for the moment SQLSTORE_TEST_START, when all the children
-// begin together. closeAll closes the Store and its pool.
+// then it waits until all the children begin together (waitForStart).
+// closeAll closes the Store and its pool.
 func openChild() (s *sqlstore.Store, writers int, closeAll func(), err error) {
 	env := func(k string) string { return os.Getenv("SQLSTORE_TEST_" + k) }
-	writers, err1 := strconv.Atoi(env("WRITERS"))
-	startNanos, err2 := strconv.ParseInt(env("START"), 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+	writers, err = strconv.Atoi(env("WRITERS"))
+	if err != nil {
 		return nil, 0, nil, err
 	}
 	db, err := sqlx.Open("postgres", os.Getenv(databaseURLVar))
@@ -302,7 +349,10 @@ func openChild() (s *sqlstore.Store, writers int, closeAll func(), err error) {
 		closeAll()
 		return nil, 0, nil, err
 	}
-	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	if err := waitForStart(); err != nil {
+		closeAll()
+		return nil, 0, nil, err
+	}
 	return s, writers, closeAll, nil
 }
 
@@ -365,9 +415,8 @@ func runChild() int {
 	skew, err1 := time.ParseDuration(env("SKEW"))
 	writers, err2 := strconv.Atoi(env("WRITERS"))
 	each, err3 := strconv.Atoi(env("EACH"))
-	startNanos, err4 := strconv.ParseInt(env("START"), 10, 64)
-	db, err5 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
-	for _, err := range []error{err1, err2, err3, err4, err5} {
+	db, err4 := sqlx.Open("postgres", os.Getenv(databaseURLVar))
+	for _, err := range []error{err1, err2, err3, err4} {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -382,7 +431,14 @@ func runChild() int {
 		return 2
 	}
 	defer s.Close()
-	time.Sleep(time.Until(time.Unix(0, startNanos)))
+	if err := db.Ping(); err != nil { // connect before the start
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := waitForStart(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	var (
 		wg        sync.WaitGroup
 		failed    atomic.Int64
@@ -522,20 +578,13 @@ func TestActivateAfterWaiting(t *testing.T) {
 // a lock.
 func waitForLockWaiters(t *testing.T, schema string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var waiting int
+	var waiting int
+	poll.For(t, 30*time.Second, fmt.Sprintf("%d statements wait for a lock", n), func() bool {
 		err := database(t).Get(&waiting, `SELECT count(*) FROM pg_stat_activity
 WHERE datname = current_database() AND wait_event_type = 'Lock' AND strpos(query, $1) > 0`, schema)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d statements wait for a lock after 30 s", waiting, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return waiting >= n
+	})
 }

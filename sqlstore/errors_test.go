@@ -14,6 +14,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/sqlstore"
 )
 
@@ -62,10 +63,10 @@ func TestCancelStopsTheQuery(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	_, err = s.CreateVersion(short, prompts.NewVersion{PromptID: p.ID, Content: "c"})
-	is.True(errors.Is(err, prompts.ErrUnavailable))               // the context ended: unavailable
-	is.True(errors.Is(err, context.DeadlineExceeded))             // because of the deadline
-	is.True(time.Since(began) < 5*time.Second)                    // when it ended
-	is.True(waitFor(func() bool { return waiting(t, app) == 0 })) // and the query no longer waits in the database
+	is.True(errors.Is(err, prompts.ErrUnavailable))                                 // the context ended: unavailable
+	is.True(errors.Is(err, context.DeadlineExceeded))                               // because of the deadline
+	is.True(time.Since(began) < 5*time.Second)                                      // when it ended
+	is.True(poll.Until(5*time.Second, func() bool { return waiting(t, app) == 0 })) // and the query no longer waits in the database
 
 	is.NoErr(tx.Rollback()) // the lock is released
 	v, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
@@ -80,16 +81,6 @@ func waiting(t *testing.T, app string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// waitFor polls cond for up to five seconds.
-func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }
 
 func uniqueName(prefix string) string {
@@ -144,7 +135,10 @@ func TestRecoversFromKilledConnections(t *testing.T) {
 	}
 	killed := 0
 	for range 15 {
-		time.Sleep(100 * time.Millisecond)
+		// Between two kills the workers make calls again, on the
+		// connections the pool makes anew.
+		calls := ok.Load() + unavailable.Load()
+		poll.For(t, 10*time.Second, "calls after a kill", func() bool { return ok.Load()+unavailable.Load() >= calls+12 })
 		var n int
 		is.NoErr(database(t).Get(&n, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app))
 		killed += n

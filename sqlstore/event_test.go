@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/sqlstore"
 )
 
@@ -299,12 +301,24 @@ func attempts(t *testing.T, s *sqlstore.Store, webhookID string) []prompts.Deliv
 // another Store on its own pool (another process, as far as PostgreSQL
 // can tell) appends an event, when a Feed reports to its Store; without
 // a Feed, within EventPoll. Its own writes wake it at once.
+//
+// The waiting Store reads the database through a proxy, on one
+// connection: once the database answered the waiter's read of the newest
+// event, a write comes after that read.
 func TestWaitEventsWokenByTheFeed(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	here := newSQLStore(t)
-	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(here.Schema()))
+	schema := newSQLStore(t).Schema()
+	proxy := startProxy(t)
+	db, err := sqlx.Open("postgres", proxy.url)
+	is.NoErr(err) // a pool through the proxy
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one connection: the waiter's read is the only thing on it
+	here, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer here.Close()
+	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(schema))
 	is.NoErr(err)
 	defer there.Close()
 
@@ -312,12 +326,13 @@ func TestWaitEventsWokenByTheFeed(t *testing.T) {
 	// returns how long it took.
 	wait := func(write func()) time.Duration {
 		t.Helper()
-		last, err := here.LastEventID(ctx)
+		last, err := here.LastEventID(ctx) // (which also prepares the waiter's read on the connection)
 		is.NoErr(err)
 		waited := make(chan error, 1)
+		proxy.reset()
 		begin := time.Now()
 		go func() { waited <- here.WaitEvents(ctx, last) }()
-		time.Sleep(50 * time.Millisecond) // the waiter waits
+		poll.For(t, 10*time.Second, "the waiter reads the newest event", func() bool { return proxy.answered() > 0 })
 		write()
 		is.NoErr(<-waited)
 		return time.Since(begin)

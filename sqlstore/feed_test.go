@@ -15,6 +15,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/sqlstore"
 )
 
@@ -34,16 +35,10 @@ func feedDSN(t *testing.T) (dsn, appName string) {
 	return dsn + sep + "application_name=" + appName, appName
 }
 
-// eventually polls cond until it holds or 10 s pass.
+// eventually polls cond until it holds, or fails the test after 10 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.For(t, 10*time.Second, what, cond)
 }
 
 // TestFeed: a cache over one Store, fed by a Feed, sees what another Store
@@ -165,9 +160,7 @@ func BenchmarkFeedPropagation(b *testing.B) {
 	c := cache.New(here)
 	dsn := os.Getenv(databaseURLVar)
 	go func() { _ = sqlstore.NewFeed(dsn, sqlstore.WithSchema(here.Schema())).Run(ctx, c) }()
-	for c.Stats().Lost {
-		time.Sleep(time.Millisecond)
-	}
+	poll.For(b, 10*time.Second, "the feed listens", func() bool { return !c.Stats().Lost })
 	var lat []time.Duration
 	for b.Loop() {
 		for i := range 200 {

@@ -174,6 +174,7 @@ type countingProxy struct {
 
 	mu         sync.Mutex
 	n          int
+	answers    int  // the times the server spoke after the client
 	clientTurn bool // the client spoke last
 	frozen     bool // connections stay open, no byte goes through
 	thawed     *sync.Cond
@@ -191,11 +192,21 @@ func (p *countingProxy) freeze(frozen bool) {
 func (p *countingProxy) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.n, p.clientTurn = 0, false
+	p.n, p.answers, p.clientTurn = 0, 0, false
 }
 
+// answered returns the times the server answered since reset: once it
+// answered a query, the query ran, and its snapshot was taken.
+func (p *countingProxy) answered() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.answers
+}
+
+// trips returns the round trips since reset. A call that returned has
+// read its last answer, which the proxy counted before it forwarded it
+// (pump calls saw first): nothing of the call is left to count.
 func (p *countingProxy) trips() int {
-	time.Sleep(50 * time.Millisecond) // let the pumps see the last bytes
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.n
@@ -209,6 +220,9 @@ func (p *countingProxy) saw(fromClient bool) {
 	}
 	if fromClient && !p.clientTurn {
 		p.n++
+	}
+	if !fromClient && p.clientTurn {
+		p.answers++
 	}
 	p.clientTurn = fromClient
 }

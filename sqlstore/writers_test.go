@@ -66,7 +66,7 @@ func TestCreateVersionWaitingForItsTurnEndsWithTheContext(t *testing.T) {
 		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "first"})
 		first <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // the first writer has its turn
+	waitForLockWaiters(t, s.Schema(), 1) // the first writer has its turn, and waits in PostgreSQL
 
 	// The second writer of the prompt waits for its turn until its context ends.
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)

@@ -20,6 +20,7 @@ import (
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/internal/tcpproxy"
 	"github.com/promptkit/prompts/memstore"
 )
@@ -137,11 +138,7 @@ func TestServiceReadsTheServer(t *testing.T) {
 	is.Equal(body, "Hello, Ada!\n")
 	is.True(!stale) // the server answered
 
-	for deadline := time.Now().Add(10 * time.Second); s.cache.Stats().Lost; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the feed did not connect")
-		}
-	}
+	poll.For(t, 10*time.Second, "the feed connects", func() bool { return !s.cache.Stats().Lost })
 	a, err := store.GetActiveByKey(t.Context(), projectID, promptKey, prompts.Production)
 	is.NoErr(err)
 	_, err = store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: a.ID, Content: "Hi, {{name}}.", Environments: []prompts.Environment{prompts.Production}})
@@ -243,14 +240,10 @@ func TestServiceSlugWithoutTheServer(t *testing.T) {
 	}
 
 	proxy.Cut(false) // the server is back
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, body, _ := hello(t, base); body == "Back, Ada.\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("10 s after the server came back the service still answers from the snapshot")
-		}
-	}
+	poll.For(t, 10*time.Second, "the service answers from the server once it is back", func() bool {
+		_, body, _ := hello(t, base)
+		return body == "Back, Ada.\n"
+	})
 	is.Equal(foundID(s), projectID)
 }
 

@@ -4,22 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/matryer/is"
 )
 
-// What every test shares, set up once by TestMain: the server's binary,
-// a running browser and axe-core's source. When something is missing,
-// skip says what, and every test skips with it.
+// What every test shares, set up once by the first test that needs it
+// (need): the server's binary, a running browser and axe-core's source.
+// When something is missing, skip says what, and every test skips with
+// it. The set-up runs within a test, not in TestMain before m.Run, so
+// that go test records what it looks at (the variables, the browser's
+// path, axe-core's file, the server's sources): a run that skipped is
+// not answered from the test cache once they change (npm ci, say).
 var (
+	setUp     sync.Once
 	serverBin string          // cmd/promptsd, built for these tests
 	browser   context.Context // a chromedp context with a running browser
 	axeSource string          // node_modules/axe-core/axe.min.js
 	skip      string
+	failed    error    // a set-up that failed
+	tearDown  []func() // what TestMain undoes after the tests, last first
 
 	raceEnabled bool // the tests run with -race (race_test.go)
 )
@@ -31,37 +43,55 @@ const requireVar = "PROMPTS_TEST_REQUIRE_BROWSER"
 const axePath = "node_modules/axe-core/axe.min.js"
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	code := m.Run()
+	for i := len(tearDown) - 1; i >= 0; i-- {
+		tearDown[i]()
+	}
+	os.Exit(code)
 }
 
-func run(m *testing.M) int {
-	chromium, err := findChromium()
-	if err == nil {
-		var b []byte
-		b, err = os.ReadFile(axePath)
-		if errors.Is(err, os.ErrNotExist) {
-			err = fmt.Errorf("axe-core is not installed (%s is missing): run npm ci in ui/browsertest", axePath)
-		}
-		axeSource = string(b)
+// need sets up what the tests share, the first time, and skips the test
+// when the browser or axe-core is missing (fails it when requireVar is
+// 1, or when the set-up failed).
+func need(t *testing.T) {
+	t.Helper()
+	setUp.Do(setup)
+	switch {
+	case failed != nil:
+		t.Fatalf("browsertest: %v", failed)
+	case skip != "" && os.Getenv(requireVar) == "1":
+		t.Fatalf("browsertest: %s (%s=1: the browser tests must run)", skip, requireVar)
+	case skip != "":
+		t.Skip(skip)
 	}
-	if err != nil {
-		if os.Getenv(requireVar) == "1" {
-			fmt.Fprintf(os.Stderr, "browsertest: %v (%s=1: the browser tests must run)\n", err, requireVar)
-			return 1
-		}
-		skip = err.Error()
-		return m.Run()
+}
+
+// setup finds the browser and axe-core, builds the server and starts the
+// browser; it sets skip when something is missing, failed when the
+// set-up failed.
+func setup() {
+	// Both looked at, whatever the first says: the skip names all that
+	// is missing, and go test records both.
+	chromium, errChromium := findChromium()
+	b, errAxe := os.ReadFile(axePath)
+	if errors.Is(errAxe, os.ErrNotExist) {
+		errAxe = fmt.Errorf("axe-core is not installed (%s is missing): run npm ci in ui/browsertest", axePath)
+	}
+	axeSource = string(b)
+	if err := errors.Join(errChromium, errAxe); err != nil {
+		skip = strings.ReplaceAll(err.Error(), "\n", "; ")
+		return
 	}
 
 	dir, err := os.MkdirTemp("", "browsertest-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "browsertest:", err)
-		return 1
+		failed = err
+		return
 	}
-	defer os.RemoveAll(dir)
+	tearDown = append(tearDown, func() { os.RemoveAll(dir) })
 	if serverBin, err = buildServer(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "browsertest:", err)
-		return 1
+		failed = err
+		return
 	}
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -73,15 +103,14 @@ func run(m *testing.M) int {
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
+	tearDown = append(tearDown, cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
+	tearDown = append(tearDown, cancel)
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		fmt.Fprintf(os.Stderr, "browsertest: %s does not start: %v\n", chromium, err)
-		return 1
+		failed = fmt.Errorf("%s does not start: %v", chromium, err)
+		return
 	}
 	browser = ctx
-	return m.Run()
 }
 
 // findChromium returns the browser to drive: $PROMPTS_TEST_CHROMIUM, or
@@ -122,13 +151,61 @@ func buildServer(dir string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building cmd/promptsd: %v\n%s", err, out)
 	}
-	return bin, nil
+	_, err = recordSources(goBin)
+	return bin, err
 }
 
-// need skips the test when the browser or axe-core is missing.
-func need(t *testing.T) {
-	t.Helper()
-	if skip != "" {
-		t.Skip(skip)
+// recordSources looks at the module's packages that the server is built
+// from (each directory, and each file it embeds) and at the module's
+// go.mod and go.sum, so that go test records them: the test binary
+// imports none of them, and without this a change to the server, its
+// interface's templates among them, would be answered from the test
+// cache. (go test hashes an opened directory's listing, with each file's
+// size and time, and a file's size and time.)
+func recordSources(goBin string) ([]string, error) {
+	out, err := exec.Command(goBin, "list", "-deps", "-f",
+		`{{with .Module}}{{if eq .Path "github.com/promptkit/prompts"}}`+
+			`{{$.Dir}}{{"\n"}}{{range $.EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{.GoMod}}{{"\n"}}`+
+			`{{end}}{{end}}`,
+		"github.com/promptkit/prompts/cmd/promptsd").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing the server's packages: %w", err)
 	}
+	paths := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		paths[line] = true
+		if strings.HasSuffix(line, "go.mod") {
+			paths[strings.TrimSuffix(line, "mod")+"sum"] = true
+		}
+	}
+	for p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			_, _ = f.ReadDir(-1)
+		}
+		f.Close()
+	}
+	return slices.Sorted(maps.Keys(paths)), nil
+}
+
+// The sources recorded for the test cache are the server's own, its web
+// interface's templates among them, and the module's go.mod and go.sum.
+func TestRecordSources(t *testing.T) {
+	is := is.New(t)
+	goBin, err := exec.LookPath("go")
+	is.NoErr(err)
+	paths, err := recordSources(goBin)
+	is.NoErr(err)
+	root, err := filepath.Abs("../..")
+	is.NoErr(err)
+	for _, want := range []string{"cmd/promptsd", "ui", "ui/templates/layout.html", "httpapi", "go.mod", "go.sum"} {
+		is.True(slices.Contains(paths, filepath.Join(root, want))) // recorded
+	}
+	is.True(!slices.Contains(paths, filepath.Join(root, "client"))) // only what the server is built from
 }
