@@ -19,6 +19,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/memstore"
 	"github.com/promptkit/prompts/webhook"
 )
@@ -83,21 +84,15 @@ func (rc *receiver) requests() []request {
 // neither of which can tell it (and synctest cannot fake the sockets).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	poll.For(t, 5*time.Second, what, cond)
 }
 
 // never checks that cond stays false for a while: 150 ms of real time,
 // in which a dispatcher that would wrongly act (on real sockets) does.
 func never(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(150 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			t.Fatalf("unexpected: %s", what)
-		}
+	if poll.Until(150*time.Millisecond, cond) {
+		t.Fatalf("unexpected: %s", what)
 	}
 }
 

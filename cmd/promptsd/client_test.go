@@ -16,6 +16,7 @@ import (
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
 	"github.com/promptkit/prompts/client"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/internal/tcpproxy"
 )
 
@@ -144,11 +145,7 @@ func BenchmarkClientCachePropagation(b *testing.B) {
 	fed := make(chan struct{})
 	go func() { _ = app.Feed().Run(fctx, c); close(fed) }()
 	defer func() { stop(); <-fed }()
-	for deadline := time.Now().Add(10 * time.Second); c.Stats().Lost; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("the feed did not connect")
-		}
-	}
+	poll.For(b, 10*time.Second, "the feed connected", func() bool { return !c.Stats().Lost })
 
 	for _, bc := range []struct {
 		name     string
@@ -173,11 +170,7 @@ func BenchmarkClientCachePropagation(b *testing.B) {
 				}
 				return got.ActiveVersion.VersionNumber
 			}
-			for deadline := time.Now().Add(5 * time.Second); read() != 2; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					b.Fatal("the cache did not read version 2")
-				}
-			}
+			poll.For(b, 5*time.Second, "the cache read version 2", func() bool { return read() == 2 })
 			lags := make([]time.Duration, 0, b.N)
 			current := 2
 			b.ResetTimer()
@@ -221,11 +214,7 @@ func BenchmarkClientCachePropagation(b *testing.B) {
 // waitUntil polls cond until it holds; it fails the test after 10 s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("10 s without %s", what)
-		}
-	}
+	poll.For(t, 10*time.Second, what, cond)
 }
 
 // The client against the built server on PostgreSQL, through networks

@@ -136,7 +136,9 @@ func TestServerStreamsEvents(t *testing.T) {
 		}
 		close(lines)
 	}()
-	time.Sleep(1500 * time.Millisecond) // past the request timeout
+	// Real time: the server is another process, whose request timeout
+	// (1 s here) runs on its own clock; the stream must outlive it.
+	time.Sleep(1500 * time.Millisecond)
 	s.newPrompt(t)
 	deadline := time.After(10 * time.Second)
 	for got := false; !got; {

@@ -25,6 +25,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts/internal/poll"
 )
 
 // The tests run the server as a real process: the test binary re-executed
@@ -374,18 +376,14 @@ func TestTwoServersShareOneDatabase(t *testing.T) {
 	// PostgreSQL's notification.
 	resp = a.call(t, "PUT", "/prompts/"+p.ID+"/environments/production", `{"version_number":3}`, nil)
 	is.Equal(resp.StatusCode, 200)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.For(t, 10*time.Second, "the promotion reached the other server's cache", func() bool {
 		b.call(t, "GET", "/prompts/"+p.ID, "", &read)
 		if read.ActiveVersion.VersionNumber == 3 {
-			break
+			return true
 		}
 		is.Equal(read.ActiveVersion.VersionNumber, 7) // never anything else
-		if time.Now().After(deadline) {
-			t.Fatal("the promotion did not reach the other server's cache in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 	is.True(strings.Contains(b.out.String(), "feed listening")) // b cached, fed by the database
 
 	// A rollback retried through the other server, with its

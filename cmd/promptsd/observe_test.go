@@ -122,6 +122,8 @@ func TestStartClock(t *testing.T) {
 		is.True(got.Sub(before) >= 0 && after.Sub(got) >= 0) // the monotonic reading, exactly ordered
 		prev = got
 		if i%500 == 0 {
+			// Real time: what is tested is the wall clock against the
+			// monotonic one, which a synctest bubble does not have apart.
 			time.Sleep(clockSync * 3 / 4)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
 
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/internal/tcpproxy"
 )
 
@@ -89,22 +90,23 @@ func (s *server) get(t *testing.T, path string, hdr ...string) (*http.Response, 
 // returns it; the server writes the access log line after the answer.
 func (s *server) logLine(t *testing.T, parts ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var found string
+	if !poll.Until(30*time.Second, func() bool {
 		for _, line := range strings.Split(s.out.String(), "\n") {
 			ok := true
 			for _, p := range parts {
 				ok = ok && strings.Contains(line, p)
 			}
 			if ok {
-				return line
+				found = line
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with %q:\n%s", parts, s.out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no log line with %q:\n%s", parts, s.out.String())
 	}
+	return found
 }
 
 // One line a request: method, route pattern, status, bytes, duration, the

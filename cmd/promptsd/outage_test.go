@@ -19,6 +19,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/internal/tcpproxy"
 	"github.com/promptkit/prompts/sqlstore"
 )
@@ -87,6 +88,8 @@ func TestServerThroughAnOutage(t *testing.T) {
 	// notification reached the feed, which then drops the entry. Give the
 	// notification its time (milliseconds at p99, BENCHMARKS.md), then
 	// read again to cache. Waited, not asserted: nothing here is timed.
+	// Real time: the notification crosses PostgreSQL and another process,
+	// and no event of ours says it has arrived.
 	time.Sleep(500 * time.Millisecond)
 	s.call(t, "GET", "/prompts/"+p.ID, "", &read)
 	is.Equal(read.ActiveVersion.VersionNumber, 2) // cached now
@@ -154,13 +157,7 @@ func TestServerThroughAnOutage(t *testing.T) {
 // waitFor polls cond until it holds or 30 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.For(t, 30*time.Second, what, cond)
 }
 
 // probe answers the status of a GET of path on the server, without a key.
@@ -224,7 +221,9 @@ func TestServerThroughASilentDatabase(t *testing.T) {
 		return strings.Count(s.out.String(), "feed listening") > strings.Count(s.out.String(), "feed lost")
 	})
 	lost := strings.Count(s.out.String(), "feed lost")
-	time.Sleep(3 * time.Second) // idle
+	// Real time: the idle LISTEN connection must outlive the real 2 s
+	// deadline of the server's (another process's) connections.
+	time.Sleep(3 * time.Second)
 	is.Equal(strings.Count(s.out.String(), "feed lost"), lost)
 	is.NoErr(s.stop(t))
 }
@@ -318,7 +317,9 @@ func TestServerUnderLoadThroughOutages(t *testing.T) {
 	db, err := sqlx.Open("postgres", dsn.String())
 	is.NoErr(err)
 	defer db.Close()
-	pause := func() { time.Sleep(time.Second) } // load runs meanwhile
+	// Real time: the load (real requests to a real process over a real
+	// database) runs meanwhile; the pause is how much of it each phase gets.
+	pause := func() { time.Sleep(time.Second) }
 	pause()
 	proxy.Cut(true)
 	pause()

@@ -94,7 +94,9 @@ func TestServerStreamsAcrossReplicas(t *testing.T) {
 	for i := range n {
 		is.Equal(a.call(t, "POST", "/prompts/"+p.ID+"/versions", `{"content":"w`+strconv.Itoa(i)+`"}`, nil).StatusCode, 200)
 	}
-	time.Sleep(time.Second) // b's stream meets the outage
+	// Real time: b (another process) must meet the cut while it lasts, and
+	// nothing it sends says it has; a second is many of its retries.
+	time.Sleep(time.Second)
 	proxy.Cut(false)
 	var got []sseEvent
 	deadline := time.After(30 * time.Second)
