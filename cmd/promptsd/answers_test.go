@@ -134,8 +134,9 @@ func (s *server) firstProject(t *testing.T) string {
 	return projects[0].ID
 }
 
-// -max-answer-memory reaches the API: with 1 MiB, slow readers of an
-// 8 MiB snapshot, each waiting with a 64 KiB part of it, hold the memory,
+// -max-answer-memory reaches the API: with 1 MiB, slow readers of a
+// 16 MiB snapshot, each waiting with a part of it (a prompt's, 66 KiB),
+// hold the memory,
 // and a read of a 512 KiB version is 503 with Retry-After while a change
 // is still answered; once the readers are done, the read is served again.
 // (With the default 256 MiB, 20 such readers hold 1.25 MiB, and the read
@@ -145,9 +146,10 @@ func TestServerMaxAnswerMemory(t *testing.T) {
 	s := start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-project", "P", "-max-answer-memory", "1", "-request-timeout", "2m")
 	s.key = testKey
 	projectID := s.firstProject(t)
-	// Past what the kernel's buffers of a connection take (4 MiB here at
-	// most), so that each reader's answer waits for it.
-	s.seedPrompts(t, projectID, "k", 128, 64<<10)
+	// Past what the kernel's buffers of a connection take (on Linux, the
+	// last of net.ipv4.tcp_wmem, commonly 4 MiB, and the reader's 64 KiB),
+	// so that each reader's answer waits for it.
+	s.seedPrompts(t, projectID, "k", 256, 64<<10)
 	big := s.seedPrompts(t, projectID, "big", 1, 512<<10)[0] // counted in the snapshot too
 	snapshot, version := "/projects/"+projectID+"/snapshot", "/prompts/"+big+"/versions/1"
 
@@ -163,7 +165,9 @@ func TestServerMaxAnswerMemory(t *testing.T) {
 			t.Fatalf("a snapshot: %d", r.res.StatusCode)
 		}
 	}
-	is.True(len(slow) >= 16) // 1 MiB is 16 parts of 64 KiB
+	// 1 MiB is 15 parts of 66 KiB: a 16th is refused; 8 leave no room
+	// for the version's 512 KiB.
+	is.True(len(slow) >= 8)
 	var refused *http.Response
 	waitUntil(t, "a read refused while the readers wait", func() bool {
 		resp := s.call(t, "GET", version, "", nil)
