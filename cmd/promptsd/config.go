@@ -13,6 +13,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/cache"
+	"github.com/promptkit/prompts/httpapi"
 )
 
 // config is what the flags and variables set.
@@ -36,6 +37,7 @@ type config struct {
 	maxConns       int
 	maxConnsAddr   int    // connections one remote address may hold
 	maxStreams     int    // event streams one key may hold open
+	maxAnswerMiB   int64  // the answers being written hold at most this, in MiB
 	tlsCert        string // with tlsKey: serve HTTPS
 	tlsKey         string
 	trustProxy     bool // believe X-Forwarded-Proto and X-Forwarded-For
@@ -88,6 +90,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.maxConns, "max-conns", 4096, "the most connections open at once; past it, idle connections are closed, the oldest first, to make room, and while none is idle new ones wait in the kernel's backlog. A connection that sent no valid key closes after 5s idle, one that did after 60s")
 	fs.IntVar(&c.maxConnsAddr, "max-conns-per-addr", 256, "the most connections one remote address may hold; one more is closed at once (behind a proxy, every connection is the proxy's)")
 	fs.IntVar(&c.maxStreams, "max-streams-per-key", 100, "the most event streams one key may hold open; one more is 429 with Retry-After. An address that sends 20 unknown keys within 10s gets 429 for a minute, for unknown keys only")
+	fs.Int64Var(&c.maxAnswerMiB, "max-answer-memory", httpapi.DefaultMaxAnswerMemory>>20, "the most memory, in `MiB`, that the answers being written to clients hold at once; past it, a read is 503 with Retry-After: 1 (a change is always answered, and a larger answer is served when it is the only one), so that slow clients of large answers make other reads wait rather than the memory grow. A snapshot holds 64 KiB of it at a time, another answer its whole size")
 	fs.StringVar(&c.tlsCert, "tls-cert", env("PROMPTS_TLS_CERT", ""), "with -tls-key, serve HTTPS with this certificate `FILE` (PEM, the chain after the leaf); the web interface's cookies are then Secure (PROMPTS_TLS_CERT)")
 	fs.StringVar(&c.tlsKey, "tls-key", env("PROMPTS_TLS_KEY", ""), "the private key `FILE` (PEM) of -tls-cert (PROMPTS_TLS_KEY)")
 	fs.BoolVar(&c.trustProxy, "trust-proxy", false, "behind a proxy that ends TLS: X-Forwarded-Proto: https makes the web interface's cookies Secure, and the last address of X-Forwarded-For is the client's, whose unknown keys are counted")
@@ -114,6 +117,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.maxStreams < 1 {
 		return config{}, errors.New("-max-streams-per-key must be at least 1")
+	}
+	if c.maxAnswerMiB < 1 || c.maxAnswerMiB > maxAnswerMiB {
+		return config{}, fmt.Errorf("-max-answer-memory must be between 1 and %d (MiB)", maxAnswerMiB)
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return config{}, errors.New("-tls-cert and -tls-key go together: give both, or neither")
@@ -166,6 +172,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.projects = projects
 	return c, nil
 }
+
+// maxAnswerMiB is the largest -max-answer-memory: 1 TiB, far past any
+// machine's memory, and far from overflowing when counted in bytes.
+const maxAnswerMiB = 1 << 20
 
 // validDSN reports whether dsn is a PostgreSQL URL (postgres:// or
 // postgresql://) or a key=value connection string that lib/pq reads.

@@ -65,6 +65,7 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 		httpapi.WithAuthenticator(auth),
 		httpapi.WithLogger(logger),
 		httpapi.WithErrorObserver(watch.storeError),
+		httpapi.WithMaxAnswerMemory(cfg.maxAnswerMiB << 20),
 	}
 	if cfg.allowPrivate {
 		opts = append(opts, httpapi.AllowPrivateWebhooks())
