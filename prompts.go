@@ -14,6 +14,8 @@
 //   - storetest: the conformance suite every Store passes.
 //   - cache: a Store over any Store that answers reads from memory, kept
 //     fresh across processes by a Feed (sqlstore.NewFeed over PostgreSQL).
+//   - api: the JSON of the HTTP interface (its requests, answers, events,
+//     webhook bodies and snapshot), for Go programs that read it.
 //   - httpapi: the /v1/integration HTTP interface over any Store.
 //   - ui: a web interface over any Store, for the people who read,
 //     compare, write, promote and roll back prompts.
@@ -75,7 +77,10 @@
 // DiffVariables, under the same lock), returns the errors that NotFound,
 // Conflict, KeyTaken, SlugTaken, NothingToRollBack, PreconditionFailed,
 // VariablesChanged, Unavailable, ContextDone and Internal make, and passes
-// storetest.Run.
+// storetest.Run. Its optional abilities are interfaces found by type
+// assertion: ActiveReader (reads with options, such as a shared answer),
+// EventLog and WebhookStore; a wrapper of another Store has Unwrap
+// instead of claiming the abilities of the store it wraps.
 package prompts
 
 import "time"

@@ -198,6 +198,7 @@ func TestDecodeRequest(t *testing.T) {
 		{"unknown", `{"content":"c","color":"red"}`, "color is not a known field", []string{"color"}},
 		{"every error at once, in order", `{"color":1,"content":1,"change_summary":{},"environments":"x"}`, "content must be a string",
 			[]string{"color", "content", "change_summary", "environments"}},
+		{"environments not names", `{"content":"c","environments":[1]}`, "an array of environment names (strings) or null", []string{"environments"}},
 		{"metadata not an object", `{"content":"c","metadata_":1}`, "", nil}, // the domain's rule judges it
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,4 +308,17 @@ func TestUnmarshalComplete(t *testing.T) {
 		err := api.UnmarshalComplete([]byte(doc), &back)
 		is.True(err != nil && strings.Contains(err.Error(), tc.want)) // refused, naming the member
 	}
+}
+
+// The details of the other requests' typed members say what they take.
+func TestDecodeRequestTypedMembers(t *testing.T) {
+	is := is.New(t)
+	var r api.Render
+	bad := api.DecodeRequest([]byte(`{"environment":1}`), &r)
+	is.True(bad != nil)
+	is.True(strings.Contains(bad.Detail, "production, staging or null")) // the environments it takes
+	var w api.NewWebhook
+	bad = api.DecodeRequest([]byte(`{"url":"https://example.com","events":[1]}`), &w)
+	is.True(bad != nil)
+	is.True(strings.Contains(bad.Detail, "an array of event types (strings) or null"))
 }

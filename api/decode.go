@@ -167,8 +167,14 @@ func want(t reflect.Type) string {
 		return "an object of distinct names whose values are strings"
 	case reflect.TypeFor[VersionNumber](), reflect.TypeFor[Optional[int]]():
 		return "an integer"
-	case reflect.TypeFor[Optional[string]](), reflect.TypeFor[Optional[prompts.Environment]]():
+	case reflect.TypeFor[Optional[prompts.Environment]]():
+		return "production, staging or null"
+	case reflect.TypeFor[Optional[string]]():
 		return "a string or null"
+	case reflect.TypeFor[[]prompts.Environment]():
+		return "an array of environment names (strings) or null"
+	case reflect.TypeFor[[]prompts.EventType]():
+		return "an array of event types (strings) or null"
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -41,7 +41,7 @@ func (p SnapshotPrompt) ActiveIn(env prompts.Environment) prompts.ActivePrompt {
 
 // SnapshotFormat names the format of a snapshot's JSON, its "format"
 // member. A change that older readers could not read names a new one.
-const SnapshotFormat = "prompts.snapshot/1"
+const SnapshotFormat = api.SnapshotFormat
 
 // The bounds of a snapshot that TakeSnapshot takes: at most
 // MaxSnapshotPrompts prompts, and at most MaxSnapshotSize bytes of their

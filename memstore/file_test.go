@@ -213,6 +213,17 @@ func (r *reopening) GetActiveByKey(ctx context.Context, projectID, key string, e
 	})
 	return x.v, x.err
 }
+func (r *reopening) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	type answer struct {
+		a     prompts.ActivePrompt
+		stale bool
+	}
+	x := read(r, func(s *memstore.Store) result[answer] {
+		a, stale, err := s.ReadActive(ctx, q)
+		return result[answer]{answer{a, stale}, err}
+	})
+	return x.v.a, x.v.stale, x.err
+}
 func (r *reopening) ListProjects(ctx context.Context, f prompts.ProjectFilter) ([]prompts.Project, bool, error) {
 	x := read(r, func(s *memstore.Store) page[prompts.Project] {
 		v, m, err := s.ListProjects(ctx, f)
