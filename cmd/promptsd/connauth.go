@@ -64,7 +64,12 @@ func (k namedKeys) authenticate(ctx context.Context, key string, count bool) (ht
 // the key and its access. It is the connection's, and goes with it; the
 // key is already in the connection's memory (net/http's buffers), and
 // nothing else can read it.
-type connAuth struct{ last atomic.Pointer[accepted] }
+type connAuth struct {
+	last atomic.Pointer[accepted]
+	// stream is set while the connection serves an event stream, which
+	// the connection limit may close to make room (its client resumes).
+	stream atomic.Bool
+}
 
 type accepted struct {
 	key    string
@@ -75,6 +80,9 @@ type connAuthKey struct{}
 
 // lastKey is the last key accepted on the connection, or nil; c may be
 // nil (a request that came by no connection of the server's).
+// streaming reports whether the connection serves an event stream now.
+func (c *connAuth) streaming() bool { return c != nil && c.stream.Load() }
+
 func (c *connAuth) lastKey() *accepted {
 	if c == nil {
 		return nil

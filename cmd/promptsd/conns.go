@@ -11,11 +11,15 @@ import (
 
 // connLimit bounds the server's connections:
 //
-//   - at most max open at once. Past it, the listener closes idle
-//     connections (and those that have sent nothing for 2 s), the oldest
-//     first, to make room for the new one; while every connection is busy
-//     answering, the new one waits (and those behind it, in the kernel's
-//     backlog) until one is done or idle.
+//   - at most max open at once. Past it, the listener closes a connection
+//     to make room for the new one, the oldest first of the first kind
+//     there is: idle connections (and those that have sent nothing for
+//     2 s); then requests without a valid key that have taken more than
+//     1 s (a body that never comes holds a slot for the whole request
+//     timeout otherwise, and needs no key); then event streams, which
+//     their clients resume where they were. While every connection is a
+//     request with a key under way, the new one waits (and those behind
+//     it, in the kernel's backlog) until one is done or idle.
 //   - at most perAddr from one remote address: one more is closed at once.
 //   - a connection on which no valid key was sent closes after noKey idle,
 //     where one with a key stays for the server's IdleTimeout: thousands
@@ -59,6 +63,11 @@ const noKeyIdle = 5 * time.Second
 // newGrace is how long a new connection may take to send its first
 // request before it may be closed to make room.
 const newGrace = 2 * time.Second
+
+// keylessGrace is how long a request without a valid key may take before
+// its connection may be closed to make room: a probe, a metrics scrape or
+// a page of the web interface takes milliseconds.
+const keylessGrace = time.Second
 
 func newConnLimit(max, perAddr int) *connLimit {
 	return &connLimit{
@@ -150,7 +159,7 @@ func (l *connLimit) acquire(done <-chan struct{}) bool {
 	again := time.NewTicker(newGrace / 4) // new connections age past newGrace
 	defer again.Stop()
 	for {
-		l.evictOldestIdle() // its slot comes back when the server sees it closed
+		l.makeRoom() // the slot comes back when the server sees the connection closed
 		select {
 		case l.slots <- struct{}{}:
 			return true
@@ -162,28 +171,60 @@ func (l *connLimit) acquire(done <-chan struct{}) bool {
 	}
 }
 
-// evictOldestIdle closes the connection idle the longest, if there is
-// one: idle between requests, or open for newGrace without a request yet
-// (a client that connects and sends nothing, whose ReadHeaderTimeout has
-// not come). A connection just accepted is not taken: its first request
+// Kinds of connections that may be closed to make room, in the order in
+// which they are taken.
+const (
+	roomIdle    = iota // idle, or new for newGrace without a request
+	roomKeyless        // a request without a valid key, under way for keylessGrace
+	roomStream         // an event stream
+	roomNone
+)
+
+// roomKind returns which kind of connection e is, for makeRoom.
+func (l *connLimit) roomKind(e *connEntry, now int64) int {
+	age := now - e.since.Load()
+	switch http.ConnState(e.state.Load()) {
+	case http.StateIdle:
+		return roomIdle
+	case http.StateNew:
+		if age > int64(newGrace) {
+			return roomIdle // a client that connects and sends nothing, before its ReadHeaderTimeout
+		}
+	case http.StateActive:
+		a := e.auth.Load()
+		switch {
+		case a.streaming():
+			return roomStream
+		case a.lastKey() == nil && age > int64(keylessGrace):
+			return roomKeyless
+		}
+	}
+	return roomNone
+}
+
+// makeRoom closes one connection, the oldest of the first kind there is
+// (roomIdle, then roomKeyless, then roomStream), and reports whether it
+// closed one. A connection just accepted is not taken: its first request
 // may be on its way.
-func (l *connLimit) evictOldestIdle() bool {
+func (l *connLimit) makeRoom() bool {
 	var oldest *connEntry
+	kind := roomNone
 	now := l.now()
 	l.conns.Range(func(_, v any) bool {
 		e := v.(*connEntry)
-		st := http.ConnState(e.state.Load())
-		if (st == http.StateIdle || st == http.StateNew && now-e.since.Load() > int64(newGrace)) && !e.evicted.Load() {
-			if oldest == nil || e.since.Load() < oldest.since.Load() {
-				oldest = e
-			}
+		if e.evicted.Load() {
+			return true
+		}
+		k := l.roomKind(e, now)
+		if k < kind || k == kind && k != roomNone && e.since.Load() < oldest.since.Load() {
+			oldest, kind = e, k
 		}
 		return true
 	})
 	if oldest == nil || !oldest.evicted.CompareAndSwap(false, true) {
 		return false
 	}
-	oldest.conn.Close() // the server's read fails, and it closes the connection
+	oldest.conn.Close() // the server's read or write fails, and it closes the connection
 	return true
 }
 

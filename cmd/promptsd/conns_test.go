@@ -122,23 +122,47 @@ func notServed(t *testing.T, c net.Conn) bool {
 }
 
 // Past its limit, the server closes the connection idle the longest to
-// make room; while every connection is busy, a new one waits until one is
-// done.
+// make room; while every connection is a request with a key under way, a
+// new one waits until one is done.
 func TestConnLimit(t *testing.T) {
 	is := is.New(t)
 	gate := make(chan struct{})
-	addr := limitedServer(t, newConnLimit(2, 100), gate, httpapi.NewKeys())
+	keys := httpapi.NewKeys()
+	is.NoErr(keys.Add(httpapi.Key{Name: "k", Role: httpapi.RoleRead, Secret: "busy-secret-0123456789"}))
+	addr := limitedServer(t, newConnLimit(2, 100), gate, keys)
 	idle := send(t, addr, "/", "")
 	answered(t, idle) // now idle, holding a slot
-	busy := send(t, addr, "/slow", "")
-	third := send(t, addr, "/slow", "")             // no slot: the idle connection makes room
-	is.True(closedByServer(t, idle, 5*time.Second)) // the oldest idle one is closed
+	busy := send(t, addr, "/slow", "busy-secret-0123456789")
+	third := send(t, addr, "/slow", "busy-secret-0123456789") // no slot: the idle connection makes room
+	is.True(closedByServer(t, idle, 5*time.Second))           // the oldest idle one is closed
 	fourth := send(t, addr, "/", "")
 	is.True(notServed(t, fourth)) // both connections busy: it waits
 	close(gate)
 	answered(t, busy)
 	answered(t, third)
 	answered(t, fourth) // served once one was idle
+}
+
+// With every slot held by requests without a valid key that take their
+// time (a body that never comes needs no key), a new client is served:
+// the oldest of them is closed once it has taken keylessGrace.
+func TestConnLimitClosesSlowRequestsWithoutAKey(t *testing.T) {
+	is := is.New(t)
+	addr := limitedServer(t, newConnLimit(2, 100), nil, httpapi.NewKeys())
+	withoutBody := func() net.Conn { // a body announced that never comes
+		c, err := net.Dial("tcp", addr)
+		is.NoErr(err)
+		t.Cleanup(func() { c.Close() })
+		_, err = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+		is.NoErr(err)
+		return c
+	}
+	first := withoutBody()
+	second := withoutBody()
+	third := send(t, addr, "/", "")
+	answered(t, third)                               // within 5 s: keylessGrace, not the request's timeout
+	is.True(closedByServer(t, first, 5*time.Second)) // the oldest made room
+	is.True(!closedByServer(t, second, 0))           // the other goes on
 }
 
 // One address holds at most perAddr connections: one more is closed at

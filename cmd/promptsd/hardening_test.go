@@ -104,6 +104,34 @@ func TestServerStreamsPerKey(t *testing.T) {
 	})
 }
 
+// With every slot held by one key's event streams (the key may hold more
+// streams than the server has slots), the probes are still answered: the
+// oldest stream makes room, and its client can resume where it was.
+func TestServerStreamsMakeRoomForProbes(t *testing.T) {
+	is := is.New(t)
+	s := start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-max-conns", "8", "-max-streams-per-key", "100")
+	var streams []*http.Response
+	for range 8 {
+		resp, _ := s.stream(t, testKey)
+		is.Equal(resp.StatusCode, 200)
+		streams = append(streams, resp)
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	for _, path := range []string{"/livez", "/readyz"} {
+		resp, err := client.Get(s.root() + path)
+		is.NoErr(err) // served within 3 s: a stream made room
+		resp.Body.Close()
+		is.Equal(resp.StatusCode, 200)
+	}
+	ended := make(chan struct{}) // the first stream ends, closed by the server
+	go func() { _, _ = io.Copy(io.Discard, streams[0].Body); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the oldest stream was not the one closed")
+	}
+}
+
 // callWith GETs path with key.
 func (s *server) callWith(t *testing.T, key, path string, out any) *http.Response {
 	t.Helper()

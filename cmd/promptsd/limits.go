@@ -187,6 +187,10 @@ func (g *guard) serve(api http.Handler, w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	defer g.streams.release(a.Name)
+	if c, _ := r.Context().Value(connAuthKey{}).(*connAuth); c != nil {
+		c.stream.Store(true) // the connection limit may close it to make room
+		defer c.stream.Store(false)
+	}
 	api.ServeHTTP(w, r)
 }
 

@@ -38,8 +38,9 @@
 // webhooks that admin keys create (-webhooks, -webhooks-allow-private).
 //
 // Limits: at most -max-conns connections (4096), -max-conns-per-addr
-// from one address (256; one more is closed at once). Past -max-conns,
-// idle connections are closed, the oldest first, to make room; a
+// from one address (256; one more is closed at once). Past -max-conns, a
+// connection is closed to make room, the oldest first of: idle ones,
+// requests without a valid key under way for 1 s, event streams; a
 // connection that sent no valid key closes after 5 s idle, one that did
 // after 60 s. A key holds at most -max-streams-per-key event streams
 // (100); one more is 429 with Retry-After. An address that sends 20
