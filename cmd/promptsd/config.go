@@ -95,9 +95,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.tlsKey, "tls-key", env("PROMPTS_TLS_KEY", ""), "the private key `FILE` (PEM) of -tls-cert (PROMPTS_TLS_KEY)")
 	fs.BoolVar(&c.trustProxy, "trust-proxy", false, "behind a proxy that ends TLS: X-Forwarded-Proto: https makes the web interface's cookies Secure, and the last address of X-Forwarded-For is the client's, whose unknown keys are counted")
 	fs.DurationVar(&c.eventRetention, "event-retention", prompts.DefaultEventRetention, "how long the event log keeps events; a reader further behind must read everything again (PROMPTS_EVENT_RETENTION)")
-	fs.BoolVar(&c.webhooks, "webhooks", true, "deliver events to the webhooks (one dispatcher per server; replicas share the work)")
+	fs.BoolVar(&c.webhooks, "webhooks", true, "deliver events to the webhooks (one dispatcher per server; replicas share the work). Each webhook has its turn: one whose receiver never answers delays the others by one attempt (10s) at most")
 	fs.BoolVar(&c.allowPrivate, "webhooks-allow-private", false, "let webhooks deliver to loopback, private and link-local addresses (receivers on your own network)")
-	fs.BoolVar(&c.ui, "ui", true, "serve the web interface at /ui/, where people sign in with an API key")
+	fs.BoolVar(&c.ui, "ui", true, "serve the web interface at /ui/, where people sign in with an API key: each sign-in form works once, a key holds at most 10 sessions and the server 10,000 (the least recently used end first), and failed sign-ins are limited to 10 a minute per address and key prefix")
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
