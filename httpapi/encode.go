@@ -57,6 +57,17 @@ func (h *Handler) writeBody(w http.ResponseWriter, b []byte) {
 	w.Write(b) //nolint:errcheck // the client went away; nothing to do
 }
 
+// refused answers 503 with Retry-After, and reports true, when the
+// answers being written hold all the memory for answers: a read checks
+// it before it reads the store, so that a read refused costs nothing.
+func (h *Handler) refused(w http.ResponseWriter) bool {
+	if h.budget.used.Load() < h.budget.limit {
+		return false
+	}
+	h.tooManyAnswers(w)
+	return true
+}
+
 // tooManyAnswers answers 503 with Retry-After: the answers being written
 // hold the memory WithMaxAnswerMemory allows.
 func (h *Handler) tooManyAnswers(w http.ResponseWriter) {

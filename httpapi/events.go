@@ -20,6 +20,9 @@ func (h *Handler) listEvents() handlerFunc {
 			return
 		}
 		stream := wantsStream(r.Header["Accept"])
+		if !stream && h.refused(w) {
+			return
+		}
 		raw := r.URL.RawQuery
 		var q queryFields
 		var f prompts.EventFilter
