@@ -14,11 +14,14 @@ import (
 	"github.com/promptkit/prompts/internal/wire"
 )
 
+// maxPooledBuf is the largest response buffer the pool keeps.
+const maxPooledBuf = 1 << 20
+
 // getBuf returns a response buffer from the pool; putBuf gives it back.
 func (h *Handler) getBuf() *[]byte { return h.bufs.Get().(*[]byte) }
 
 func (h *Handler) putBuf(bp *[]byte, b []byte) {
-	if cap(b) > 1<<20 {
+	if cap(b) > maxPooledBuf {
 		return // let a rare huge buffer go rather than keep it forever
 	}
 	*bp = b[:0]
@@ -270,14 +273,44 @@ const MaxListBody = 4 << 20
 // writeList answers one page of a list, or the error that ended it: the
 // items as a JSON array, with a Link to the next page when more follow.
 // add appends an item's JSON; id gives its id, the next page's position.
+//
+// What the page holds is counted among the answers being written before
+// it is encoded, from the size of its items (itemSize) and the room the
+// JSON encoder keeps, and refused (503) when it does not fit: the items
+// the page will not hold are not encoded, and a large answer is built in
+// a buffer of that size, counted whole while it is written.
 func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list []T, more bool, err error, add func([]byte, T) []byte, id func(T) string) {
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	bp := h.getBuf()
-	b := append((*bp)[:0], '[')
-	n := 0
+	est, n := 2, 0 // the brackets
+	for i := range list {
+		s := itemSize(list, i) + 1
+		if est+s > MaxListBody && i > 0 {
+			more = true
+			break
+		}
+		est, n = est+s, i+1
+	}
+	// The encoder keeps a quarter of what it wrote free in the buffer.
+	size := est + est/4 + 1
+	if !h.budget.take(int64(size), false) {
+		h.tooManyAnswers(w)
+		return
+	}
+	held := int64(size)
+	defer func() { h.budget.give(held) }()
+	var bp *[]byte
+	var b []byte
+	if size <= maxPooledBuf {
+		bp = h.getBuf()
+		b = (*bp)[:0]
+	} else {
+		b = make([]byte, 0, size)
+	}
+	b = append(b, '[')
+	list, n = list[:n], 0
 	for i, v := range list {
 		start := len(b)
 		if i > 0 {
@@ -291,11 +324,45 @@ func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list [
 		n = i + 1
 	}
 	b = append(b, ']')
+	// While it is written, the answer counts what its buffer holds: a
+	// buffer of its own whole, a pooled one (at most maxPooledBuf) for
+	// the bytes of the answer.
+	c := int64(cap(b))
+	if bp != nil {
+		c = int64(len(b))
+	}
+	if c > held {
+		h.budget.take(c-held, true)
+	} else {
+		h.budget.give(held - c)
+	}
+	held = c
 	if more && n > 0 {
 		setNextLink(w, r, id(list[n-1]))
 	}
-	h.writeRead(w, b)
-	h.putBuf(bp, b)
+	h.writeBody(w, b)
+	if bp != nil {
+		h.putBuf(bp, b)
+	}
+}
+
+// itemSize estimates the bytes of the JSON of list[i]: its text and a
+// constant for the rest. A version's content makes most of it; the items
+// of other lists are small.
+func itemSize[T any](list []T, i int) int {
+	switch l := any(list).(type) {
+	case []prompts.PromptVersion:
+		v := &l[i]
+		n := 512 + len(v.Content) + len(v.Metadata)
+		if v.ChangeSummary != nil {
+			n += len(*v.ChangeSummary)
+		}
+		for _, name := range v.Variables {
+			n += len(name) + 3
+		}
+		return n
+	}
+	return 512
 }
 
 // writeValue answers 200 with the JSON of v, one resource, that add
