@@ -88,10 +88,12 @@ const DefaultMaxAnswerMemory = 256 << 20
 
 // WithMaxAnswerMemory sets how many bytes of answers the handler holds at
 // once while clients read them, at most (values below 1 keep
-// DefaultMaxAnswerMemory). A read whose answer would pass it is answered
-// 503 with Retry-After: 1, unless it is the only answer being written; a
-// snapshot is counted a part at a time as it is written (see
-// MaxListBody for lists). The answers of changes are counted but never
+// DefaultMaxAnswerMemory). A read is answered 503 with Retry-After: 1
+// before it reads the store when the answers being written already hold
+// all of it, and when its answer would pass it, unless it is the only
+// answer being written. A snapshot is counted a part at a time as it is
+// written; a page of a list is counted from before it is built, by the
+// size of its items (see MaxListBody), then by the buffer that holds it. The answers of changes are counted but never
 // refused, and so is the rest of a snapshot already under way, so the
 // count may pass the bound by what those hold. Slow clients that read
 // large answers can so make other reads wait, never make the server's
