@@ -275,44 +275,20 @@ const MaxListBody = 4 << 20
 // writeList answers one page of a list, or the error that ended it: the
 // items as a JSON array, with a Link to the next page when more follow.
 // add appends an item's JSON; id gives its id, the next page's position.
-//
-// What the page holds is counted among the answers being written before
-// it is encoded, from the size of its items (itemSize) and the room the
-// JSON encoder keeps, and refused (503) when it does not fit: the items
-// the page will not hold are not encoded, and a large answer is built in
-// a buffer of that size, counted whole while it is written.
+// The page is counted among the answers being written from before it is
+// built (startPage).
 func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list []T, more bool, err error, add func([]byte, T) []byte, id func(T) string) {
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	est, n := 2, 0 // the brackets
-	for i := range list {
-		s := itemSize(list, i) + 1
-		if est+s > MaxListBody && i > 0 {
-			more = true
-			break
-		}
-		est, n = est+s, i+1
-	}
-	// The encoder keeps a quarter of what it wrote free in the buffer.
-	size := est + est/4 + 1
-	if !h.budget.take(int64(size), false) {
-		h.tooManyAnswers(w)
+	pg, list, ok := startPage(h, w, list, &more)
+	if !ok {
 		return
 	}
-	held := int64(size)
-	defer func() { h.budget.give(held) }()
-	var bp *[]byte
-	var b []byte
-	if size <= maxPooledBuf {
-		bp = h.getBuf()
-		b = (*bp)[:0]
-	} else {
-		b = make([]byte, 0, size)
-	}
-	b = append(b, '[')
-	list, n = list[:n], 0
+	defer h.endPage(&pg)
+	b := pg.b
+	n := 0
 	for i, v := range list {
 		start := len(b)
 		if i > 0 {
@@ -326,45 +302,106 @@ func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list [
 		n = i + 1
 	}
 	b = append(b, ']')
-	// While it is written, the answer counts what its buffer holds: a
-	// buffer of its own whole, a pooled one (at most maxPooledBuf) for
-	// the bytes of the answer.
-	c := int64(cap(b))
-	if bp != nil {
-		c = int64(len(b))
-	}
-	if c > held {
-		h.budget.take(c-held, true)
-	} else {
-		h.budget.give(held - c)
-	}
-	held = c
 	if more && n > 0 {
 		setNextLink(w, r, id(list[n-1]))
 	}
+	h.writePage(w, &pg, b)
+}
+
+// page is a list answer being built and written: its buffer, and what it
+// counts among the answers being written.
+type page struct {
+	bp   *[]byte // the pooled buffer, or nil: b is the page's own
+	b    []byte
+	held int64
+}
+
+// startPage starts a page of the items of list: it counts what the page
+// will hold among the answers being written before any is encoded, from
+// the size of its items (itemSize) and the room the JSON encoder keeps,
+// or answers 503 (reporting false) when that does not fit. It returns
+// the page, its buffer holding '[', and the items it holds: those that
+// fit in MaxListBody by their size, one at least; with fewer than list,
+// *more is set. A large page is built in a buffer of its own, of that
+// size, so that the encoder does not double it.
+func startPage[T any](h *Handler, w http.ResponseWriter, list []T, more *bool) (page, []T, bool) {
+	est, n := 2, 0 // the brackets
+	for i := range list {
+		s := itemSize(list, i) + 1
+		if est+s > MaxListBody && i > 0 {
+			*more = true
+			break
+		}
+		est, n = est+s, i+1
+	}
+	// The encoder keeps a quarter of what it wrote free in the buffer.
+	size := est + est/4 + 1
+	if !h.budget.take(int64(size), false) {
+		h.tooManyAnswers(w)
+		return page{}, nil, false
+	}
+	pg := page{held: int64(size)}
+	if size <= maxPooledBuf {
+		pg.bp = h.getBuf()
+		pg.b = (*pg.bp)[:0]
+	} else {
+		pg.b = make([]byte, 0, size)
+	}
+	pg.b = append(pg.b, '[')
+	return pg, list[:n], true
+}
+
+// writePage writes b, the page built in pg's buffer, as a 200 response.
+// While it is written, it counts what its buffer holds: a buffer of its
+// own whole, a pooled one (at most maxPooledBuf) for the bytes of the
+// answer.
+func (h *Handler) writePage(w http.ResponseWriter, pg *page, b []byte) {
+	pg.b = b
+	c := int64(cap(b))
+	if pg.bp != nil {
+		c = int64(len(b))
+	}
+	if c > pg.held {
+		h.budget.take(c-pg.held, true)
+	} else {
+		h.budget.give(pg.held - c)
+	}
+	pg.held = c
 	h.writeBody(w, b)
-	if bp != nil {
-		h.putBuf(bp, b)
+}
+
+// endPage counts pg out and gives its buffer back.
+func (h *Handler) endPage(pg *page) {
+	h.budget.give(pg.held)
+	if pg.bp != nil {
+		h.putBuf(pg.bp, pg.b)
 	}
 }
 
 // itemSize estimates the bytes of the JSON of list[i]: its text and a
-// constant for the rest. A version's content makes most of it; the items
-// of other lists are small.
+// constant for the rest. A version's content makes most of it, in a list
+// of versions or of events; the items of other lists are small.
 func itemSize[T any](list []T, i int) int {
 	switch l := any(list).(type) {
 	case []prompts.PromptVersion:
-		v := &l[i]
-		n := 512 + len(v.Content) + len(v.Metadata)
-		if v.ChangeSummary != nil {
-			n += len(*v.ChangeSummary)
+		return versionSize(&l[i])
+	case []prompts.Event:
+		if v := l[i].Version; v != nil {
+			return versionSize(v)
 		}
-		for _, name := range v.Variables {
-			n += len(name) + 3
-		}
-		return n
 	}
 	return 512
+}
+
+func versionSize(v *prompts.PromptVersion) int {
+	n := 512 + len(v.Content) + len(v.Metadata)
+	if v.ChangeSummary != nil {
+		n += len(*v.ChangeSummary)
+	}
+	for _, name := range v.Variables {
+		n += len(name) + 3
+	}
+	return n
 }
 
 // writeValue answers 200 with the JSON of v, one resource, that add
