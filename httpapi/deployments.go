@@ -11,6 +11,9 @@ import (
 // first.
 func (h *Handler) listDeployments() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		raw := r.URL.RawQuery
 		var q queryFields
 		f := prompts.DeploymentFilter{PromptID: r.PathValue("prompt_id"), Page: q.page(raw)}

@@ -14,11 +14,14 @@ import (
 	"github.com/promptkit/prompts/internal/wire"
 )
 
+// maxPooledBuf is the largest response buffer the pool keeps.
+const maxPooledBuf = 1 << 20
+
 // getBuf returns a response buffer from the pool; putBuf gives it back.
 func (h *Handler) getBuf() *[]byte { return h.bufs.Get().(*[]byte) }
 
 func (h *Handler) putBuf(bp *[]byte, b []byte) {
-	if cap(b) > 1<<20 {
+	if cap(b) > maxPooledBuf {
 		return // let a rare huge buffer go rather than keep it forever
 	}
 	*bp = b[:0]
@@ -57,6 +60,17 @@ func (h *Handler) writeBody(w http.ResponseWriter, b []byte) {
 	w.Write(b) //nolint:errcheck // the client went away; nothing to do
 }
 
+// refused answers 503 with Retry-After, and reports true, when the
+// answers being written hold all the memory for answers: a read checks
+// it before it reads the store, so that a read refused costs nothing.
+func (h *Handler) refused(w http.ResponseWriter) bool {
+	if h.budget.used.Load() < h.budget.limit {
+		return false
+	}
+	h.tooManyAnswers(w)
+	return true
+}
+
 // tooManyAnswers answers 503 with Retry-After: the answers being written
 // hold the memory WithMaxAnswerMemory allows.
 func (h *Handler) tooManyAnswers(w http.ResponseWriter) {
@@ -74,10 +88,12 @@ const DefaultMaxAnswerMemory = 256 << 20
 
 // WithMaxAnswerMemory sets how many bytes of answers the handler holds at
 // once while clients read them, at most (values below 1 keep
-// DefaultMaxAnswerMemory). A read whose answer would pass it is answered
-// 503 with Retry-After: 1, unless it is the only answer being written; a
-// snapshot is counted a part at a time as it is written (see
-// MaxListBody for lists). The answers of changes are counted but never
+// DefaultMaxAnswerMemory). A read is answered 503 with Retry-After: 1
+// before it reads the store when the answers being written already hold
+// all of it, and when its answer would pass it, unless it is the only
+// answer being written. A snapshot is counted a part at a time as it is
+// written; a page of a list is counted from before it is built, by the
+// size of its items (see MaxListBody), then by the buffer that holds it. The answers of changes are counted but never
 // refused, and so is the rest of a snapshot already under way, so the
 // count may pass the bound by what those hold. Slow clients that read
 // large answers can so make other reads wait, never make the server's
@@ -259,13 +275,19 @@ const MaxListBody = 4 << 20
 // writeList answers one page of a list, or the error that ended it: the
 // items as a JSON array, with a Link to the next page when more follow.
 // add appends an item's JSON; id gives its id, the next page's position.
+// The page is counted among the answers being written from before it is
+// built (startPage).
 func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list []T, more bool, err error, add func([]byte, T) []byte, id func(T) string) {
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	bp := h.getBuf()
-	b := append((*bp)[:0], '[')
+	pg, list, ok := startPage(h, w, list, &more)
+	if !ok {
+		return
+	}
+	defer h.endPage(&pg)
+	b := pg.b
 	n := 0
 	for i, v := range list {
 		start := len(b)
@@ -283,8 +305,103 @@ func writeList[T any](h *Handler, w http.ResponseWriter, r *http.Request, list [
 	if more && n > 0 {
 		setNextLink(w, r, id(list[n-1]))
 	}
-	h.writeRead(w, b)
-	h.putBuf(bp, b)
+	h.writePage(w, &pg, b)
+}
+
+// page is a list answer being built and written: its buffer, and what it
+// counts among the answers being written.
+type page struct {
+	bp   *[]byte // the pooled buffer, or nil: b is the page's own
+	b    []byte
+	held int64
+}
+
+// startPage starts a page of the items of list: it counts what the page
+// will hold among the answers being written before any is encoded, from
+// the size of its items (itemSize) and the room the JSON encoder keeps,
+// or answers 503 (reporting false) when that does not fit. It returns
+// the page, its buffer holding '[', and the items it holds: those that
+// fit in MaxListBody by their size, one at least; with fewer than list,
+// *more is set. A large page is built in a buffer of its own, of that
+// size, so that the encoder does not double it.
+func startPage[T any](h *Handler, w http.ResponseWriter, list []T, more *bool) (page, []T, bool) {
+	est, n := 2, 0 // the brackets
+	for i := range list {
+		s := itemSize(list, i) + 1
+		if est+s > MaxListBody && i > 0 {
+			*more = true
+			break
+		}
+		est, n = est+s, i+1
+	}
+	// The encoder keeps a quarter of what it wrote free in the buffer.
+	size := est + est/4 + 1
+	if !h.budget.take(int64(size), false) {
+		h.tooManyAnswers(w)
+		return page{}, nil, false
+	}
+	pg := page{held: int64(size)}
+	if size <= maxPooledBuf {
+		pg.bp = h.getBuf()
+		pg.b = (*pg.bp)[:0]
+	} else {
+		pg.b = make([]byte, 0, size)
+	}
+	pg.b = append(pg.b, '[')
+	return pg, list[:n], true
+}
+
+// writePage writes b, the page built in pg's buffer, as a 200 response.
+// While it is written, it counts what its buffer holds: a buffer of its
+// own whole, a pooled one (at most maxPooledBuf) for the bytes of the
+// answer.
+func (h *Handler) writePage(w http.ResponseWriter, pg *page, b []byte) {
+	pg.b = b
+	c := int64(cap(b))
+	if pg.bp != nil {
+		c = int64(len(b))
+	}
+	if c > pg.held {
+		h.budget.take(c-pg.held, true)
+	} else {
+		h.budget.give(pg.held - c)
+	}
+	pg.held = c
+	h.writeBody(w, b)
+}
+
+// endPage counts pg out and gives its buffer back.
+func (h *Handler) endPage(pg *page) {
+	h.budget.give(pg.held)
+	if pg.bp != nil {
+		h.putBuf(pg.bp, pg.b)
+	}
+}
+
+// itemSize estimates the bytes of the JSON of list[i]: its text and a
+// constant for the rest. A version's content makes most of it, in a list
+// of versions or of events; the items of other lists are small.
+func itemSize[T any](list []T, i int) int {
+	switch l := any(list).(type) {
+	case []prompts.PromptVersion:
+		return versionSize(&l[i])
+	case []prompts.Event:
+		if v := l[i].Version; v != nil {
+			return versionSize(v)
+		}
+	}
+	return 512
+}
+
+func versionSize(v *prompts.PromptVersion) int {
+	n := 512 + len(v.Content) + len(v.Metadata)
+	if v.ChangeSummary != nil {
+		n += len(*v.ChangeSummary)
+	}
+	for _, name := range v.Variables {
+		n += len(name) + 3
+	}
+	return n
 }
 
 // writeValue answers 200 with the JSON of v, one resource, that add

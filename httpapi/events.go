@@ -20,6 +20,9 @@ func (h *Handler) listEvents() handlerFunc {
 			return
 		}
 		stream := wantsStream(r.Header["Accept"])
+		if !stream && h.refused(w) {
+			return
+		}
 		raw := r.URL.RawQuery
 		var q queryFields
 		var f prompts.EventFilter
@@ -79,8 +82,12 @@ func (h *Handler) listEvents() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		bp := h.getBuf()
-		b := append((*bp)[:0], '[')
+		pg, list, ok := startPage(h, w, list, &more)
+		if !ok {
+			return
+		}
+		defer h.endPage(&pg)
+		b := pg.b
 		n := 0
 		for i, e := range list {
 			start := len(b)
@@ -88,7 +95,7 @@ func (h *Handler) listEvents() handlerFunc {
 				b = append(b, ',')
 			}
 			if b, err = api.AppendEvent(b, e); err != nil {
-				h.putBuf(bp, b)
+				pg.b = b
 				h.storeError(w, r, prompts.Internal(err))
 				return
 			}
@@ -102,8 +109,7 @@ func (h *Handler) listEvents() handlerFunc {
 		if more && n > 0 {
 			setNextLink(w, r, strconv.FormatInt(list[n-1].ID, 10))
 		}
-		h.writeRead(w, b)
-		h.putBuf(bp, b)
+		h.writePage(w, &pg, b)
 	}
 }
 

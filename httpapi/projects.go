@@ -63,6 +63,9 @@ func (h *Handler) readProject() handlerFunc {
 // may see.
 func (h *Handler) listProjects() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		var q queryFields
 		f := prompts.ProjectFilter{Page: q.page(r.URL.RawQuery), IDs: a.visible()}
 		if len(q) > 0 {

@@ -163,6 +163,9 @@ func (h *Handler) updatePrompt() handlerFunc {
 // listPrompts is GET /prompts?project_id=&key=&limit=&after=.
 func (h *Handler) listPrompts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		raw := r.URL.RawQuery
 		var q queryFields
 		f := prompts.PromptFilter{Page: q.page(raw)}

@@ -13,6 +13,9 @@ import (
 // (prompts.PromptVersion.Render) and changes nothing.
 func (h *Handler) render() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		body, ok := h.readBody(w, r)
 		if !ok {
 			return

@@ -21,6 +21,9 @@ import (
 // client takes what it got for a whole snapshot.
 func (h *Handler) readSnapshot() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		id := r.PathValue("project_id")
 		if !a.Allows(id) {
 			h.notFoundAs(w, "project")

@@ -55,6 +55,9 @@ func (h *Handler) createVersion() handlerFunc {
 // newest first, each version with its change_summary.
 func (h *Handler) listVersions() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		var q queryFields
 		page := q.page(r.URL.RawQuery)
 		if len(q) > 0 {
@@ -75,6 +78,9 @@ func (h *Handler) listVersions() handlerFunc {
 // form ("1", not "01" or "+1") names nothing: 404, as a malformed id does.
 func (h *Handler) readVersion() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		id := r.PathValue("prompt_id")
 		if !h.canSeePrompt(w, r, a, id) {
 			return

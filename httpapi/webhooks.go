@@ -91,6 +91,9 @@ func (h *Handler) createWebhook() handlerFunc {
 // see, oldest first.
 func (h *Handler) listWebhooks() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		if h.noHooks(w) {
 			return
 		}
@@ -173,6 +176,9 @@ func (h *Handler) deleteWebhook() handlerFunc {
 // the webhook's delivery attempts, newest first.
 func (h *Handler) listDeliveries() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
+		if h.refused(w) {
+			return
+		}
 		if h.noHooks(w) {
 			return
 		}
