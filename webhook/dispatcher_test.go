@@ -528,6 +528,7 @@ func TestDispatcherWakesForEveryRetry(t *testing.T) {
 		d.Wake()
 		synctest.Wait()
 		is.Equal(at(), []time.Duration{0}) // the first attempt
+		// The bubble's time, not real time: these sleeps take none.
 		time.Sleep(300 * time.Millisecond)
 		project(t, s, "Two")
 		d.Wake()
@@ -578,6 +579,7 @@ func TestDispatcherIdlesUntilRetriesFallDue(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan error)
 		go func() { done <- webhook.NewDispatcher(cs).Run(ctx) }() // the default poll: a second
+		// The bubble's time, not real time: ten minutes take none.
 		time.Sleep(10*time.Minute - time.Second)
 		synctest.Wait()
 		is.True(cs.claims.Load() <= 600)            // once a second at most: no spin

@@ -28,11 +28,11 @@ func TestRequestContext(t *testing.T) {
 		dl, ok := ctx.Deadline()
 		is.True(ok)
 		is.True(time.Until(dl) <= 50*time.Millisecond)
-		is.Equal(infoFrom(ctx), info)   // the request's info
-		is.Equal(ctx.Value(key{}), "v") // and the parent's values
-		is.NoErr(ctx.Err())             // not yet
-		is.True(!ctx.armed.Load())      // no timer made by any of that
-		time.Sleep(60 * time.Millisecond)
+		is.Equal(infoFrom(ctx), info)                           // the request's info
+		is.Equal(ctx.Value(key{}), "v")                         // and the parent's values
+		is.NoErr(ctx.Err())                                     // not yet
+		is.True(!ctx.armed.Load())                              // no timer made by any of that
+		time.Sleep(60 * time.Millisecond)                       // the bubble's time: the deadline passes at once
 		is.True(errors.Is(ctx.Err(), context.DeadlineExceeded)) // without a timer
 		select {
 		case <-ctx.Done(): // closed at once once asked for
