@@ -63,6 +63,7 @@ type NewVersion struct {
 	Content             string                `json:"content"`
 	ChangeSummary       Optional[string]      `json:"change_summary,omitzero"`
 	Metadata            Metadata              `json:"metadata_,omitzero"`
+	TemplateFormat      Optional[string]      `json:"template_format,omitzero"` // absent or null: the latest version's
 	Environments        []prompts.Environment `json:"environments,omitzero"`
 	AllowVariableChange bool                  `json:"allow_variable_change,omitzero"`
 	Reason              Optional[string]      `json:"reason,omitzero"`
@@ -75,6 +76,7 @@ func (in NewVersion) Domain(promptID string) prompts.NewVersion {
 		PromptID: promptID, Content: in.Content, ChangeSummary: in.ChangeSummary.Ptr(),
 		Metadata: prompts.Metadata(in.Metadata), Environments: in.Environments,
 		Reason: in.Reason.Value, AllowVariableChange: in.AllowVariableChange,
+		TemplateFormat: prompts.TemplateFormat(in.TemplateFormat.Value),
 	}
 }
 
@@ -89,6 +91,9 @@ func FromNewVersion(in prompts.NewVersion) NewVersion {
 	}
 	if in.Reason != "" {
 		out.Reason = Some(in.Reason)
+	}
+	if in.TemplateFormat != "" {
+		out.TemplateFormat = Some(string(in.TemplateFormat))
 	}
 	return out
 }

@@ -129,11 +129,12 @@ func (v Version) Domain() prompts.PromptVersion {
 
 // VersionDetail is a version as the version list, the read of one
 // version, events and snapshots have it: Version's fields,
-// change_summary and variables.
+// change_summary, template_format and variables.
 type VersionDetail struct {
 	Version
-	ChangeSummary *string  `json:"change_summary"` // nil is null
-	Variables     []string `json:"variables"`      // never null
+	ChangeSummary  *string                `json:"change_summary"`  // nil is null
+	TemplateFormat prompts.TemplateFormat `json:"template_format,omitzero"` // always sent; absent in snapshots and events written before formats: plain
+	Variables      []string               `json:"variables"`       // never null
 }
 
 // FromVersionDetail returns the JSON form of v.
@@ -142,13 +143,14 @@ func FromVersionDetail(v prompts.PromptVersion) VersionDetail {
 	if vars == nil {
 		vars = []string{}
 	}
-	return VersionDetail{Version: FromVersion(v), ChangeSummary: v.ChangeSummary, Variables: vars}
+	return VersionDetail{Version: FromVersion(v), ChangeSummary: v.ChangeSummary, TemplateFormat: v.TemplateFormat.Or(prompts.FormatPlain), Variables: vars}
 }
 
 // Domain returns v as package prompts has it.
 func (v VersionDetail) Domain() prompts.PromptVersion {
 	out := v.Version.Domain()
 	out.ChangeSummary, out.Variables = v.ChangeSummary, v.Variables
+	out.TemplateFormat = v.TemplateFormat.Or(prompts.FormatPlain)
 	return out
 }
 

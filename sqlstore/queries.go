@@ -253,7 +253,7 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
-		AND ($12::text IS NULL OR COALESCE((SELECT l.template_format FROM {s}.versions l WHERE l.id = latest_version_id), 'plain') = $12)
+		AND ($12::text IS NULL OR COALESCE((SELECT l.template_format FROM {s}.versions l WHERE l.prompt_id = $1 AND l.id = latest_version_id), 'plain') = $12)
 		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
 	RETURNING id, project_id, version_count
 ), v AS (
@@ -274,7 +274,7 @@ SELECT v.version_number, p.project_id FROM p, v`,
 		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number, p.project_id, l.template_format, v.template_format
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
-LEFT JOIN {s}.versions l ON l.id = p.latest_version_id
+LEFT JOIN {s}.versions l ON l.prompt_id = p.id AND l.id = p.latest_version_id
 WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
 FOR UPDATE OF p`,
 
