@@ -132,9 +132,9 @@ func (v Version) Domain() prompts.PromptVersion {
 // change_summary, template_format and variables.
 type VersionDetail struct {
 	Version
-	ChangeSummary  *string                `json:"change_summary"`  // nil is null
+	ChangeSummary  *string                `json:"change_summary"`           // nil is null
 	TemplateFormat prompts.TemplateFormat `json:"template_format,omitzero"` // always sent; absent in snapshots and events written before formats: plain
-	Variables      []string               `json:"variables"`       // never null
+	Variables      []string               `json:"variables"`                // never null
 }
 
 // FromVersionDetail returns the JSON form of v.

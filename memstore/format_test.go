@@ -97,7 +97,7 @@ func TestFileOldVersionsArePlain(t *testing.T) {
 	v3, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{#if x}}{{y}}{{/if}}"})
 	is.NoErr(err)
 	is.Equal(v3.TemplateFormat, prompts.FormatPlain) // the latest's format
-	is.Equal(v3.Variables, []string{"y"}) // plain: {{y}} only
+	is.Equal(v3.Variables, []string{"y"})            // plain: {{y}} only
 	v4, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{#if x}}{{y}}{{/if}}", TemplateFormat: prompts.FormatDotprompt})
 	is.NoErr(err)
 	is.Equal(v4.Variables, []string{"x", "y"})
