@@ -162,15 +162,26 @@ func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (s
 	return b.String(), nil
 }
 
-// RenderRequest asks for the text of one version of a prompt: the version
+// RenderRequest asks for the rendering of one version of a prompt: the version
 // active in Environment, or the version numbered VersionNumber (at most
 // one of the two; neither means the version active in Production), with
 // Variables, the values of its variables (see PromptVersion.Render).
+//
+// Variables, Context, History and AllowUnused are those of RenderInput
+// (see Template.Render): for a plain version the values must be strings.
 type RenderRequest struct {
 	PromptID      string
 	Environment   Optional[Environment] // null counts as absent
 	VersionNumber Optional[int]         // null counts as absent
-	Variables     map[string]string     // required; empty when the version has no variables
+	Variables     map[string]any        // required; empty when the version has no variables
+	Context       map[string]any        // optional: Dotprompt's @ data
+	History       []Message             // optional: what {{history}} inserts
+	AllowUnused   bool
+}
+
+// Input returns the RenderInput of in.
+func (in RenderRequest) Input() RenderInput {
+	return RenderInput{Values: in.Variables, Context: in.Context, History: in.History, AllowUnused: in.AllowUnused}
 }
 
 // Validate reports every field that breaks a rule, at once.

@@ -245,10 +245,33 @@ func TestDecodeRequestValues(t *testing.T) {
 
 	var r api.Render
 	is.True(api.DecodeRequest([]byte(`{"variables":{"a":"x","b":"y"}}`), &r) == nil)
-	is.Equal(map[string]string(r.Variables), map[string]string{"a": "x", "b": "y"})
-	for _, body := range []string{`{"variables":{"a":null}}`, `{"variables":{"a":1}}`, `{"variables":[]}`, `{"variables":"x"}`} {
-		is.True(api.DecodeRequest([]byte(body), &r) != nil) // values must be strings
+	is.Equal(map[string]any(r.Variables), map[string]any{"a": "x", "b": "y"})
+	is.True(api.DecodeRequest([]byte(`{"variables":{"a":null,"n":12345678901234567890.5,"o":{"x":[1]}},"context":{"state":{"k":1}},"allow_unused":true,`+
+		`"history":[{"role":"model","content":[{"text":"hi"},{"media":{"url":"https://x/a.png","contentType":"image/png"}}]}]}`), &r) == nil)
+	is.Equal(r.Variables["a"], nil)                                      // any JSON
+	is.Equal(r.Variables["n"], stdjson.Number("12345678901234567890.5")) // every digit
+	rq := r.Domain("p")
+	is.True(rq.AllowUnused)
+	is.Equal(rq.History[0].Role, "model")
+	is.Equal(rq.History[0].Content[0].Text, "hi")
+	is.Equal(rq.History[0].Content[1].Media.ContentType, "image/png")
+	is.True(rq.Context["state"] != nil)
+	for _, body := range []string{`{"variables":[]}`, `{"variables":"x"}`, `{"context":[]}`, `{"history":{}}`, `{"history":[{"role":"user","content":[{"data":1}]}]}`} {
+		is.True(api.DecodeRequest([]byte(body), &r) != nil) // the shapes
 	}
+}
+
+// A render's answer: the version's format, the messages in Dotprompt's
+// shape (a text part always has its text), and null model, config and
+// output.
+func TestRendered(t *testing.T) {
+	is := is.New(t)
+	v := prompts.PromptVersion{ID: "v", PromptID: "p", VersionNumber: 2, TemplateFormat: prompts.FormatDotprompt}
+	out := api.FromRendered(v, prompts.Rendered{Text: "", Messages: []prompts.Message{
+		{Role: "system", Content: []prompts.Part{{Text: ""}, {Media: &prompts.Media{URL: "u"}}}},
+	}})
+	is.Equal(string(mustMarshal(t, out)), `{"prompt_id":"p","version_id":"v","version_number":2,"template_format":"dotprompt",`+
+		`"messages":[{"role":"system","content":[{"text":""},{"media":{"url":"u"}}]}],"model":null,"config":null,"output":null,"text":""}`)
 }
 
 // An Optional marshals as what it reads: absent (with omitzero), null, or
