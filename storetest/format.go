@@ -102,4 +102,24 @@ var formatTests = []test{
 		is.NoErr(err)
 		is.True(a.ActiveVersion == nil) // nothing activated
 	}},
+	{"a stored dotprompt version renders to messages, however it is read", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt,
+			Content: "{{role \"system\"}}Be {{tone}}.\n{{role \"user\"}}{{q}}", Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+		got, err := s.GetVersion(ctx, p.ID, 1)
+		is.NoErr(err)
+		a, err := s.GetActive(ctx, p.ID, prompts.Production)
+		is.NoErr(err)
+		for _, v := range []prompts.PromptVersion{got, *a.ActiveVersion} {
+			out, err := v.RenderMessages(ctx, prompts.RenderInput{Values: map[string]any{"tone": "brief", "q": "Why?"}})
+			is.NoErr(err)
+			is.Equal(out.Messages, []prompts.Message{
+				{Role: "system", Content: []prompts.Part{{Text: "Be brief.\n"}}},
+				{Role: "user", Content: []prompts.Part{{Text: "Why?"}}},
+			})
+		}
+	}},
 }
