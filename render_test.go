@@ -94,3 +94,13 @@ func TestRenderHelperError(t *testing.T) {
 	_, err := v.RenderMessages(t.Context(), prompts.RenderInput{})
 	is.Equal(fieldsOf(err), []string{"variables"}) // a helper given what it cannot use: 400, not 500
 }
+
+func TestRenderTextOfDotprompt(t *testing.T) {
+	is := is.New(t)
+	v := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: `{{role "system"}}{{#if a}}A{{/if}}{{role "user"}}{{b}}`}
+	text, err := v.Render(map[string]string{"a": "yes", "b": "B"})
+	is.NoErr(err)
+	is.Equal(text, "AB") // the text parts, not the template filled as plain
+	_, err = v.Render(map[string]string{"c": "x"})
+	is.Equal(fieldsOf(err), []string{"variables.c"})
+}

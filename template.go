@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -96,10 +97,22 @@ const MaxRenderSize = 4 << 20
 // in name order. A text that would be larger than MaxRenderSize is an
 // invalid-input error for the field "variables", naming both sizes; it is
 // measured, not built.
+//
+// A dotprompt version renders as Template.Render does, and Render returns
+// the text parts of its messages joined (use RenderMessages for the
+// messages, or to render with a context).
 func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (string, error) {
 	var cfg renderConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if v.TemplateFormat == FormatDotprompt {
+		in := RenderInput{Values: make(map[string]any, len(values)), AllowUnused: cfg.allowUnused}
+		for k, val := range values {
+			in.Values[k] = val
+		}
+		out, err := v.RenderMessages(context.Background(), in)
+		return out.Text, err
 	}
 	vars := v.Variables
 	if vars == nil {
