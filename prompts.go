@@ -63,6 +63,14 @@
 // them strictly, and activating a version whose variables differ from the
 // active one's is refused unless allowed (the promotion guard).
 //
+// A version's TemplateFormat is FormatPlain ({{name}} and nothing else)
+// or FormatDotprompt (Dotprompt's Handlebars, rendered to chat messages
+// by Template.Render: roles, history, media); a version naming none
+// takes its prompt's latest version's, a prompt's first is plain.
+// Current limitations: a dotprompt template may not include partials
+// ({{> name}}: such a version is refused), and its front matter is not
+// read.
+//
 // The types here know no wire format: the JSON of the HTTP interface,
 // with its field names (metadata_ included), is package api's, with
 // conversions from and to these types.

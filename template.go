@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -96,10 +97,22 @@ const MaxRenderSize = 4 << 20
 // in name order. A text that would be larger than MaxRenderSize is an
 // invalid-input error for the field "variables", naming both sizes; it is
 // measured, not built.
+//
+// A dotprompt version renders as Template.Render does, and Render returns
+// the text parts of its messages joined (use RenderMessages for the
+// messages, or to render with a context).
 func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (string, error) {
 	var cfg renderConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if v.TemplateFormat == FormatDotprompt {
+		in := RenderInput{Values: make(map[string]any, len(values)), AllowUnused: cfg.allowUnused}
+		for k, val := range values {
+			in.Values[k] = val
+		}
+		out, err := v.RenderMessages(context.Background(), in)
+		return out.Text, err
 	}
 	vars := v.Variables
 	if vars == nil {
@@ -162,15 +175,26 @@ func (v PromptVersion) Render(values map[string]string, opts ...RenderOption) (s
 	return b.String(), nil
 }
 
-// RenderRequest asks for the text of one version of a prompt: the version
+// RenderRequest asks for the rendering of one version of a prompt: the version
 // active in Environment, or the version numbered VersionNumber (at most
 // one of the two; neither means the version active in Production), with
 // Variables, the values of its variables (see PromptVersion.Render).
+//
+// Variables, Context, History and AllowUnused are those of RenderInput
+// (see Template.Render): for a plain version the values must be strings.
 type RenderRequest struct {
 	PromptID      string
 	Environment   Optional[Environment] // null counts as absent
 	VersionNumber Optional[int]         // null counts as absent
-	Variables     map[string]string     // required; empty when the version has no variables
+	Variables     map[string]any        // required; empty when the version has no variables
+	Context       map[string]any        // optional: Dotprompt's @ data
+	History       []Message             // optional: what {{history}} inserts
+	AllowUnused   bool
+}
+
+// Input returns the RenderInput of in.
+func (in RenderRequest) Input() RenderInput {
+	return RenderInput{Values: in.Variables, Context: in.Context, History: in.History, AllowUnused: in.AllowUnused}
 }
 
 // Validate reports every field that breaks a rule, at once.

@@ -224,7 +224,7 @@ func TestRenderSizeLimit(t *testing.T) {
 
 func TestRenderRequestValidate(t *testing.T) {
 	id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
-	vars := map[string]string{}
+	vars := map[string]any{}
 	for _, tc := range []struct {
 		name   string
 		in     prompts.RenderRequest

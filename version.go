@@ -21,8 +21,11 @@ type PromptVersion struct {
 	ChangeSummary *string // nil is null
 	Metadata      Metadata
 	CreatedAt     time.Time
+	// TemplateFormat is the language of Content: FormatPlain or
+	// FormatDotprompt. Versions stored before formats existed are plain.
+	TemplateFormat TemplateFormat
 	// Variables are the names of the variables of Content (see
-	// Variables), computed once when the version is stored.
+	// TemplateVariables), computed once when the version is stored.
 	Variables []string
 
 	// Replayed: see Prompt.Replayed.
@@ -186,11 +189,15 @@ func memberPath(root string, levels []level) string {
 
 // NewVersion is the input to Store.CreateVersion.
 type NewVersion struct {
-	PromptID      string        // required; an unknown prompt is not found
-	Content       string        // required, not empty
-	ChangeSummary *string       // optional: up to 1,024 characters
-	Metadata      Metadata      // optional: a JSON object, or "" for null
-	Environments  []Environment // optional: activate the new version there in the same atomic step
+	PromptID      string   // required; an unknown prompt is not found
+	Content       string   // required, not empty
+	ChangeSummary *string  // optional: up to 1,024 characters
+	Metadata      Metadata // optional: a JSON object, or "" for null
+	// TemplateFormat is the language of Content; "" takes the format of
+	// the prompt's latest version, FormatPlain for its first. A dotprompt
+	// template that does not parse is invalid input for "content".
+	TemplateFormat TemplateFormat
+	Environments   []Environment // optional: activate the new version there in the same atomic step
 	// Actor names who creates the version, for the Deployment records of
 	// its Environments; "" records none.
 	Actor string
@@ -220,6 +227,9 @@ func (in NewVersion) Validate() error {
 		checkText(&fe, "change_summary", *in.ChangeSummary, MaxChangeSummary)
 	}
 	in.Metadata.check(&fe)
+	if in.TemplateFormat != "" {
+		in.TemplateFormat.check(&fe, "template_format")
+	}
 	for _, e := range in.Environments {
 		if !e.check(&fe, "environments") {
 			break // one error for the field

@@ -67,7 +67,7 @@ func TestShapes(t *testing.T) {
 	is.Equal(keysOf(t, mustMarshal(t, api.FromActive(a))), sorted("id", "project_id", "key", "name", "description", "latest_version_id", "active_version"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromPrompt(a.Prompt))), sorted("id", "project_id", "key", "name", "description", "latest_version_id", "created_at"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromVersion(*a.ActiveVersion))), sorted("id", "prompt_id", "version_number", "content", "metadata_", "created_at"))
-	is.Equal(keysOf(t, mustMarshal(t, api.FromVersionDetail(*a.ActiveVersion))), sorted("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "variables"))
+	is.Equal(keysOf(t, mustMarshal(t, api.FromVersionDetail(*a.ActiveVersion))), sorted("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "template_format", "variables"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromProject(prompts.Project{}))), sorted("id", "name", "slug", "description", "is_private", "created_at"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromDeployment(prompts.Deployment{}))), sorted("id", "prompt_id", "environment", "action", "version_id", "version_number",
 		"previous_version_id", "previous_version_number", "actor", "reason", "created_at"))
@@ -90,7 +90,7 @@ func TestVersionExactly(t *testing.T) {
 	}
 	is.Equal(string(mustMarshal(t, api.FromVersionDetail(v))), `{"id":"01KAKM6N8W5X3ZJ0W2Q9R7T4YC","prompt_id":"01KAKM6N8V5X3ZJ0W2Q9R7T4YB",`+
 		`"version_number":2,"content":"<b>Hi</b> & {{name}}","metadata_":{"n":12345678901234567890.5},`+
-		`"created_at":"2026-11-21T22:19:26.100000Z","change_summary":null,"variables":[]}`)
+		`"created_at":"2026-11-21T22:19:26.100000Z","change_summary":null,"template_format":"plain","variables":[]}`)
 	v.Metadata = ""
 	is.True(strings.Contains(string(mustMarshal(t, api.FromVersion(v))), `"metadata_":null`)) // no metadata: null
 }
@@ -245,10 +245,33 @@ func TestDecodeRequestValues(t *testing.T) {
 
 	var r api.Render
 	is.True(api.DecodeRequest([]byte(`{"variables":{"a":"x","b":"y"}}`), &r) == nil)
-	is.Equal(map[string]string(r.Variables), map[string]string{"a": "x", "b": "y"})
-	for _, body := range []string{`{"variables":{"a":null}}`, `{"variables":{"a":1}}`, `{"variables":[]}`, `{"variables":"x"}`} {
-		is.True(api.DecodeRequest([]byte(body), &r) != nil) // values must be strings
+	is.Equal(map[string]any(r.Variables), map[string]any{"a": "x", "b": "y"})
+	is.True(api.DecodeRequest([]byte(`{"variables":{"a":null,"n":12345678901234567890.5,"o":{"x":[1]}},"context":{"state":{"k":1}},"allow_unused":true,`+
+		`"history":[{"role":"model","content":[{"text":"hi"},{"media":{"url":"https://x/a.png","contentType":"image/png"}}]}]}`), &r) == nil)
+	is.Equal(r.Variables["a"], nil)                                      // any JSON
+	is.Equal(r.Variables["n"], stdjson.Number("12345678901234567890.5")) // every digit
+	rq := r.Domain("p")
+	is.True(rq.AllowUnused)
+	is.Equal(rq.History[0].Role, "model")
+	is.Equal(rq.History[0].Content[0].Text, "hi")
+	is.Equal(rq.History[0].Content[1].Media.ContentType, "image/png")
+	is.True(rq.Context["state"] != nil)
+	for _, body := range []string{`{"variables":[]}`, `{"variables":"x"}`, `{"context":[]}`, `{"history":{}}`, `{"history":[{"role":"user","content":[{"data":1}]}]}`} {
+		is.True(api.DecodeRequest([]byte(body), &r) != nil) // the shapes
 	}
+}
+
+// A render's answer: the version's format, the messages in Dotprompt's
+// shape (a text part always has its text), and null model, config and
+// output.
+func TestRendered(t *testing.T) {
+	is := is.New(t)
+	v := prompts.PromptVersion{ID: "v", PromptID: "p", VersionNumber: 2, TemplateFormat: prompts.FormatDotprompt}
+	out := api.FromRendered(v, prompts.Rendered{Text: "", Messages: []prompts.Message{
+		{Role: "system", Content: []prompts.Part{{Text: ""}, {Media: &prompts.Media{URL: "u"}}}},
+	}})
+	is.Equal(string(mustMarshal(t, out)), `{"prompt_id":"p","version_id":"v","version_number":2,"template_format":"dotprompt",`+
+		`"messages":[{"role":"system","content":[{"text":""},{"media":{"url":"u"}}]}],"model":null,"config":null,"output":null,"text":""}`)
 }
 
 // An Optional marshals as what it reads: absent (with omitzero), null, or
@@ -321,4 +344,20 @@ func TestDecodeRequestTypedMembers(t *testing.T) {
 	bad = api.DecodeRequest([]byte(`{"url":"https://example.com","events":[1]}`), &w)
 	is.True(bad != nil)
 	is.True(strings.Contains(bad.Detail, "an array of event types (strings) or null"))
+}
+
+// A version's template format: in the version detail (plain when a
+// snapshot or event written before formats has none), and in the create
+// body only when given.
+func TestTemplateFormat(t *testing.T) {
+	is := is.New(t)
+	var d api.VersionDetail
+	is.NoErr(api.Unmarshal([]byte(`{"id":"x","prompt_id":"p","version_number":1,"content":"c","metadata_":null,"created_at":"2026-11-21T22:19:26.100000Z","change_summary":null,"variables":[]}`), &d))
+	is.Equal(d.Domain().TemplateFormat, prompts.FormatPlain) // absent: plain
+	d.TemplateFormat = prompts.FormatDotprompt
+	is.Equal(d.Domain().TemplateFormat, prompts.FormatDotprompt)
+	is.True(!strings.Contains(string(mustMarshal(t, api.FromNewVersion(prompts.NewVersion{Content: "c"}))), "template_format"))
+	body := api.FromNewVersion(prompts.NewVersion{Content: "c", TemplateFormat: prompts.FormatDotprompt})
+	is.True(strings.Contains(string(mustMarshal(t, body)), `"template_format":"dotprompt"`))
+	is.Equal(body.Domain("p").TemplateFormat, prompts.FormatDotprompt) // round-trips
 }

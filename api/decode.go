@@ -164,7 +164,11 @@ func want(t reflect.Type) string {
 	case reflect.TypeFor[Metadata]():
 		return "a JSON object or null"
 	case reflect.TypeFor[Variables]():
-		return "an object of distinct names whose values are strings"
+		return "an object of distinct names (for a plain version, whose values are strings)"
+	case reflect.TypeFor[Context]():
+		return "an object or null"
+	case reflect.TypeFor[[]Message]():
+		return "an array of messages ({\"role\", \"content\": [{\"text\"} or {\"media\": {\"url\", \"contentType\"}}]}) or null"
 	case reflect.TypeFor[VersionNumber](), reflect.TypeFor[Optional[int]]():
 		return "an integer"
 	case reflect.TypeFor[Optional[prompts.Environment]]():

@@ -2,9 +2,8 @@ package api
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/promptkit/prompts"
 )
@@ -63,6 +62,7 @@ type NewVersion struct {
 	Content             string                `json:"content"`
 	ChangeSummary       Optional[string]      `json:"change_summary,omitzero"`
 	Metadata            Metadata              `json:"metadata_,omitzero"`
+	TemplateFormat      Optional[string]      `json:"template_format,omitzero"` // absent or null: the latest version's
 	Environments        []prompts.Environment `json:"environments,omitzero"`
 	AllowVariableChange bool                  `json:"allow_variable_change,omitzero"`
 	Reason              Optional[string]      `json:"reason,omitzero"`
@@ -75,6 +75,7 @@ func (in NewVersion) Domain(promptID string) prompts.NewVersion {
 		PromptID: promptID, Content: in.Content, ChangeSummary: in.ChangeSummary.Ptr(),
 		Metadata: prompts.Metadata(in.Metadata), Environments: in.Environments,
 		Reason: in.Reason.Value, AllowVariableChange: in.AllowVariableChange,
+		TemplateFormat: prompts.TemplateFormat(in.TemplateFormat.Value),
 	}
 }
 
@@ -89,6 +90,9 @@ func FromNewVersion(in prompts.NewVersion) NewVersion {
 	}
 	if in.Reason != "" {
 		out.Reason = Some(in.Reason)
+	}
+	if in.TemplateFormat != "" {
+		out.TemplateFormat = Some(string(in.TemplateFormat))
 	}
 	return out
 }
@@ -110,19 +114,28 @@ type Rollback struct {
 }
 
 // Render is the body of POST /prompts/{prompt_id}/render: an environment
-// or a version number (neither: production), and the variables' values.
+// or a version number (neither: production), the variables' values, and
+// for a dotprompt version its @ data (context) and history.
 type Render struct {
 	Environment   Optional[prompts.Environment] `json:"environment,omitzero"`
 	VersionNumber VersionNumber                 `json:"version_number,omitzero"`
 	Variables     Variables                     `json:"variables,omitzero"`
+	AllowUnused   bool                          `json:"allow_unused,omitzero"`
+	History       []Message                     `json:"history,omitzero"`
+	Context       Context                       `json:"context,omitzero"`
 }
 
 // Domain returns the render request for the prompt promptID.
 func (in Render) Domain(promptID string) prompts.RenderRequest {
-	return prompts.RenderRequest{
+	out := prompts.RenderRequest{
 		PromptID: promptID, Environment: in.Environment.Domain(),
 		VersionNumber: prompts.Optional[int](in.VersionNumber), Variables: in.Variables,
+		Context: in.Context, AllowUnused: in.AllowUnused,
 	}
+	for _, m := range in.History {
+		out.History = append(out.History, m.Domain())
+	}
+	return out
 }
 
 // NewWebhook is the body of POST /webhooks: events empty or null for
@@ -134,37 +147,40 @@ type NewWebhook struct {
 }
 
 // Variables are the values of a render's variables: an object whose
-// values are all strings (null is none of them).
-type Variables map[string]string
+// values are any JSON (a plain version takes strings only, which the
+// render checks); numbers are json.Number, keeping every digit.
+type Variables map[string]any
 
-// UnmarshalJSON reads an object of strings; null leaves v nil.
+// UnmarshalJSON reads an object; null leaves v nil.
 func (v *Variables) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*v = nil
-		return nil
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return errNotStrings
-	}
-	out := Variables{}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		name := tok.String() // before the next read voids tok
-		val, err := dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		if val.Kind() != '"' {
-			return errNotStrings
-		}
-		out[name] = val.String()
-	}
-	*v = out
-	return nil
+	m, err := decodeObject(b)
+	*v = m
+	return err
 }
 
-var errNotStrings = errors.New("api: variables must be an object whose values are strings")
+// Context is a render's Dotprompt @ data: an object, null for none.
+type Context map[string]any
+
+// UnmarshalJSON reads an object; null leaves c nil.
+func (c *Context) UnmarshalJSON(b []byte) error {
+	m, err := decodeObject(b)
+	*c = m
+	return err
+}
+
+// decodeObject decodes a JSON object with numbers as json.Number; null
+// is nil.
+func decodeObject(b []byte) (map[string]any, error) {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil, nil
+	}
+	dec := stdjson.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, errNotObject
+	}
+	return m, nil
+}
+
+var errNotObject = errors.New("api: must be a JSON object")

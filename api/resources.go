@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/go-json-experiment/json/jsontext"
 	"time"
 
 	"github.com/promptkit/prompts"
@@ -129,11 +130,12 @@ func (v Version) Domain() prompts.PromptVersion {
 
 // VersionDetail is a version as the version list, the read of one
 // version, events and snapshots have it: Version's fields,
-// change_summary and variables.
+// change_summary, template_format and variables.
 type VersionDetail struct {
 	Version
-	ChangeSummary *string  `json:"change_summary"` // nil is null
-	Variables     []string `json:"variables"`      // never null
+	ChangeSummary  *string                `json:"change_summary"`           // nil is null
+	TemplateFormat prompts.TemplateFormat `json:"template_format,omitzero"` // always sent; absent in snapshots and events written before formats: plain
+	Variables      []string               `json:"variables"`                // never null
 }
 
 // FromVersionDetail returns the JSON form of v.
@@ -142,13 +144,14 @@ func FromVersionDetail(v prompts.PromptVersion) VersionDetail {
 	if vars == nil {
 		vars = []string{}
 	}
-	return VersionDetail{Version: FromVersion(v), ChangeSummary: v.ChangeSummary, Variables: vars}
+	return VersionDetail{Version: FromVersion(v), ChangeSummary: v.ChangeSummary, TemplateFormat: v.TemplateFormat.Or(prompts.FormatPlain), Variables: vars}
 }
 
 // Domain returns v as package prompts has it.
 func (v VersionDetail) Domain() prompts.PromptVersion {
 	out := v.Version.Domain()
 	out.ChangeSummary, out.Variables = v.ChangeSummary, v.Variables
+	out.TemplateFormat = v.TemplateFormat.Or(prompts.FormatPlain)
 	return out
 }
 
@@ -187,12 +190,85 @@ func (d Deployment) Domain() prompts.Deployment {
 	}
 }
 
-// Rendered is the answer of a render: the version rendered and the text.
+// Rendered is the answer of a render: the version rendered, its format,
+// its messages and the text parts of all of them joined. Model, config
+// and output (a dotprompt version's front matter) are null: front matter
+// is not read yet.
 type Rendered struct {
-	PromptID      string `json:"prompt_id"`
-	VersionID     string `json:"version_id"`
-	VersionNumber int    `json:"version_number"`
-	Text          string `json:"text"`
+	PromptID       string                 `json:"prompt_id"`
+	VersionID      string                 `json:"version_id"`
+	VersionNumber  int                    `json:"version_number"`
+	TemplateFormat prompts.TemplateFormat `json:"template_format"`
+	Messages       []Message              `json:"messages"`
+	Model          jsontext.Value         `json:"model"`
+	Config         jsontext.Value         `json:"config"`
+	Output         jsontext.Value         `json:"output"`
+	Text           string                 `json:"text"`
+}
+
+// FromRendered returns the answer of a render of v.
+func FromRendered(v prompts.PromptVersion, r prompts.Rendered) Rendered {
+	out := Rendered{
+		PromptID: v.PromptID, VersionID: v.ID, VersionNumber: v.VersionNumber,
+		TemplateFormat: v.TemplateFormat.Or(prompts.FormatPlain), Messages: make([]Message, len(r.Messages)),
+		Model: null, Config: null, Output: null, Text: r.Text,
+	}
+	for i, m := range r.Messages {
+		out.Messages[i] = FromMessage(m)
+	}
+	return out
+}
+
+var null = jsontext.Value("null")
+
+// Message is a chat message in Dotprompt's shape: {"role", "content":
+// [{"text"} or {"media": {"url", "contentType"}}]}.
+type Message struct {
+	Role    string `json:"role"`
+	Content []Part `json:"content"`
+}
+
+// Part is a text part or a media part.
+type Part struct {
+	Text  *string `json:"text,omitzero"`
+	Media *Media  `json:"media,omitzero"`
+}
+
+// Media is a media part's reference.
+type Media struct {
+	URL         string `json:"url"`
+	ContentType string `json:"contentType,omitzero"`
+}
+
+// FromMessage returns the JSON form of m.
+func FromMessage(m prompts.Message) Message {
+	out := Message{Role: m.Role, Content: make([]Part, len(m.Content))}
+	for i, p := range m.Content {
+		if p.Media != nil {
+			out.Content[i].Media = &Media{URL: p.Media.URL, ContentType: p.Media.ContentType}
+			continue
+		}
+		text := p.Text
+		out.Content[i].Text = &text
+	}
+	return out
+}
+
+// Domain returns m as package prompts has it.
+func (m Message) Domain() prompts.Message {
+	out := prompts.Message{Role: m.Role}
+	for _, p := range m.Content {
+		if p.Media != nil {
+			out.Content = append(out.Content, prompts.Part{Media: &prompts.Media{URL: p.Media.URL, ContentType: p.Media.ContentType}})
+			continue
+		}
+		var text string
+		if p.Text != nil {
+			text = *p.Text
+		}
+		out.Content = append(out.Content, prompts.Part{Text: text})
+	}
+	return out
 }
 
 // Problem is every error answer: RFC 9457 problem details, with the

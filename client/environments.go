@@ -167,6 +167,7 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 			return false, err
 		}
 		a.ActiveVersion.ChangeSummary, a.ActiveVersion.Variables = v.ChangeSummary, v.Variables
+		a.ActiveVersion.TemplateFormat = v.TemplateFormat
 	}
 	return true, nil
 }

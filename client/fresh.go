@@ -119,6 +119,7 @@ type memo struct {
 
 type versionExtra struct {
 	summary   *string
+	format    prompts.TemplateFormat
 	variables []string
 }
 
@@ -152,9 +153,9 @@ func (m *memo) fillPrompt(p *prompts.Prompt) bool {
 	return ok
 }
 
-// version keeps a version's change summary and variables.
+// version keeps a version's change summary, template format and variables.
 func (m *memo) version(v prompts.PromptVersion) {
-	x := versionExtra{variables: slices.Clone(v.Variables)}
+	x := versionExtra{format: v.TemplateFormat, variables: slices.Clone(v.Variables)}
 	if v.ChangeSummary != nil {
 		s := *v.ChangeSummary
 		x.summary = &s
@@ -167,7 +168,7 @@ func (m *memo) version(v prompts.PromptVersion) {
 	m.versions[v.ID] = x
 }
 
-// fillVersion sets v's change summary and variables, as copies, and
+// fillVersion sets v's change summary, template format and variables, as copies, and
 // reports whether it knew them.
 func (m *memo) fillVersion(v *prompts.PromptVersion) bool {
 	m.mu.Lock()
@@ -180,6 +181,6 @@ func (m *memo) fillVersion(v *prompts.PromptVersion) bool {
 		s := *x.summary
 		v.ChangeSummary = &s
 	}
-	v.Variables = slices.Clone(x.variables)
+	v.TemplateFormat, v.Variables = x.format, slices.Clone(x.variables)
 	return true
 }

@@ -12,9 +12,11 @@ import (
 // CreateVersion implements prompts.Store: POST /prompts/{id}/versions,
 // with an Idempotency-Key (in.Idempotency's, or one of the client's own),
 // so that it is done once however often it is retried. The answer's body
-// holds no change summary or variables: the version has the ones asked
-// for, and those of its content (prompts.Variables), as the server
-// computed them. in.Actor is not sent: the server records the API key's
+// holds no change summary, template format or variables: the version has
+// the ones asked for, and those of its content (prompts.TemplateVariables),
+// as the server computed them; the template format, which a version
+// naming none takes from the prompt's latest version, from the answer's
+// Template-Format header. in.Actor is not sent: the server records the API key's
 // name as the actor of the deployments.
 func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prompts.PromptVersion, error) {
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
@@ -37,7 +39,12 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 		s := *in.ChangeSummary
 		v.ChangeSummary = &s
 	}
-	v.Variables = prompts.Variables(v.Content)
+	// The server names the format in a header (the body's fields are
+	// fixed); a server that does not knows plain only.
+	v.TemplateFormat = prompts.TemplateFormat(res.header.Get("Template-Format")).Or(in.TemplateFormat).Or(prompts.FormatPlain)
+	if v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content); err != nil {
+		return prompts.PromptVersion{}, err // the server stored it: cannot happen
+	}
 	v.Replayed = replayed(res.header)
 	c.memo.version(v)
 	c.wrote(v.PromptID, "")

@@ -133,10 +133,20 @@
 //
 // # Templates
 //
-// The version list and read carry each version's variables. POST
-// /prompts/{id}/render renders the version active in an environment, or a
-// version by number, strictly (prompts.PromptVersion.Render): a missing or
-// unused value is 400 with one errors entry a variable. The promotion
+// The version list and read carry each version's template_format and
+// variables; create version takes template_format (plain or dotprompt;
+// absent, the latest version's) and its answer names it in a
+// Template-Format header, its body's fields being fixed. A dotprompt
+// template that does not parse, or that includes a partial ({{> name}},
+// not supported yet), is 400 for content. POST /prompts/{id}/render
+// renders the version active in an environment, or a version by number
+// (prompts.Template.Render, a version parsed once and kept in a bounded
+// cache by version id), to messages and text: a plain version strictly
+// (a missing, non-string or unused value is 400 with one errors entry a
+// variable), a dotprompt version as Dotprompt does (values any JSON, a
+// value not given empty, an unused one 400 unless allow_unused; history
+// and context). model, config and output are null: front matter is not
+// read yet. The promotion
 // guard (prompts.Change.AllowVariableChange) answers 409
 // variables_changed, with one errors entry a variable added or removed,
 // to a PUT, rollback or version created active whose version would
@@ -227,8 +237,10 @@
 //     twice is named in errors, as in metadata_.a.b).
 //   - metadata_ nests at most 32 levels and encodes to at most 64 KiB.
 //   - A render's text is at most prompts.MaxRenderSize (4 MiB): a larger
-//     one is refused before it is built, 400 for the field variables,
-//     naming the size it would have and the limit.
+//     one is refused before it is built (a dotprompt one as soon as its
+//     output would pass it, inside loops too), 400 for the field
+//     variables, naming the size and the limit. A dotprompt template
+//     nests at most 64 blocks deep.
 //   - A problem's errors lists at most MaxProblemErrors entries; its
 //     detail then gives how many there are.
 //   - A list answers at most 1000 items a page (limit; 100 by default),

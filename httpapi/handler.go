@@ -29,6 +29,9 @@ type Handler struct {
 	bufs    sync.Pool    // *[]byte response buffers
 	answers answerCache  // the encoded answers of reads, by ETag
 	budget  answerBudget // the answers being written (WithMaxAnswerMemory)
+	// templates are the versions' parsed templates, by version id, so
+	// that a version is parsed once, not per render.
+	templates templateCache
 
 	// The event log and webhooks, when the store keeps them (nil else).
 	events       prompts.EventLog

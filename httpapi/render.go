@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
@@ -9,8 +11,10 @@ import (
 
 // render is POST /prompts/{prompt_id}/render with {"environment": …} or
 // {"version_number": N} (at most one; neither means production) and
-// "variables": the values, strings. It renders strictly
-// (prompts.PromptVersion.Render) and changes nothing.
+// "variables": the values (strings for a plain version), "allow_unused",
+// and for a dotprompt version "history" and "context". It renders the
+// version's template, parsed once a version (prompts.Template.Render),
+// and changes nothing.
 func (h *Handler) render() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		if h.refused(w) {
@@ -55,11 +59,52 @@ func (h *Handler) render() handlerFunc {
 			}
 			v = *ap.ActiveVersion
 		}
-		text, err := v.Render(in.Variables)
+		t, err := h.templates.get(v)
 		if err != nil {
-			h.invalidInput(w, r, err) // one entry a missing or unused variable, or the size
+			h.invalidInput(w, r, err) // cannot happen: a stored version parses
 			return
 		}
-		readValue(h, w, api.Rendered{PromptID: v.PromptID, VersionID: v.ID, VersionNumber: v.VersionNumber, Text: text}, appendJSON[api.Rendered])
+		out, err := t.Render(r.Context(), in.Input())
+		if err != nil {
+			if errors.Is(err, prompts.ErrInvalid) {
+				h.invalidInput(w, r, err) // one entry a missing or unused variable, or the size
+			} else {
+				h.storeError(w, r, err)
+			}
+			return
+		}
+		readValue(h, w, api.FromRendered(v, out), appendJSON[api.Rendered])
 	}
+}
+
+// maxTemplates bounds templateCache: when full, it starts again.
+const maxTemplates = 1024
+
+// templateCache keeps parsed templates by version id (a version never
+// changes, so an entry is never stale). It is safe for concurrent use;
+// its zero value is empty.
+type templateCache struct {
+	mu sync.Mutex
+	m  map[string]*prompts.Template
+}
+
+// get returns v's parsed template, parsing it on its first render.
+func (c *templateCache) get(v prompts.PromptVersion) (*prompts.Template, error) {
+	c.mu.Lock()
+	t, ok := c.m[v.ID]
+	c.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := prompts.ParseTemplate(v) // outside the lock: it reads the whole content
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxTemplates {
+		c.m = make(map[string]*prompts.Template)
+	}
+	c.m[v.ID] = t
+	return t, nil
 }

@@ -47,6 +47,9 @@ func (h *Handler) createVersion() handlerFunc {
 		}
 		replayed(w, v.Replayed)
 		w.Header()["Location"] = []string{"versions/" + strconv.Itoa(v.VersionNumber)}
+		// The body's fields are fixed: the format, which a version naming
+		// none takes from the latest, goes in a header.
+		w.Header()["Template-Format"] = []string{string(v.TemplateFormat.Or(prompts.FormatPlain))}
 		writeValue(h, w, v, appendVersion)
 	}
 }

@@ -43,12 +43,16 @@ type fileVersion struct {
 	Metadata      json.RawMessage `json:"metadata_"` // the object as it is, or null
 	CreatedAt     time.Time       `json:"created_at"`
 	Variables     []string        `json:"variables"`
+	// TemplateFormat is absent in files written before formats existed:
+	// those versions are plain.
+	TemplateFormat prompts.TemplateFormat `json:"template_format,omitempty"`
 }
 
 func fileVersionOf(v prompts.PromptVersion) fileVersion {
 	fv := fileVersion{
 		ID: v.ID, PromptID: v.PromptID, VersionNumber: v.VersionNumber, Content: v.Content,
 		ChangeSummary: v.ChangeSummary, CreatedAt: v.CreatedAt, Variables: v.Variables,
+		TemplateFormat: v.TemplateFormat,
 	}
 	if !v.Metadata.IsNull() {
 		fv.Metadata = json.RawMessage(v.Metadata)
@@ -60,6 +64,7 @@ func (fv fileVersion) version() prompts.PromptVersion {
 	v := prompts.PromptVersion{
 		ID: fv.ID, PromptID: fv.PromptID, VersionNumber: fv.VersionNumber, Content: fv.Content,
 		ChangeSummary: fv.ChangeSummary, CreatedAt: fv.CreatedAt, Variables: fv.Variables,
+		TemplateFormat: fv.TemplateFormat.Or(prompts.FormatPlain),
 	}
 	if m := prompts.Metadata(fv.Metadata); !m.IsNull() {
 		v.Metadata = m

@@ -71,3 +71,43 @@ func TestFileFormatUnchanged(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(v.Metadata, meta) // read back as written
 }
+
+// Versions an earlier release wrote, before template formats, open as
+// plain, and a new version of their prompt takes that format; a
+// dotprompt version's format survives reopening.
+func TestFileOldVersionsArePlain(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	old, err := os.ReadFile("testdata/journal-v1.data")
+	is.NoErr(err)
+	is.True(!strings.Contains(string(old), "template_format"))
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	is.NoErr(os.WriteFile(path, old, 0o600))
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	defer func() { s.Close() }()
+	list, _, err := s.ListPrompts(ctx, prompts.PromptFilter{})
+	is.NoErr(err)
+	p := list[0]
+	vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{})
+	is.NoErr(err)
+	for _, v := range vs {
+		is.Equal(v.TemplateFormat, prompts.FormatPlain)
+	}
+	v3, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{#if x}}{{y}}{{/if}}"})
+	is.NoErr(err)
+	is.Equal(v3.TemplateFormat, prompts.FormatPlain) // the latest's format
+	is.Equal(v3.Variables, []string{"y"})            // plain: {{y}} only
+	v4, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{#if x}}{{y}}{{/if}}", TemplateFormat: prompts.FormatDotprompt})
+	is.NoErr(err)
+	is.Equal(v4.Variables, []string{"x", "y"})
+	is.NoErr(s.Close())
+	s, err = memstore.Open(path)
+	is.NoErr(err)
+	v, err := s.GetVersion(ctx, p.ID, 4)
+	is.NoErr(err)
+	is.Equal(v.TemplateFormat, prompts.FormatDotprompt)
+	v, err = s.GetVersion(ctx, p.ID, 1)
+	is.NoErr(err)
+	is.Equal(v.TemplateFormat, prompts.FormatPlain)
+}

@@ -13,11 +13,29 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		return prompts.PromptVersion{}, err
 	}
 	md := in.Metadata.Normalize()
-	vars := prompts.Variables(in.Content) // before the lock: it reads the whole content
+	// Before the lock when the format is given: it reads the whole content.
+	var given []string
+	if in.TemplateFormat != "" {
+		var err error
+		if given, err = prompts.TemplateVariables(in.TemplateFormat, in.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
+	}
 	return write(s, opCreateVersion, in.Idempotency, func() (prompts.PromptVersion, error) {
 		rec, ok := s.prompts[in.PromptID]
 		if !ok {
 			return prompts.PromptVersion{}, prompts.NotFound("prompt")
+		}
+		format, vars := in.TemplateFormat, given
+		if format == "" {
+			format = prompts.FormatPlain // a prompt's first version
+			if n := len(rec.versions); n > 0 {
+				format = rec.versions[n-1].TemplateFormat.Or(prompts.FormatPlain)
+			}
+			var err error
+			if vars, err = prompts.TemplateVariables(format, in.Content); err != nil {
+				return prompts.PromptVersion{}, err
+			}
 		}
 		for _, e := range in.Environments {
 			if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
@@ -26,14 +44,15 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		}
 		now := s.clock.Now()
 		v := prompts.PromptVersion{
-			ID:            prompts.NewIDAfter(now, rec.p.LatestVersionID),
-			PromptID:      rec.p.ID,
-			VersionNumber: len(rec.versions) + 1,
-			Content:       in.Content,
-			ChangeSummary: copyString(in.ChangeSummary),
-			Metadata:      md,
-			CreatedAt:     now,
-			Variables:     vars,
+			ID:             prompts.NewIDAfter(now, rec.p.LatestVersionID),
+			PromptID:       rec.p.ID,
+			VersionNumber:  len(rec.versions) + 1,
+			Content:        in.Content,
+			ChangeSummary:  copyString(in.ChangeSummary),
+			Metadata:       md,
+			CreatedAt:      now,
+			TemplateFormat: format,
+			Variables:      vars,
 		}
 		rec.versions = append(rec.versions, v)
 		rec.p.LatestVersionID = v.ID

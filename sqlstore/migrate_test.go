@@ -304,3 +304,37 @@ func TestMigrateVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateTemplateFormat: migration 9 makes the versions stored
+// before it plain, and a new version of their prompt, naming no format,
+// is plain too; one naming dotprompt is stored as such.
+func TestMigrateTemplateFormat(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer s.Close()
+	is.NoErr(sqlstore.MigrateTo(ctx, s, 8))
+	const projectID, promptID, v1ID = "01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB", "01JCCCCCCCCCCCCCCCCCCCCCC1"
+	q := pq.QuoteIdentifier(schema)
+	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, projectID)
+	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, latest_version_id, created_at, revision) VALUES ($1, $2, 'k', 'K', 1, $3, now(), 1)`, promptID, projectID, v1ID)
+	db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at, variables) VALUES ($1, 1, $2, '{{#if x}}{{y}}', now(), '{y}')`, promptID, v1ID)
+	is.NoErr(s.Migrate(ctx))
+	v1, err := s.GetVersion(ctx, promptID, 1)
+	is.NoErr(err)
+	is.Equal(v1.TemplateFormat, prompts.FormatPlain) // stored before: plain
+	v2, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: "{{#if x}}{{y}}"})
+	is.NoErr(err)
+	is.Equal(v2.TemplateFormat, prompts.FormatPlain) // the latest's format
+	v3, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: "{{#if x}}{{y}}{{/if}}", TemplateFormat: prompts.FormatDotprompt})
+	is.NoErr(err)
+	got, err := s.GetVersion(ctx, promptID, 3)
+	is.NoErr(err)
+	is.Equal(got.TemplateFormat, prompts.FormatDotprompt)
+	is.Equal(got.Variables, v3.Variables)
+	_, err = db.Exec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at, variables, template_format) VALUES ($1, 9, '01JCCCCCCCCCCCCCCCCCCCCCC9', 'x', now(), '{}', 'jinja')`, promptID)
+	is.True(err != nil) // the column holds the two formats only
+}

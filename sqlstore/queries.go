@@ -54,10 +54,10 @@ const (
 const (
 	projectCols = `id, name, slug, description, is_private, created_at`
 	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at, p.revision`
-	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables`
+	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables, v.template_format`
 	// versionColsW are versionCols of the versions table aliased w, in
 	// subqueries whose result is v.
-	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables`
+	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables, w.template_format`
 	// deploymentCols are a record's columns, with the ids of its versions.
 	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.actor, d.reason, d.created_at`
 	// nextRevision is prompts.NextRevision of the row's revision at the
@@ -243,17 +243,22 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		// prompt does not exist or when its latest version id is not below $2,
 		// the new id: then CreateVersion retries under a lock. When $9, it
 		// appends the event version.created ($10 is the retention's
-		// cutoff); else the transaction does (see tx.emit). Answers the
-		// number and the prompt's project.
+		// cutoff); else the transaction does (see tx.emit). $11 is the
+		// version's template format; when $12 is not NULL, nothing happens
+		// unless the latest version's format is $12 (the format a version
+		// that names none takes: then CreateVersion retries under a lock,
+		// where it reads the latest format). Answers the number and the
+		// prompt's project.
 		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
 	WHERE id = $1 AND (latest_version_id IS NULL OR latest_version_id < $2)
+		AND ($12::text IS NULL OR COALESCE((SELECT l.template_format FROM {s}.versions l WHERE l.prompt_id = $1 AND l.id = latest_version_id), 'plain') = $12)
 		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
 	RETURNING id, project_id, version_count
 ), v AS (
-	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables)
-	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[] FROM p
+	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format)
+	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text FROM p
 	RETURNING version_number
 ), new_events AS (
 	SELECT 1 AS ord, 'version.created'::text AS type, p.project_id, p.id AS prompt_id, NULL::json AS data,
@@ -265,10 +270,11 @@ SELECT v.version_number, p.project_id FROM p, v`,
 		// In a transaction, before qCreateVersion: lock the prompt, read its
 		// latest version and deployment ids and its project, and find the
 		// version with id $2 if an earlier attempt of this very call stored
-		// it.
-		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number, p.project_id
+		// it, and the template formats of the latest version and of that one.
+		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number, p.project_id, l.template_format, v.template_format
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
+LEFT JOIN {s}.versions l ON l.prompt_id = p.id AND l.id = p.latest_version_id
 WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL
 FOR UPDATE OF p`,
 

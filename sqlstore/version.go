@@ -46,7 +46,13 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 		ChangeSummary: copyString(in.ChangeSummary),
 		Metadata:      in.Metadata.Normalize(),
 		CreatedAt:     now,
-		Variables:     prompts.Variables(in.Content),
+		// "" until known: the prompt's latest version's format.
+		TemplateFormat: in.TemplateFormat,
+	}
+	if in.TemplateFormat != "" {
+		if v.Variables, err = prompts.TemplateVariables(in.TemplateFormat, in.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
 	}
 	envs := environments(in.Environments)
 	if !in.Idempotency.IsZero() {
@@ -68,11 +74,18 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
+	// A version that names no format is plain as long as the latest
+	// version is (else the statement stores nothing and the locked path
+	// reads the latest format): the format of every part A client.
+	fv, expect := v, any(nil)
+	if fv.TemplateFormat == "" {
+		fv.TemplateFormat, fv.Variables, expect = prompts.FormatPlain, prompts.Variables(in.Content), string(prompts.FormatPlain)
+	}
 	var projectID string
-	err = st.QueryRowContext(ctx, append(versionArgs(v), true, s.cutoff())...).Scan(&v.VersionNumber, &projectID)
+	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect)...).Scan(&fv.VersionNumber, &projectID)
 	switch {
 	case err == nil:
-		return v, nil
+		return fv, nil
 	case errors.Is(err, sql.ErrNoRows), // an unknown prompt, or a larger latest id
 		isSerializationFailure(err): // a default isolation above READ COMMITTED
 	default:
@@ -102,15 +115,16 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
 	var (
-		latest, latestDeployment sql.NullString
-		stored                   sql.NullInt64
-		projectID                string
+		latest, latestDeployment   sql.NullString
+		stored                     sql.NullInt64
+		projectID                  string
+		latestFormat, storedFormat sql.NullString
 	)
 	lock, err := tx.stmt(ctx, qLockPrompt)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &latestDeployment, &stored, &projectID)
+	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &latestDeployment, &stored, &projectID, &latestFormat, &storedFormat)
 	if errors.Is(err, sql.ErrNoRows) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
@@ -120,7 +134,17 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	if stored.Valid {
 		// The first statement did store the version, and its event.
 		v.VersionNumber = int(stored.Int64)
-		return v, nil // the deferred Rollback ends what only read
+		if v.TemplateFormat == "" {
+			v.TemplateFormat = prompts.TemplateFormat(storedFormat.String)
+			v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content)
+		}
+		return v, err // the deferred Rollback ends what only read
+	}
+	if v.TemplateFormat == "" { // the latest version's, plain for the first
+		v.TemplateFormat = prompts.TemplateFormat(latestFormat.String).Or(prompts.FormatPlain)
+		if v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
 	}
 	first := v.ID
 	v.ID = prompts.NewIDAfter(v.CreatedAt, latest.String)
@@ -136,7 +160,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	// The event: appended by this statement when it is the transaction's
 	// last, else at the commit, after the records.
 	inline := own && len(envs) == 0
-	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff())...).Scan(&v.VersionNumber, &projectID)
+	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil)...).Scan(&v.VersionNumber, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -289,10 +313,11 @@ type versionRow struct {
 	number                         sql.NullInt64
 	created                        sql.NullTime
 	variables                      pq.StringArray
+	format                         sql.NullString
 }
 
 func (r *versionRow) dest() []any {
-	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables}
+	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables, &r.format}
 }
 
 // version returns the version, or false when the columns were NULL.
@@ -301,13 +326,14 @@ func (r *versionRow) version(promptID string) (prompts.PromptVersion, bool) {
 		return prompts.PromptVersion{}, false
 	}
 	v := prompts.PromptVersion{
-		ID:            r.id.String,
-		PromptID:      promptID,
-		VersionNumber: int(r.number.Int64),
-		Content:       r.content.String,
-		Metadata:      prompts.Metadata(r.metadata.String),
-		CreatedAt:     r.created.Time.UTC(),
-		Variables:     []string(r.variables),
+		ID:             r.id.String,
+		PromptID:       promptID,
+		VersionNumber:  int(r.number.Int64),
+		Content:        r.content.String,
+		Metadata:       prompts.Metadata(r.metadata.String),
+		CreatedAt:      r.created.Time.UTC(),
+		Variables:      []string(r.variables),
+		TemplateFormat: prompts.TemplateFormat(r.format.String).Or(prompts.FormatPlain),
 	}
 	if v.Variables == nil {
 		v.Variables = []string{}

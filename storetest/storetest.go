@@ -86,6 +86,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		revisionTests,
 		deploymentTests,
 		templateTests,
+		formatTests,
 		lookupTests,
 		readTests,
 		pagingTests,

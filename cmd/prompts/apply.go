@@ -374,7 +374,9 @@ func (s *step) compare(o applyOptions) {
 	default:
 		s.Previous = &s.latest.VersionNumber
 		s.Version = s.latest.VersionNumber
-		if f.Template != s.latest.Content {
+		if f.Template != s.latest.Content || s.latest.TemplateFormat.Or(prompts.FormatPlain) != prompts.FormatPlain {
+			// A file's template is plain: the same text as a dotprompt
+			// version's is another template.
 			s.changes(changeTemplate)
 			s.newVer = true
 		}
@@ -407,9 +409,9 @@ func (s *step) compare(o applyOptions) {
 		if (s.newVer || s.promote) && activeVersion != nil && !o.allow {
 			to := prompts.Variables(f.Template)
 			if !s.newVer {
-				to = prompts.Variables(s.latest.Content)
+				to = versionVariables(*s.latest)
 			}
-			if c := prompts.DiffVariables(prompts.Variables(activeVersion.Content), to); c.Changed() {
+			if c := prompts.DiffVariables(versionVariables(*activeVersion), to); c.Changed() {
 				s.Error = fmt.Sprintf("the variables would change in %s (%s): pass -allow-variable-change to allow it", o.env, describeChange(c))
 			}
 		}
@@ -460,7 +462,8 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 	}
 	switch {
 	case s.newVer:
-		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata}
+		// A file makes a plain version, whatever the latest's format.
+		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata, TemplateFormat: prompts.FormatPlain}
 		if o.message != "" {
 			in.ChangeSummary = &o.message
 		}
@@ -679,4 +682,13 @@ func escapeJSON(b []byte) []byte {
 		i += n
 	}
 	return out
+}
+
+// versionVariables returns v's variables as the store computed them (in
+// its format), or those of its content when it has none.
+func versionVariables(v prompts.PromptVersion) []string {
+	if v.Variables != nil {
+		return v.Variables
+	}
+	return prompts.Variables(v.Content)
 }

@@ -422,3 +422,23 @@ func TestApplySummaryCountsFailures(t *testing.T) {
 	is.True(strings.Contains(r.stdout, "1 updated, 1 failed"))              // not "2 updated"
 	is.True(strings.Contains(r.stderr, "1 prompt failed; run apply again")) // not "1 prompt(s)"
 }
+
+// A file makes a plain version, also of a prompt whose latest version is
+// dotprompt (which a version naming no format would take), and the same
+// text as a dotprompt version's is another template.
+func TestApplyMakesPlainVersions(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"greeting.prompt": "---\nname: Greeting\n---\nHello {{name}}\n"})
+	is.Equal(cli(t, s, nil, "apply", "-dir", dir).code, 0)
+	g, err := s.store.GetActiveByKey(t.Context(), s.project.ID, "greeting", prompts.Production)
+	is.NoErr(err)
+	_, err = s.store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: g.ID, Content: "Hello {{name}}\n", TemplateFormat: prompts.FormatDotprompt})
+	is.NoErr(err)
+	is.Equal(cli(t, s, nil, "apply", "-dir", dir).code, 0)
+	v, err := s.store.GetVersion(t.Context(), g.ID, 3)
+	is.NoErr(err)
+	is.Equal(v.TemplateFormat, prompts.FormatPlain)
+	is.Equal(v.Content, "Hello {{name}}\n")
+}
