@@ -76,7 +76,7 @@ func TestServerServesTheWebUI(t *testing.T) {
 	is := is.New(t)
 	s := start(t, nil)
 	root := strings.TrimSuffix(s.base, "/v1/integration")
-	is.True(strings.Contains(s.out.String(), "Web UI: "+root+"/ui/")) // the address is printed
+	s.waitLog(t, regexp.MustCompile(regexp.QuoteMeta("Web UI: "+root+"/ui/"))) // the address is printed, once the store is open
 
 	w := newWebClient(t, s)
 	resp, body := w.do("GET", "/ui/", nil)
