@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/lib/pq"
@@ -40,17 +39,7 @@ func rowsOf(node map[string]any, table string) float64 {
 func TestEventsOfSomeProjectsReadTheirRowsOnly(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	s := newSQLStore(t)
-	q := s.Schema()
-	conn, err := database(t).Connx(ctx)
-	is.NoErr(err) // a session for PREPARE and EXPLAIN
-	defer conn.Close()
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := conn.ExecContext(ctx, strings.ReplaceAll(sql, "{s}", q)); err != nil {
-			t.Fatalf("%v\n%s", err, sql)
-		}
-	}
+	s, conn, exec := explainSession(t)
 	names, texts := sqlstore.Queries(s)
 	var byProjects string
 	for i, name := range names {

@@ -8,12 +8,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts/sqlstore"
 )
 
 var updatePlans = flag.Bool("update-plans", false, "write the query plans of TestQueryPlans to PLANS.md")
+
+// explainSession returns a new Store and a session of its own on the
+// database, for PREPARE and EXPLAIN, with exec, which runs a statement in
+// that session with {s} read as the Store's schema.
+func explainSession(t *testing.T) (*sqlstore.Store, *sqlx.Conn, func(sql string)) {
+	t.Helper()
+	s := newSQLStore(t)
+	conn, err := database(t).Connx(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := conn.ExecContext(context.Background(), strings.ReplaceAll(sql, "{s}", s.Schema())); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
+	}
+	return s, conn, exec
+}
 
 // TestQueryPlans fills a schema with 1,000 projects, 100,000 prompts,
 // 100,000 versions, deployment records, events, deliveries and attempts,
@@ -26,17 +47,8 @@ var updatePlans = flag.Bool("update-plans", false, "write the query plans of Tes
 func TestQueryPlans(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	s := newSQLStore(t)
+	s, conn, exec := explainSession(t)
 	q := s.Schema()
-	conn, err := database(t).Connx(ctx)
-	is.NoErr(err) // a session for PREPARE and EXPLAIN
-	defer conn.Close()
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := conn.ExecContext(ctx, strings.ReplaceAll(sql, "{s}", q)); err != nil {
-			t.Fatalf("%v\n%s", err, sql)
-		}
-	}
 	// Ids are 26 characters, like ULIDs, and increase with the series.
 	exec(`INSERT INTO {s}.projects (id, name, slug, description, is_private, created_at)
 SELECT '01' || lpad(i::text, 24, '0'), 'Project ' || i, 'project-' || i, '', false, now()
