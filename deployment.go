@@ -62,6 +62,11 @@ type Change struct {
 	// same atomic step, and changes nothing. With nothing active there,
 	// there is nothing to guard.
 	AllowVariableChange bool
+	// AllowProtected says that the caller may change what a protected
+	// environment points at (an admin: httpapi sets it for admin keys).
+	// Without it, such a change is refused with ProtectedEnvironment's
+	// error (CodeForbidden), in the same atomic step, and changes nothing.
+	AllowProtected bool
 }
 
 // Validate reports every field that breaks a rule, at once. The inputs

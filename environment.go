@@ -2,35 +2,64 @@ package prompts
 
 import "slices"
 
-// Environment is where a version can be active. Each environment of a
-// prompt points at one of its versions, or at none.
+// Environment is where a version can be active: the name of one of a
+// project's environments. Each environment of a prompt points at one of
+// its versions, or at none.
+//
+// Every project has the built-in environments Production and Staging, and
+// the others an admin adds (Store.PutEnvironment). Validate checks a
+// name's form only; whether it names one of the project's environments is
+// checked by the Store, in the same atomic step as the read or the write
+// that names it (an unknown one is UnknownEnvironment's ErrInvalid).
 type Environment string
 
-// The environments.
+// The built-in environments, which every project has and none can remove.
 const (
 	Production Environment = "production"
 	Staging    Environment = "staging"
 )
 
-// Environments lists every environment.
+// MaxEnvironment is the longest environment name, in bytes.
+const MaxEnvironment = 32
+
+// Environments lists the built-in environments, in their order: Production,
+// Staging. A project's list (Store.ListEnvironments) starts with them.
 var Environments = []Environment{Production, Staging}
 
-// Valid reports whether e is one of the environments.
-func (e Environment) Valid() bool { return e == Production || e == Staging }
+// Builtin reports whether e is one of the built-in environments.
+func (e Environment) Builtin() bool { return e == Production || e == Staging }
+
+// Valid reports whether e is a well-formed environment name: 1 to 32
+// lower-case ASCII letters, digits and '-', starting with a letter. It
+// says nothing of whether a project has it.
+func (e Environment) Valid() bool {
+	if len(e) == 0 || len(e) > MaxEnvironment || e[0] < 'a' || e[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(e); i++ {
+		if c := e[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Validate returns an invalid-input error for the field "environment"
-// unless e is one of the environments.
+// unless e is a well-formed environment name (see Valid).
 func (e Environment) Validate() error {
 	var fe fieldErrors
 	e.check(&fe, "environment")
 	return fe.err()
 }
 
+// envRule is the message of a malformed environment name.
+const envRule = "must be 1 to 32 lower-case ASCII letters, digits and '-', starting with a letter"
+
 // check adds the environment rule's error for field when e breaks it, and
 // reports whether e passed.
 func (e Environment) check(fe *fieldErrors, field string) bool {
 	if !e.Valid() {
-		fe.add(field, "must be production or staging")
+		fe.add(field, envRule)
 		return false
 	}
 	return true

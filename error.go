@@ -37,8 +37,10 @@ const (
 	// for want of a valid API key. No local Store returns it.
 	CodeUnauthenticated Code = "unauthenticated"
 	// CodeForbidden: a remote Store's API key may not do what was asked
-	// (its role is below the one the call needs). No local Store returns
-	// it.
+	// (its role is below the one the call needs); or a change of what a
+	// protected environment points at came without
+	// Change.AllowProtected (ProtectedEnvironment), which every Store
+	// refuses.
 	CodeForbidden Code = "forbidden"
 )
 

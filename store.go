@@ -69,7 +69,10 @@ type Store interface {
 
 	// GetActive returns the prompt with the version active in env
 	// (ActiveVersion nil when none is). An unknown prompt is ErrNotFound;
-	// an invalid env is ErrInvalid.
+	// an env that is malformed, or is not one of the prompt's project's
+	// environments (UnknownEnvironment), is ErrInvalid. Every method that
+	// takes an environment checks it so, in the same atomic step as its
+	// read or write.
 	GetActive(ctx context.Context, promptID string, env Environment) (ActivePrompt, error)
 	// GetActiveByKey is GetActive for the prompt with this key in this
 	// project: how an application refers to its prompts. An unknown
@@ -97,4 +100,21 @@ type Store interface {
 	// newest first (After moves to older ones), and whether more follow.
 	// An unknown prompt is ErrNotFound.
 	ListDeployments(ctx context.Context, f DeploymentFilter) (page []Deployment, more bool, err error)
+
+	// PutEnvironment adds the environment to the project, or, when the
+	// project has it, sets whether it is protected; it returns the
+	// environment as it now is. An unknown project is ErrNotFound.
+	PutEnvironment(ctx context.Context, in NewEnvironment) (ProjectEnvironment, error)
+	// ListEnvironments returns the project's environments, the built-in
+	// ones first (Production, Staging), then the others oldest first. An
+	// unknown project is ErrNotFound.
+	ListEnvironments(ctx context.Context, projectID string) ([]ProjectEnvironment, error)
+	// DeleteEnvironment removes an environment from the project. A
+	// built-in environment (BuiltinEnvironment), or one that a version of
+	// the project's prompts is active in (EnvironmentInUse), is
+	// ErrConflict; an unknown project or environment is ErrNotFound. The
+	// check and the removal are one atomic step with the changes of what
+	// the environment points at: once it is removed, nothing is active in
+	// it. Its deployment records stay.
+	DeleteEnvironment(ctx context.Context, projectID string, name Environment) error
 }

@@ -208,6 +208,9 @@ type NewVersion struct {
 	// AllowVariableChange turns the promotion guard off for its
 	// Environments (see Change.AllowVariableChange).
 	AllowVariableChange bool
+	// AllowProtected lets its Environments include protected ones (see
+	// Change.AllowProtected).
+	AllowProtected bool
 	// Idempotency, optional, makes a repeat of this create do nothing new.
 	Idempotency Idempotency
 }

@@ -9,16 +9,8 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// What each environment of a prompt points at: prompt.active, by
-// envIndex; and the records of its changes, prompt.deployments, oldest
-// first.
-
-func envIndex(e prompts.Environment) int {
-	if e == prompts.Staging {
-		return 1
-	}
-	return 0
-}
+// What each environment of a prompt points at: prompt.activeIn; and the
+// records of its changes, prompt.deployments, oldest first.
 
 // GetActive implements prompts.Store.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
@@ -56,13 +48,19 @@ func (s *Store) readActive(ctx context.Context, q prompts.ActiveQuery) (prompts.
 		if !ok {
 			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 		}
+		if _, err := s.environment(rec.p.ProjectID, q.Environment, "environment"); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
 		return rec.shared(q.Environment), nil
+	}
+	if _, ok := s.projects[q.ProjectID]; !ok {
+		return prompts.ActivePrompt{}, prompts.NotFound("project")
+	}
+	if _, err := s.environment(q.ProjectID, q.Environment, "environment"); err != nil {
+		return prompts.ActivePrompt{}, err
 	}
 	id, ok := s.byKey[projectKey{q.ProjectID, q.Key}]
 	if !ok {
-		if _, ok := s.projects[q.ProjectID]; !ok {
-			return prompts.ActivePrompt{}, prompts.NotFound("project")
-		}
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
 	return s.prompts[id].shared(q.Environment), nil
@@ -79,7 +77,7 @@ func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 // change of the prompt's description replaces its string.
 func (rec *prompt) shared(env prompts.Environment) prompts.ActivePrompt {
 	out := prompts.ActivePrompt{Prompt: rec.p, Environment: env}
-	if n := rec.active[envIndex(env)]; n != 0 {
+	if n := rec.activeIn(env); n != 0 {
 		out.ActiveVersion = &rec.versions[n-1]
 	}
 	return out
@@ -94,6 +92,9 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 		rec, ok := s.prompts[in.PromptID]
 		if !ok {
 			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		}
+		if err := s.changeable(rec, in.Environment, "environment", in.AllowProtected); err != nil {
+			return prompts.ActivePrompt{}, err
 		}
 		n := rec.number(in)
 		if n == 0 {
@@ -119,7 +120,7 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 		return prompts.ActivePrompt{}, err
 	}
 	return write(s, "", prompts.Idempotency{}, func() (prompts.ActivePrompt, error) {
-		rec, err := s.changing(in.PromptID, in.Change)
+		rec, err := s.changing(in.PromptID, in.Environment, in.Change)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
@@ -137,7 +138,7 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		return prompts.ActivePrompt{}, err
 	}
 	return write(s, opRollback, in.Idempotency, func() (prompts.ActivePrompt, error) {
-		rec, err := s.changing(in.PromptID, in.Change)
+		rec, err := s.changing(in.PromptID, in.Environment, in.Change)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
@@ -164,12 +165,16 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	})
 }
 
-// changing returns the prompt a change is for, once the change's
-// precondition holds. The caller holds the write lock.
-func (s *Store) changing(promptID string, c prompts.Change) (*prompt, error) {
+// changing returns the prompt a change of env is for, once env is one of
+// its project's that the change may change, and the change's precondition
+// holds. The caller holds the write lock.
+func (s *Store) changing(promptID string, env prompts.Environment, c prompts.Change) (*prompt, error) {
 	rec, ok := s.prompts[promptID]
 	if !ok {
 		return nil, prompts.NotFound("prompt")
+	}
+	if err := s.changeable(rec, env, "environment", c.AllowProtected); err != nil {
+		return nil, err
 	}
 	return rec, precondition(rec, c)
 }
@@ -187,7 +192,7 @@ func precondition(rec *prompt, c prompts.Change) error {
 // these variables when the version active there now has others, unless
 // allowed.
 func (rec *prompt) guard(env prompts.Environment, vars []string, allow bool) error {
-	cur := rec.active[envIndex(env)]
+	cur := rec.activeIn(env)
 	if allow || cur == 0 {
 		return nil
 	}
@@ -219,12 +224,11 @@ func (rec *prompt) number(in prompts.Activation) int {
 // changed; the caller then moves the revision on, once for all the
 // environments one call changes.
 func (rec *prompt) point(env prompts.Environment, n int, action prompts.Action, c prompts.Change, now time.Time) bool {
-	i := envIndex(env)
-	prev := rec.active[i]
+	prev := rec.activeIn(env)
 	if prev == n {
 		return false
 	}
-	rec.active[i] = n
+	rec.setActive(env, n)
 	last := ""
 	if len(rec.deployments) > 0 {
 		last = rec.deployments[len(rec.deployments)-1].ID
@@ -270,6 +274,11 @@ func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter)
 	rec, ok := s.prompts[f.PromptID]
 	if !ok {
 		return nil, false, prompts.NotFound("prompt")
+	}
+	if f.Environment != "" {
+		if _, err := s.environment(rec.p.ProjectID, f.Environment, "environment"); err != nil {
+			return nil, false, err
+		}
 	}
 	// Newest first: walk down from the newest record older than After.
 	// Record ids grow with time, so that is a binary search.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -70,6 +71,10 @@ type entry struct {
 	Unhook     string         `json:"webhook_deleted,omitempty"` // its id
 	Deliveries []deliveryJSON `json:"deliveries,omitempty"`
 	Attempts   []fileAttempt  `json:"attempts,omitempty"`
+	// Environments is a project's list of environments after a change of
+	// them (journals written before projects had environments of their
+	// own hold none).
+	Environments *fileEnvironments `json:"environments,omitempty"`
 
 	// Compacted marks the end of the records of a compaction, so that
 	// Open knows how much data the file held then, as a compaction's
@@ -80,7 +85,7 @@ type entry struct {
 // empty reports whether e records nothing.
 func (e *entry) empty() bool {
 	return e.Project == nil && e.Prompt == nil && e.Idem == nil && len(e.Events) == 0 && e.Log == nil &&
-		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0 && !e.Compacted
+		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0 && e.Environments == nil && !e.Compacted
 }
 
 // eventJSON is an event. It names the project, version or deployment
@@ -124,6 +129,7 @@ type deliveryJSON struct {
 type step struct {
 	events     []prompts.Event
 	deliveries []stepDelivery
+	envProject string // the project whose environments it changed
 }
 
 type stepDelivery struct {
@@ -201,15 +207,18 @@ func deliveryJSONOf(d *delivery, withEvent bool) deliveryJSON {
 // environments point at, and the versions and records added since its
 // last entry.
 type promptEntry struct {
-	P           filePrompt       `json:"p"`
-	Active      [2]int           `json:"active"`
-	Versions    []fileVersion    `json:"versions,omitempty"`
-	Deployments []fileDeployment `json:"deployments,omitempty"`
+	P      filePrompt `json:"p"`
+	Active [2]int     `json:"active"` // production, staging
+	// ActiveIn is what the project's other environments point at, those
+	// that point at a version (absent in journals of earlier releases).
+	ActiveIn    map[prompts.Environment]int `json:"active_in,omitempty"`
+	Versions    []fileVersion               `json:"versions,omitempty"`
+	Deployments []fileDeployment            `json:"deployments,omitempty"`
 }
 
 // newPromptEntry returns the entry of a prompt's state.
-func newPromptEntry(p prompts.Prompt, active [2]int, vs []prompts.PromptVersion, ds []prompts.Deployment) *promptEntry {
-	return &promptEntry{P: filePrompt(p), Active: active, Versions: fileVersionsOf(vs),
+func newPromptEntry(rec *prompt, vs []prompts.PromptVersion, ds []prompts.Deployment) *promptEntry {
+	return &promptEntry{P: filePrompt(rec.p), Active: rec.active, ActiveIn: maps.Clone(rec.others), Versions: fileVersionsOf(vs),
 		Deployments: convertAll(ds, func(d prompts.Deployment) fileDeployment { return fileDeployment(d) })}
 }
 
@@ -618,10 +627,13 @@ func (s *Store) apply(e entry) {
 		}
 		s.byKey[projectKey{pe.P.ProjectID, pe.P.Key}] = pe.P.ID
 		rec.p = prompts.Prompt(pe.P)
-		rec.active = pe.Active
+		rec.active, rec.others = pe.Active, pe.ActiveIn
 		rec.versions = append(rec.versions, versionsOf(pe.Versions)...)
 		rec.deployments = append(rec.deployments, convertAll(pe.Deployments, func(d fileDeployment) prompts.Deployment { return prompts.Deployment(d) })...)
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
+	}
+	if fe := e.Environments; fe != nil {
+		s.envs[fe.ProjectID] = convertAll(fe.List, func(e fileEnvironment) prompts.ProjectEnvironment { return prompts.ProjectEnvironment(e) })
 	}
 	if ie := e.Idem; ie != nil {
 		if r, ok := ie.entry(); ok {
@@ -714,6 +726,9 @@ func (s *Store) journalChange(v any, idem *idemEntry) (int64, error) {
 // is held. It returns the journal's end after it, 0 when there was nothing
 // to write.
 func (s *Store) journalEntry(e entry) (int64, error) {
+	if id := s.step.envProject; id != "" {
+		e.Environments = fileEnvironmentsOf(id, s.envs[id])
+	}
 	for i := range s.step.events {
 		e.Events = append(e.Events, *eventJSONOf(&s.step.events[i]))
 	}
@@ -763,7 +778,7 @@ func (s *Store) promptEntry(id string) *promptEntry {
 	if !ok {
 		return nil
 	}
-	pe := newPromptEntry(rec.p, rec.active, rec.versions[rec.journaledVersions:], rec.deployments[rec.journaledDeployments:])
+	pe := newPromptEntry(rec, rec.versions[rec.journaledVersions:], rec.deployments[rec.journaledDeployments:])
 	rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	return pe
 }
@@ -820,10 +835,13 @@ func (s *Store) compact() error {
 	var err error
 	for _, id := range s.projectOrder {
 		err = errors.Join(err, add(entry{Project: (*fileProject)(s.projects[id])}))
+		if l, ok := s.envs[id]; ok {
+			err = errors.Join(err, add(entry{Environments: fileEnvironmentsOf(id, l)}))
+		}
 	}
 	for _, id := range s.promptOrder {
 		rec := s.prompts[id]
-		err = errors.Join(err, add(entry{Prompt: newPromptEntry(rec.p, rec.active, rec.versions, rec.deployments)}))
+		err = errors.Join(err, add(entry{Prompt: newPromptEntry(rec, rec.versions, rec.deployments)}))
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
 	now := s.clock.Now()

@@ -172,6 +172,20 @@ func (r *reopening) Deactivate(ctx context.Context, in prompts.Deactivation) (pr
 func (r *reopening) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	return wrote(r, func(s *memstore.Store) (prompts.ActivePrompt, error) { return s.Rollback(ctx, in) })
 }
+func (r *reopening) PutEnvironment(ctx context.Context, in prompts.NewEnvironment) (prompts.ProjectEnvironment, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.ProjectEnvironment, error) { return s.PutEnvironment(ctx, in) })
+}
+func (r *reopening) DeleteEnvironment(ctx context.Context, projectID string, name prompts.Environment) error {
+	_, err := wrote(r, func(s *memstore.Store) (struct{}, error) { return struct{}{}, s.DeleteEnvironment(ctx, projectID, name) })
+	return err
+}
+func (r *reopening) ListEnvironments(ctx context.Context, projectID string) ([]prompts.ProjectEnvironment, error) {
+	x := read(r, func(s *memstore.Store) result[[]prompts.ProjectEnvironment] {
+		v, err := s.ListEnvironments(ctx, projectID)
+		return result[[]prompts.ProjectEnvironment]{v, err}
+	})
+	return x.v, x.err
+}
 
 type result[T any] struct {
 	v   T

@@ -108,6 +108,24 @@ type fileDeployment struct {
 	CreatedAt             time.Time           `json:"created_at"`
 }
 
+// fileEnvironments is a project's environments, all of them, built-in
+// ones first.
+type fileEnvironments struct {
+	ProjectID string            `json:"project_id"`
+	List      []fileEnvironment `json:"list"`
+}
+
+type fileEnvironment struct {
+	Name      prompts.Environment `json:"name"`
+	Protected bool                `json:"protected"`
+	CreatedAt time.Time           `json:"created_at"`
+}
+
+func fileEnvironmentsOf(projectID string, l []prompts.ProjectEnvironment) *fileEnvironments {
+	return &fileEnvironments{ProjectID: projectID,
+		List: convertAll(l, func(e prompts.ProjectEnvironment) fileEnvironment { return fileEnvironment(e) })}
+}
+
 type fileWebhook struct {
 	ID         string              `json:"id"`
 	URL        string              `json:"url"`

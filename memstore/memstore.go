@@ -127,7 +127,8 @@ type Store struct {
 	byProject    map[string][]string // project id -> its prompt ids, sorted
 	byKey        map[projectKey]string
 	idem         map[idemKey]prompts.IdempotencyRecord
-	idemOrder    []idemEntry // oldest first, for expiry
+	envs         map[string][]prompts.ProjectEnvironment // project id -> its environments, when changed (projectenv.go)
+	idemOrder    []idemEntry                             // oldest first, for expiry
 
 	// The event log (event.go).
 	events         []prompts.Event    // oldest first, ids increasing
@@ -157,8 +158,9 @@ type projectKey struct{ project, key string }
 // its versions' ChangeSummary point at strings this package owns.
 type prompt struct {
 	p        prompts.Prompt
-	versions []prompts.PromptVersion // versions[n-1] is number n
-	active   [2]int                  // by environment: the active version's number, 0 for none
+	versions []prompts.PromptVersion     // versions[n-1] is number n
+	active   [2]int                      // in production and staging: the active version's number, 0 for none
+	others   map[prompts.Environment]int // in the project's other environments (activeIn)
 	// deployments are the records of the changes of active, oldest first
 	// (ids increasing).
 	deployments []prompts.Deployment
@@ -176,6 +178,7 @@ func New(opts ...Option) *Store {
 		byProject: make(map[string][]string),
 		byKey:     make(map[projectKey]string),
 		idem:      make(map[idemKey]prompts.IdempotencyRecord),
+		envs:      make(map[string][]prompts.ProjectEnvironment),
 
 		eventRetention: prompts.DefaultEventRetention,
 		appended:       make(chan struct{}),

@@ -38,6 +38,11 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 			}
 		}
 		for _, e := range in.Environments {
+			if err := s.changeable(rec, e, "environments", in.AllowProtected); err != nil {
+				return prompts.PromptVersion{}, err
+			}
+		}
+		for _, e := range in.Environments {
 			if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
 				return prompts.PromptVersion{}, err // before anything changes
 			}

@@ -8,7 +8,8 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// badEnvironments are environments a Store refuses.
+// badEnvironments are environments a Store refuses: malformed names, and
+// "dev", which no project of the tests has.
 var badEnvironments = []prompts.Environment{"", "dev", "Production", "STAGING", " production", "production\x00"}
 
 var activationTests = []test{
@@ -169,7 +170,7 @@ var activationTests = []test{
 		s.invalid(err, "version_number")
 		is.Equal(s.snapshot(), before) // nothing changed
 	}},
-	{"environment must be production or staging", func(t *testing.T, s *fixture) {
+	{"environment must be one of the project's", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
 		proj := s.project()

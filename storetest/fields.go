@@ -252,7 +252,7 @@ var fieldRuleTests = []test{
 		s.invalid(err, "key", "name", "description")
 		_, err = s.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Key: prompts.Some("k k"), Name: prompts.Some("\t"), Description: prompts.Some(strings.Repeat("d", 4097))})
 		s.invalid(err, "key", "name", "description")
-		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "a\x00", ChangeSummary: ptr(strings.Repeat("s", 1025)), Metadata: "[]", Environments: []prompts.Environment{"dev"}})
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "a\x00", ChangeSummary: ptr(strings.Repeat("s", 1025)), Metadata: "[]", Environments: []prompts.Environment{"Dev"}})
 		s.invalid(err, "content", "change_summary", "metadata_", "environments")
 		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: "Production", VersionID: prompts.Some(unknownID), VersionNumber: prompts.Some(1)})
 		s.invalid(err, "environment", "version_id")

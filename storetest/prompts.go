@@ -233,7 +233,7 @@ var updateTests = []test{
 		s.invalid(err, "key")
 		_, err = s.CreateVersion(t.Context(), prompts.NewVersion{PromptID: unknownID, Content: ""})
 		s.invalid(err, "content")
-		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: unknownID, Environment: "dev", VersionNumber: prompts.Some(1)})
+		_, err = s.Activate(t.Context(), prompts.Activation{PromptID: unknownID, Environment: "Dev", VersionNumber: prompts.Some(1)})
 		s.invalid(err, "environment")
 		_, err = s.CreateProject(t.Context(), prompts.NewProject{Name: proj.Name, Slug: "Bad"})
 		s.invalid(err, "slug")

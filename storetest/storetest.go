@@ -57,6 +57,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		metadataTests,
 		fieldRuleTests,
 		activationTests,
+		environmentTests,
 		revisionTests,
 		deploymentTests,
 		templateTests,
@@ -235,8 +237,8 @@ func (s *fixture) active(promptID string, env prompts.Environment) string {
 	return a.ActiveVersion.ID
 }
 
-// snapshot returns the whole state of the store as text: every project,
-// every prompt with its versions (change summaries included) and what is
+// snapshot returns the whole state of the store as text: every project
+// with its environments, every prompt with its versions (change summaries included) and what is
 // active in each environment. Comparing two snapshots proves that a call
 // in between changed nothing.
 func (s *fixture) snapshot() string {
@@ -247,9 +249,16 @@ func (s *fixture) snapshot() string {
 	var b []byte
 	projects, _, err := s.ListProjects(ctx, prompts.ProjectFilter{Page: all})
 	is.NoErr(err) // list projects for the snapshot
+	envs := make(map[string][]prompts.ProjectEnvironment, len(projects))
 	for _, p := range projects {
 		b = append(b, projectText(p)...)
 		b = append(b, '\n')
+		l, err := s.ListEnvironments(ctx, p.ID)
+		is.NoErr(err) // list environments for the snapshot
+		for _, e := range l {
+			b = append(b, fmt.Sprintf("  %s protected=%t %s\n", e.Name, e.Protected, e.CreatedAt.Format(time.RFC3339Nano))...)
+		}
+		envs[p.ID] = l
 	}
 	ps, _, err := s.ListPrompts(ctx, prompts.PromptFilter{Page: all})
 	is.NoErr(err) // list prompts for the snapshot
@@ -262,7 +271,7 @@ func (s *fixture) snapshot() string {
 			b = append(b, versionText(v)...)
 			b = append(b, '\n')
 		}
-		for _, env := range prompts.Environments {
+		for _, env := range prompts.EnvironmentNames(envs[p.ProjectID]) {
 			a, err := s.GetActive(ctx, p.ID, env)
 			is.NoErr(err) // get active for the snapshot
 			b = append(b, activeText(a)...)
