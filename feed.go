@@ -3,10 +3,13 @@ package prompts
 import "context"
 
 // An Invalidation names what a change touched: a prompt (its fields, its
-// versions, what its environments point at) of a project.
+// versions, what its environments point at) of a project; or, with
+// Environment, one of the project's environments (removed), whose every
+// read in the project a cache drops.
 type Invalidation struct {
-	PromptID  string
-	ProjectID string
+	PromptID    string
+	ProjectID   string
+	Environment Environment // set for a change of the environment itself; PromptID is then ""
 }
 
 // A Feed tells a Sink what other processes change in a Store's data

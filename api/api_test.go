@@ -339,7 +339,7 @@ func TestDecodeRequestTypedMembers(t *testing.T) {
 	var r api.Render
 	bad := api.DecodeRequest([]byte(`{"environment":1}`), &r)
 	is.True(bad != nil)
-	is.True(strings.Contains(bad.Detail, "production, staging or null")) // the environments it takes
+	is.True(strings.Contains(bad.Detail, "an environment of the project (a string) or null")) // the environments it takes
 	var w api.NewWebhook
 	bad = api.DecodeRequest([]byte(`{"url":"https://example.com","events":[1]}`), &w)
 	is.True(bad != nil)

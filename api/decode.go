@@ -172,7 +172,7 @@ func want(t reflect.Type) string {
 	case reflect.TypeFor[VersionNumber](), reflect.TypeFor[Optional[int]]():
 		return "an integer"
 	case reflect.TypeFor[Optional[prompts.Environment]]():
-		return "production, staging or null"
+		return "an environment of the project (a string) or null"
 	case reflect.TypeFor[Optional[string]]():
 		return "a string or null"
 	case reflect.TypeFor[[]prompts.Environment]():

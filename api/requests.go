@@ -113,6 +113,13 @@ type Rollback struct {
 	AllowVariableChange bool             `json:"allow_variable_change,omitzero"`
 }
 
+// PutEnvironment is the body of PUT
+// /projects/{project_id}/environments/{name}, which may be left out:
+// protected absent is false.
+type PutEnvironment struct {
+	Protected bool `json:"protected,omitzero"`
+}
+
 // Render is the body of POST /prompts/{prompt_id}/render: an environment
 // or a version number (neither: production), the variables' values, and
 // for a dotprompt version its @ data (context) and history.

@@ -326,3 +326,21 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// Environment is one of a project's environments, as GET
+// /projects/{project_id}/environments lists them and PUT answers.
+type Environment struct {
+	Name      prompts.Environment `json:"name"`
+	Protected bool                `json:"protected"`
+	CreatedAt time.Time           `json:"created_at,format:'2006-01-02T15:04:05.000000Z07:00'"`
+}
+
+// FromEnvironment returns the JSON form of e.
+func FromEnvironment(e prompts.ProjectEnvironment) Environment {
+	return Environment{Name: e.Name, Protected: e.Protected, CreatedAt: utc(e.CreatedAt)}
+}
+
+// Domain returns e as package prompts has it.
+func (e Environment) Domain() prompts.ProjectEnvironment {
+	return prompts.ProjectEnvironment{Name: e.Name, Protected: e.Protected, CreatedAt: utc(e.CreatedAt)}
+}

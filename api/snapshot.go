@@ -25,15 +25,19 @@ const SnapshotFormat = "prompts.snapshot/1"
 // has it, each prompt as the list of prompts, each version as the read of
 // one version.
 type Snapshot struct {
-	Format  string           `json:"format"` // SnapshotFormat
-	TakenAt time.Time        `json:"taken_at,format:'2006-01-02T15:04:05.000000Z07:00'"`
-	Project Project          `json:"project"`
-	Prompts []SnapshotPrompt `json:"prompts"` // oldest first; never null
+	Format  string    `json:"format"` // SnapshotFormat
+	TakenAt time.Time `json:"taken_at,format:'2006-01-02T15:04:05.000000Z07:00'"`
+	Project Project   `json:"project"`
+	// Environments names the project's environments, built-in ones
+	// first; absent from snapshots of releases before projects had
+	// environments of their own, which hold production and staging.
+	Environments []prompts.Environment `json:"environments,omitzero"`
+	Prompts      []SnapshotPrompt      `json:"prompts"` // oldest first; never null
 }
 
 // SnapshotPrompt is one prompt of a Snapshot: its revision, and in each
 // environment the version active there (null when none is), every
-// environment named.
+// environment of the snapshot named.
 type SnapshotPrompt struct {
 	Prompt       Prompt                                 `json:"prompt"`
 	Revision     int64                                  `json:"revision"`

@@ -176,7 +176,7 @@ func Standalone() Option { return func(s *Store) { s.standalone = true } }
 // WithFallback gives the cache a snapshot to answer from when the store
 // is unavailable (prompts.ErrUnavailable) and the cache holds nothing for
 // the read: GetActive and GetActiveByKey of the snapshot's prompts in
-// either environment, GetPrompt of its prompts, GetProject of its
+// each of its environments, GetPrompt of its prompts, GetProject of its
 // project. Such an answer is stale, as the last value known is in an
 // outage: counted in Stats.Stale, reported stale by ReadActive. The
 // snapshot never answers a read the store
@@ -197,7 +197,7 @@ func WithFallback(snap *Snapshot) Option {
 		s.fallback[key{kind: kindProject, a: snap.Project.ID}] = snap.Project
 		for _, p := range snap.Prompts {
 			s.fallback[key{kind: kindPrompt, a: p.Prompt.ID}] = p.Prompt.Copy()
-			for _, env := range prompts.Environments {
+			for _, env := range snap.environments() {
 				a := p.ActiveIn(env).Copy()
 				s.fallback[key{kind: kindActive, a: a.ID, env: env}] = a
 				s.fallback[key{kind: kindActiveByKey, a: a.ProjectID, b: a.Key, env: env}] = a
@@ -279,6 +279,9 @@ func (s *Store) Invalidate(ev prompts.Invalidation) {
 
 // invalidate is Invalidate. The caller holds mu.
 func (s *Store) invalidate(ev prompts.Invalidation) {
+	if ev.Environment != "" {
+		s.invalidateEnvironment(ev.ProjectID, ev.Environment)
+	}
 	s.gens[s.stripe(ev.PromptID)]++
 	s.gens[s.stripe(ev.ProjectID)]++
 	for e := range s.byPrompt[ev.PromptID] {
@@ -286,6 +289,21 @@ func (s *Store) invalidate(ev prompts.Invalidation) {
 	}
 	for e := range s.byProject[ev.ProjectID] {
 		s.remove(e)
+	}
+}
+
+// invalidateEnvironment drops every read of env in the project (removed,
+// or changed), and makes every read in flight store nothing: the entries
+// of one environment are not indexed, and such a change is rare. The
+// caller holds mu.
+func (s *Store) invalidateEnvironment(projectID string, env prompts.Environment) {
+	for i := range s.gens {
+		s.gens[i]++
+	}
+	for k, e := range s.entries {
+		if a, ok := e.value.(prompts.ActivePrompt); ok && k.env == env && a.ProjectID == projectID {
+			s.remove(e)
+		}
 	}
 }
 

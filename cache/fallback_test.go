@@ -153,7 +153,7 @@ func TestFallbackAnswersWhileTheStoreIsDown(t *testing.T) {
 			t.Errorf("%s: %v, want the store's unavailable: not in the snapshot", name, err)
 		}
 	}
-	_, err = c.GetActive(ctx, greeting.ID, "dev")
+	_, err = c.GetActive(ctx, greeting.ID, "Dev") // malformed
 	is.True(errors.Is(err, prompts.ErrInvalid)) // checked before any of it
 
 	d.isDown.Store(false)

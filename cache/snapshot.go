@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/promptkit/prompts"
@@ -19,8 +21,13 @@ import (
 // snapshot file starts and serves even when the store cannot be reached.
 type Snapshot struct {
 	Project prompts.Project
-	TakenAt time.Time        // when it was taken
-	Prompts []SnapshotPrompt // oldest first
+	TakenAt time.Time // when it was taken
+	// Environments are the project's environments, in their order
+	// (Store.ListEnvironments); each prompt holds every one of them. A
+	// snapshot written before projects had environments of their own
+	// holds the built-in ones.
+	Environments []prompts.Environment
+	Prompts      []SnapshotPrompt // oldest first
 }
 
 // SnapshotPrompt is one prompt of a Snapshot: the prompt as of one
@@ -89,10 +96,14 @@ func TakeSnapshot(ctx context.Context, store prompts.Store, projectID string) (*
 		}
 		f.After = page[len(page)-1].ID
 	}
-	s := &Snapshot{Project: project, TakenAt: takenAt, Prompts: make([]SnapshotPrompt, 0, len(list))}
+	envs, err := store.ListEnvironments(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Project: project, TakenAt: takenAt, Environments: prompts.EnvironmentNames(envs), Prompts: make([]SnapshotPrompt, 0, len(list))}
 	var size int64
 	for _, p := range list {
-		sp, err := snapshotPrompt(ctx, store, p.ID)
+		sp, err := snapshotPrompt(ctx, store, p.ID, s.Environments)
 		if err != nil {
 			return nil, err
 		}
@@ -104,13 +115,13 @@ func TakeSnapshot(ctx context.Context, store prompts.Store, projectID string) (*
 	return s, nil
 }
 
-// snapshotPrompt reads the prompt's environments until both reads saw the
-// same revision.
-func snapshotPrompt(ctx context.Context, store prompts.Store, id string) (SnapshotPrompt, error) {
+// snapshotPrompt reads the prompt in envs until every read saw the same
+// revision.
+func snapshotPrompt(ctx context.Context, store prompts.Store, id string, envs []prompts.Environment) (SnapshotPrompt, error) {
 	for range snapshotAttempts {
-		sp := SnapshotPrompt{Active: make(map[prompts.Environment]*prompts.PromptVersion, len(prompts.Environments))}
+		sp := SnapshotPrompt{Active: make(map[prompts.Environment]*prompts.PromptVersion, len(envs))}
 		same := true
-		for i, env := range prompts.Environments {
+		for i, env := range envs {
 			a, err := store.GetActive(ctx, id, env)
 			if err != nil {
 				return SnapshotPrompt{}, err
@@ -145,10 +156,10 @@ func snapshotSize(sp SnapshotPrompt) int64 {
 // fails.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	doc := api.Snapshot{Format: SnapshotFormat, TakenAt: s.TakenAt.UTC(), Project: api.FromProject(s.Project),
-		Prompts: make([]api.SnapshotPrompt, len(s.Prompts))}
+		Environments: s.environments(), Prompts: make([]api.SnapshotPrompt, len(s.Prompts))}
 	for i, p := range s.Prompts {
-		envs := make(map[prompts.Environment]*api.VersionDetail, len(prompts.Environments))
-		for _, env := range prompts.Environments {
+		envs := make(map[prompts.Environment]*api.VersionDetail, len(doc.Environments))
+		for _, env := range doc.Environments {
 			envs[env] = nil
 			if v := p.Active[env]; v != nil {
 				d := api.FromVersionDetail(*v)
@@ -158,6 +169,15 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		doc.Prompts[i] = api.SnapshotPrompt{Prompt: api.FromPrompt(p.Prompt), Revision: p.Prompt.Revision, Environments: envs}
 	}
 	return api.Marshal(doc)
+}
+
+// environments returns the snapshot's environments: the built-in ones
+// when it names none.
+func (s Snapshot) environments() []prompts.Environment {
+	if len(s.Environments) == 0 {
+		return prompts.Environments
+	}
+	return s.Environments
 }
 
 // ParseSnapshot reads a snapshot's JSON, as MarshalJSON writes it and the
@@ -184,11 +204,15 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 		return nil, snapshotError("project.id", "is not an id")
 	}
 	project := doc.Project.Domain()
-	s := &Snapshot{Project: project, TakenAt: doc.TakenAt.UTC().Truncate(time.Microsecond), Prompts: make([]SnapshotPrompt, 0, len(doc.Prompts))}
+	s := &Snapshot{Project: project, TakenAt: doc.TakenAt.UTC().Truncate(time.Microsecond), Environments: doc.Environments, Prompts: make([]SnapshotPrompt, 0, len(doc.Prompts))}
+	if err := checkEnvironments(s.Environments); err != nil {
+		return nil, err
+	}
+	s.Environments = s.environments()
 	ids, keys := make(map[string]bool), make(map[string]bool)
 	for i, item := range doc.Prompts {
 		at := "prompts[" + strconv.Itoa(i) + "]"
-		sp, err := parseItem(item, at, project.ID)
+		sp, err := parseItem(item, at, project.ID, s.Environments)
 		if err != nil {
 			return nil, err
 		}
@@ -215,9 +239,35 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// checkEnvironments checks a snapshot's list of environments: absent, or
+// well-formed names, each once, the built-in ones first.
+func checkEnvironments(envs []prompts.Environment) error {
+	if len(envs) == 0 {
+		return nil
+	}
+	seen := make(map[prompts.Environment]bool, len(envs))
+	for i, env := range envs {
+		at := "environments[" + strconv.Itoa(i) + "]"
+		switch {
+		case !env.Valid():
+			return snapshotError(at, "is not an environment name")
+		case seen[env]:
+			return snapshotError(at, "is given twice")
+		case i < len(prompts.Environments) && env != prompts.Environments[i]:
+			return snapshotError(at, "must be "+string(prompts.Environments[i])+": the built-in environments come first")
+		}
+		seen[env] = true
+	}
+	if len(envs) < len(prompts.Environments) {
+		return snapshotError("environments", "must hold the built-in environments, production and staging")
+	}
+	return nil
+}
+
 // parseItem checks one prompt of a snapshot, at, of the project
-// projectID, and returns it as the cache holds it.
-func parseItem(item api.SnapshotPrompt, at, projectID string) (SnapshotPrompt, error) {
+// projectID, in the environments envs, and returns it as the cache holds
+// it.
+func parseItem(item api.SnapshotPrompt, at, projectID string, envs []prompts.Environment) (SnapshotPrompt, error) {
 	p, v := item.Prompt, item.Environments
 	switch {
 	case item.Revision < 1:
@@ -232,14 +282,14 @@ func parseItem(item api.SnapshotPrompt, at, projectID string) (SnapshotPrompt, e
 		return SnapshotPrompt{}, snapshotError(at+".prompt.latest_version_id", "is not an id")
 	}
 	for env := range v {
-		if !env.Valid() {
-			return SnapshotPrompt{}, snapshotError(at+".environments."+string(env), "is not an environment (production, staging)")
+		if !slices.Contains(envs, env) {
+			return SnapshotPrompt{}, snapshotError(at+".environments."+string(env), "is not an environment of the snapshot ("+joinEnvs(envs)+")")
 		}
 	}
-	sp := SnapshotPrompt{Prompt: p.Domain(), Active: make(map[prompts.Environment]*prompts.PromptVersion, len(prompts.Environments))}
+	sp := SnapshotPrompt{Prompt: p.Domain(), Active: make(map[prompts.Environment]*prompts.PromptVersion, len(envs))}
 	sp.Prompt.CreatedAt = sp.Prompt.CreatedAt.Truncate(time.Microsecond)
 	sp.Prompt.Revision = item.Revision
-	for _, env := range prompts.Environments {
+	for _, env := range envs {
 		where := at + ".environments." + string(env)
 		vd, ok := v[env]
 		switch {
@@ -264,6 +314,17 @@ func parseItem(item api.SnapshotPrompt, at, projectID string) (SnapshotPrompt, e
 		sp.Active[env] = &version
 	}
 	return sp, nil
+}
+
+func joinEnvs(envs []prompts.Environment) string {
+	var b strings.Builder
+	for i, e := range envs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(e))
+	}
+	return b.String()
 }
 
 // snapshotError is the error of a malformed snapshot: at names the member

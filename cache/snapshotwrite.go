@@ -35,10 +35,15 @@ func WriteSnapshot(ctx context.Context, w io.Writer, store prompts.Store, projec
 	if err != nil {
 		return err
 	}
+	list, err := store.ListEnvironments(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	envs := prompts.EnvironmentNames(list)
 	// The document is MarshalJSON's: its head, with an empty list of
 	// prompts ("prompts":[]}), less the list's end, then each prompt as
 	// it is in a snapshot of that prompt alone, then the end.
-	head, _ := Snapshot{Project: project, TakenAt: takenAt}.MarshalJSON()
+	head, _ := Snapshot{Project: project, TakenAt: takenAt, Environments: envs}.MarshalJSON()
 	if !bytes.HasSuffix(head, []byte("[]}")) {
 		return fmt.Errorf("cache: a snapshot's JSON does not end with its prompts: %.40q", head[max(0, len(head)-40):])
 	}
@@ -48,14 +53,14 @@ func WriteSnapshot(ctx context.Context, w io.Writer, store prompts.Store, projec
 	}
 	var size int64
 	for i, id := range ids {
-		sp, err := snapshotPrompt(ctx, store, id)
+		sp, err := snapshotPrompt(ctx, store, id, envs)
 		if err != nil {
 			return err
 		}
 		if size += snapshotSize(sp); size > MaxSnapshotSize {
 			return fmt.Errorf("%w: its text passes %d bytes", ErrSnapshotTooLarge, MaxSnapshotSize)
 		}
-		one, _ := Snapshot{Project: project, TakenAt: takenAt, Prompts: []SnapshotPrompt{sp}}.MarshalJSON()
+		one, _ := Snapshot{Project: project, TakenAt: takenAt, Environments: envs, Prompts: []SnapshotPrompt{sp}}.MarshalJSON()
 		if !bytes.HasPrefix(one, head) {
 			return errors.New("cache: a snapshot's JSON does not start alike for one prompt and for none")
 		}

@@ -257,3 +257,23 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter) ([]prompts.Deployment, bool, error) {
 	return s.next.ListDeployments(ctx, f)
 }
+
+// PutEnvironment implements prompts.Store; it passes through. A new
+// environment needs nothing dropped: the cache never keeps an answer
+// that an environment is unknown.
+func (s *Store) PutEnvironment(ctx context.Context, in prompts.NewEnvironment) (prompts.ProjectEnvironment, error) {
+	return s.next.PutEnvironment(ctx, in)
+}
+
+// ListEnvironments implements prompts.Store; lists pass through.
+func (s *Store) ListEnvironments(ctx context.Context, projectID string) ([]prompts.ProjectEnvironment, error) {
+	return s.next.ListEnvironments(ctx, projectID)
+}
+
+// DeleteEnvironment implements prompts.Store. Once it is done (or failed:
+// it may have been done), the cache holds no read of the environment in
+// the project, whose reads the store now refuses.
+func (s *Store) DeleteEnvironment(ctx context.Context, projectID string, name prompts.Environment) error {
+	defer s.Invalidate(prompts.Invalidation{ProjectID: projectID, Environment: name})
+	return s.next.DeleteEnvironment(ctx, projectID, name)
+}

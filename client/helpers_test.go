@@ -16,8 +16,9 @@ import (
 // The secrets of the test server's keys: an admin key for every project,
 // and a read key.
 const (
-	adminKey = "admin-key-0123456789"
-	readKey  = "read-key-0123456789"
+	adminKey  = "admin-key-0123456789"
+	readKey   = "read-key-0123456789"
+	deployKey = "deploy-key-0123456789"
 )
 
 // server is httpapi over a fresh memstore, behind a real HTTP server that
@@ -59,6 +60,7 @@ func newServerWith(t testing.TB, su setup) *server {
 	for _, k := range []httpapi.Key{
 		{Name: "admin", Role: httpapi.RoleAdmin, Secret: adminKey},
 		{Name: "reader", Role: httpapi.RoleRead, Secret: readKey},
+		{Name: "deployer", Role: httpapi.RoleDeploy, Secret: deployKey},
 	} {
 		if err := keys.Add(k); err != nil {
 			t.Fatal(err)
@@ -113,7 +115,8 @@ func newClient(t testing.TB, base, key string, opts ...client.Option) *client.Cl
 // says, which it declares to the suite (overHTTP).
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, clock prompts.Clock) prompts.Store {
-		return overHTTP{newServer(t, memstore.WithClock(clock)).client(t)}
+		srv := newServer(t, memstore.WithClock(clock))
+		return overHTTP{srv.client(t), newClient(t, srv.URL, deployKey)}
 	})
 }
 
@@ -122,12 +125,20 @@ func TestStore(t *testing.T) {
 // someone else: Change.Actor and NewVersion.Actor are not sent), and an
 // event sends its prompt with the prompt list's fields, which hold no
 // revision.
-type overHTTP struct{ *client.Client }
+// Its changes of protected environments are the admin key's; Deployer
+// is a client of the same server with a deploy key.
+type overHTTP struct {
+	*client.Client
+	deployer *client.Client
+}
 
 var (
 	_ storetest.RecordedActor               = overHTTP{}
 	_ storetest.EventPromptsWithoutRevision = overHTTP{}
+	_ storetest.ProtectionByRole            = overHTTP{}
 )
+
+func (o overHTTP) Deployer() prompts.Store { return o.deployer }
 
 func (overHTTP) RecordedActor() string        { return "admin" } // the name of the key of server.client
 func (overHTTP) EventPromptsWithoutRevision() {}

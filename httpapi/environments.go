@@ -137,5 +137,6 @@ func (h *Handler) change(r *http.Request, a Access, reason string, allowVariable
 		Reason:              reason,
 		IfRevision:          ifRevision(r.Header["If-Match"], r.PathValue("prompt_id"), prompts.Environment(r.PathValue("environment"))),
 		AllowVariableChange: allowVariableChange,
+		AllowProtected:      a.Role.allows(RoleAdmin),
 	}
 }

@@ -39,6 +39,9 @@ func (h *Handler) routes() []route {
 		{"POST /v1/integration/projects", RoleAdmin, h.createProject()},
 		{"GET /v1/integration/projects/{project_id}", RoleRead, h.readProject()},
 		{"GET /v1/integration/projects/{project_id}/snapshot", RoleRead, h.readSnapshot()},
+		{"GET /v1/integration/projects/{project_id}/environments", RoleRead, h.listEnvironments()},
+		{"PUT /v1/integration/projects/{project_id}/environments/{name}", RoleAdmin, h.putEnvironment()},
+		{"DELETE /v1/integration/projects/{project_id}/environments/{name}", RoleAdmin, h.deleteEnvironment()},
 		// The event log; with Accept: text/event-stream, its stream.
 		{"GET /v1/integration/events", RoleRead, h.listEvents()},
 		// Webhooks need RoleAdmin, reads included: a URL may hold a token.

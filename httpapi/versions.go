@@ -29,6 +29,7 @@ func (h *Handler) createVersion() handlerFunc {
 		// only with environments.
 		in := req.Domain(r.PathValue("prompt_id"))
 		in.Actor, in.Idempotency = a.Name, idem
+		in.AllowProtected = a.Role.allows(RoleAdmin) // a protected environment needs admin
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return

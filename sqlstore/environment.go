@@ -68,6 +68,9 @@ func (s *Store) getActive(ctx context.Context, promptID string, env prompts.Envi
 	if !prompts.ValidID(promptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	if err := s.knownForPrompt(ctx, promptID, env); err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
 	st, err := s.stmt(ctx, qGetActive)
 	if err != nil {
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
@@ -105,6 +108,9 @@ func (s *Store) getActiveByKey(ctx context.Context, projectID, key string, env p
 	}
 	if !prompts.ValidID(projectID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("project")
+	}
+	if err := s.knownForProject(ctx, projectID, env); err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
 	}
 	if !prompts.ValidKey(key) {
 		// No prompt has it, but whether the project exists still decides
@@ -314,7 +320,7 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...); err != nil {
+		if tx, err = s.begin(ctx, append(uses, qLockEnvironments, qEnvironmentOf, qGetActive)...); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -322,6 +328,9 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	a, err := func() (prompts.ActivePrompt, error) {
 		revision, latest, projectID, err := lockEnvironments(ctx, tx, promptID)
 		if err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+		if err := s.checkEnvironment(ctx, tx, projectID, env, "environment", ch.AllowProtected); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
@@ -386,6 +395,11 @@ func (s *Store) listDeployments(ctx context.Context, f prompts.DeploymentFilter)
 	}
 	if !prompts.ValidID(f.PromptID) {
 		return nil, false, prompts.NotFound("prompt")
+	}
+	if f.Environment != "" {
+		if err := s.knownForPrompt(ctx, f.PromptID, f.Environment); err != nil {
+			return nil, false, s.fail(ctx, err)
+		}
 	}
 	before := f.After
 	if before == "" {

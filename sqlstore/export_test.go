@@ -46,6 +46,14 @@ var queryNames = [numQueries]string{
 	qListDeliveryAttempts:         "ListDeliveryAttempts",
 	qClaimDeliveries:              "ClaimDeliveries",
 	qFinishDelivery:               "FinishDelivery",
+	qListEnvironments:             "ListEnvironments",
+	qPutEnvironment:               "PutEnvironment",
+	qEnvironmentOf:                "Activate, Deactivate, CreateVersion (environment)",
+	qEnvironmentOfPrompt:          "GetActive (environment)",
+	qEnvironmentOfProject:         "GetActiveByKey (environment)",
+	qLockEnvironment:              "DeleteEnvironment (lock)",
+	qEnvironmentInUse:             "DeleteEnvironment (in use)",
+	qDeleteEnvironment:            "DeleteEnvironment",
 }
 
 // Queries returns the Store's statements by name, in order.

@@ -193,8 +193,11 @@ func (f *Feed) Run(ctx context.Context, sink prompts.Sink) error {
 				report(false)
 				continue
 			}
-			promptID, projectID, _ := strings.Cut(n.Extra, " ")
-			sink.Invalidate(prompts.Invalidation{PromptID: promptID, ProjectID: projectID})
+			// "<prompt id> <project id>", or for an environment removed
+			// " <project id> <environment>".
+			promptID, rest, _ := strings.Cut(n.Extra, " ")
+			projectID, env, _ := strings.Cut(rest, " ")
+			sink.Invalidate(prompts.Invalidation{PromptID: promptID, ProjectID: projectID, Environment: prompts.Environment(env)})
 		}
 	}
 }

@@ -200,7 +200,7 @@ func TestMigrateUpgradesData(t *testing.T) {
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
 	is.Equal(tables, []string{"deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
-		"projects", "prompts", "schema_migrations", "server_keys", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events, webhooks and the servers' keys are new
+		"project_environments", "projects", "prompts", "schema_migrations", "server_keys", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events, webhooks, the servers' keys and the projects' environments are new
 	var records int
 	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))
 	is.Equal(records, 0) // and empty: the first release kept none

@@ -93,7 +93,10 @@ FROM generate_series(1, 100000) i`)
 	exec(`INSERT INTO {s}.delivery_attempts (id, webhook_id, event_id, attempt, at, status_code, error, duration)
 SELECT '06' || lpad(i::text, 24, '0'), '05' || lpad((1 + i % 1000)::text, 24, '0'), i, 1, now(), 200, '', 1000000
 FROM generate_series(1, 100000) i`)
-	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments, {s}.idempotency, {s}.deployments,
+	// 2,000 environments of projects: canary and eu in each.
+	exec(`INSERT INTO {s}.project_environments (project_id, name, protected, created_at)
+SELECT '01' || lpad(i::text, 24, '0'), n, n = 'eu', now() FROM generate_series(1, 1000) i, unnest(ARRAY['canary', 'eu']) n`)
+	exec(`ANALYZE {s}.projects, {s}.prompts, {s}.versions, {s}.environments, {s}.idempotency, {s}.deployments, {s}.project_environments,
 	{s}.events, {s}.webhooks, {s}.webhook_routes, {s}.deliveries, {s}.delivery_attempts`)
 
 	project := func(i int) string { return fmt.Sprintf("'01%024d'", i) }
@@ -141,7 +144,15 @@ FROM generate_series(1, 100000) i`)
 		"DeleteWebhook":                           webhook(7),
 		"ListDeliveryAttempts":                    webhook(7) + ", '~', 101",
 		"ClaimDeliveries":                         "now(), 16, now() + interval '30 seconds', now() - interval '7 days'",
-		"FinishDelivery":                          "5000, '04000000000000000000000006', " + now + ", 503, '', 1000000, " + now + ", " + cutoff,
+		"ListEnvironments":                        project(8),
+		"PutEnvironment":                          project(8) + ", 'canary', true, " + now,
+		"Activate, Deactivate, CreateVersion (environment)": project(8) + ", 'canary'",
+		"GetActive (environment)":                           prompt(7) + ", 'canary'",
+		"GetActiveByKey (environment)":                      project(8) + ", 'canary'",
+		"DeleteEnvironment (lock)":                          project(8) + ", 'canary'",
+		"DeleteEnvironment (in use)":                        project(8) + ", 'canary'",
+		"DeleteEnvironment":                                 project(8) + ", 'canary'",
+		"FinishDelivery":                                    "5000, '04000000000000000000000006', " + now + ", 503, '', 1000000, " + now + ", " + cutoff,
 	}
 
 	var doc strings.Builder

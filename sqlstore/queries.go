@@ -48,6 +48,14 @@ const (
 	qListDeliveryAttempts
 	qClaimDeliveries
 	qFinishDelivery
+	qListEnvironments
+	qPutEnvironment
+	qEnvironmentOf
+	qEnvironmentOfPrompt
+	qEnvironmentOfProject
+	qLockEnvironment
+	qEnvironmentInUse
+	qDeleteEnvironment
 	numQueries
 )
 
@@ -575,5 +583,59 @@ ORDER BY picked.turn, picked.due_at, c.id`,
 		SELECT ctid FROM {s}.delivery_attempts WHERE id < $8 ORDER BY id LIMIT 16 FOR UPDATE SKIP LOCKED))
 )
 SELECT count(*) FROM a`,
+		// A project's environments: the built-in ones first (a row of
+		// theirs holds their protection), then the others oldest first. No
+		// row: the project is unknown.
+		qListEnvironments: `SELECT b.name, COALESCE(e.protected, false), COALESCE(e.created_at, j.created_at), b.ord
+FROM {s}.projects j
+CROSS JOIN (VALUES ('production'::text, 0), ('staging'::text, 1)) AS b (name, ord)
+LEFT JOIN {s}.project_environments e ON e.project_id = j.id AND e.name = b.name
+WHERE j.id = $1
+UNION ALL
+SELECT e.name, e.protected, e.created_at, 2 FROM {s}.project_environments e
+WHERE e.project_id = $1 AND e.name NOT IN ('production', 'staging')
+ORDER BY 4, 3, 1`,
+
+		// Add environment $2 to project $1, protected $3, created at $4 (a
+		// built-in one at its project's creation), or set its protection.
+		// No row: the project is unknown.
+		qPutEnvironment: `INSERT INTO {s}.project_environments AS e (project_id, name, protected, created_at)
+SELECT j.id, $2::text, $3::boolean, CASE WHEN $2::text IN ('production', 'staging') THEN j.created_at ELSE $4::timestamptz END
+FROM {s}.projects j WHERE j.id = $1
+ON CONFLICT (project_id, name) DO UPDATE SET protected = excluded.protected
+RETURNING e.name, e.protected, e.created_at`,
+
+		// In a change's transaction, under the prompt's lock: the row of
+		// environment $2 of project $1, FOR SHARE, so that a removal waits for
+		// the change (and a change for a removal). No row: a built-in
+		// environment never protected, or an unknown one.
+		qEnvironmentOf: `SELECT protected FROM {s}.project_environments WHERE project_id = $1 AND name = $2 FOR SHARE`,
+
+		// A read of prompt $1 in environment $2: its project, and whether
+		// the project has the environment. No row: the prompt is unknown.
+		qEnvironmentOfPrompt: `SELECT p.project_id, EXISTS (SELECT 1 FROM {s}.project_environments e WHERE e.project_id = p.project_id AND e.name = $2)
+FROM {s}.prompts p WHERE p.id = $1`,
+
+		// A read in project $1 of environment $2: whether the project has
+		// it. No row: the project is unknown.
+		qEnvironmentOfProject: `SELECT EXISTS (SELECT 1 FROM {s}.project_environments e WHERE e.project_id = j.id AND e.name = $2)
+FROM {s}.projects j WHERE j.id = $1`,
+
+		// A removal's first statement: lock the environment's row. No row:
+		// the environment (or the project) is unknown.
+		qLockEnvironment: `SELECT true FROM {s}.project_environments WHERE project_id = $1 AND name = $2 FOR UPDATE`,
+
+		// Under that lock: whether a prompt of project $1 has a version
+		// active in environment $2, by one probe of the primary key of
+		// environments per prompt of the project (a LATERAL subquery that
+		// the planner may not flatten, OFFSET 0).
+		qEnvironmentInUse: `SELECT EXISTS (SELECT 1 FROM {s}.prompts p
+CROSS JOIN LATERAL (SELECT 1 FROM {s}.environments e WHERE e.prompt_id = p.id AND e.environment = $2 OFFSET 0) x
+WHERE p.project_id = $1)`,
+
+		// Under that lock: remove it, and tell the caches (" <project id>
+		// <environment>": no prompt).
+		qDeleteEnvironment: `DELETE FROM {s}.project_environments
+WHERE project_id = $1 AND name = $2 AND pg_notify({channel}, ' ' || project_id || ' ' || name) IS NOT NULL`,
 	}
 }

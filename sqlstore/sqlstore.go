@@ -307,7 +307,8 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 
 // Channel is the PostgreSQL notification channel of the Store whose tables
 // live in schema: every write that changes a prompt sends, in its own
-// transaction, "<prompt id> <project id>" on it (see Feed).
+// transaction, "<prompt id> <project id>" on it, and the removal of an
+// environment " <project id> <environment>" (see Feed).
 func Channel(schema string) string {
 	h := fnv.New64a()
 	h.Write([]byte(schema))

@@ -109,7 +109,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment); err != nil {
+		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment, qEnvironmentOf); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -139,6 +139,11 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 			v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content)
 		}
 		return v, err // the deferred Rollback ends what only read
+	}
+	for _, env := range envs {
+		if err := s.checkEnvironment(ctx, tx, projectID, env, "environments", ch.AllowProtected); err != nil {
+			return prompts.PromptVersion{}, s.fail(ctx, err)
+		}
 	}
 	if v.TemplateFormat == "" { // the latest version's, plain for the first
 		v.TemplateFormat = prompts.TemplateFormat(latestFormat.String).Or(prompts.FormatPlain)
@@ -192,7 +197,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 // deploy is the change that in's Environments make: its actor, reason
 // and promotion guard.
 func deploy(in prompts.NewVersion) prompts.Change {
-	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange}
+	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange, AllowProtected: in.AllowProtected}
 }
 
 func versionArgs(v prompts.PromptVersion) []any {

@@ -1,0 +1,22 @@
+-- 0012: a project's environments. production and staging exist in every
+-- project without a row: a row of theirs, made when one is first
+-- protected, holds their protection (its created_at is the project's).
+-- Every other environment has its row, from its creation to its removal.
+-- The checks that allowed production and staging only go: the Store
+-- checks names against this table, in the transaction that uses them.
+-- A change of what an environment points at reads its row FOR SHARE, and
+-- a removal takes it FOR UPDATE before it checks that nothing is active
+-- there: the two take turns, so that nothing is ever active in a removed
+-- environment.
+
+CREATE TABLE project_environments (
+    project_id text COLLATE "C" NOT NULL,
+    name       text COLLATE "C" NOT NULL CHECK (name ~ '^[a-z][a-z0-9-]{0,31}$'),
+    protected  boolean NOT NULL,
+    created_at timestamptz NOT NULL,
+    CONSTRAINT project_environments_pkey PRIMARY KEY (project_id, name),
+    CONSTRAINT project_environments_project_fkey FOREIGN KEY (project_id) REFERENCES projects (id)
+);
+
+ALTER TABLE environments DROP CONSTRAINT environments_environment_check;
+ALTER TABLE deployments DROP CONSTRAINT deployments_environment_check;
