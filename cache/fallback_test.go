@@ -154,7 +154,7 @@ func TestFallbackAnswersWhileTheStoreIsDown(t *testing.T) {
 		}
 	}
 	_, err = c.GetActive(ctx, greeting.ID, "Dev") // malformed
-	is.True(errors.Is(err, prompts.ErrInvalid)) // checked before any of it
+	is.True(errors.Is(err, prompts.ErrInvalid))   // checked before any of it
 
 	d.isDown.Store(false)
 	clock.add(time.Second) // a read asks again (TestAStoreFoundDownIsNotWaitedFor)

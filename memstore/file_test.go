@@ -176,7 +176,9 @@ func (r *reopening) PutEnvironment(ctx context.Context, in prompts.NewEnvironmen
 	return wrote(r, func(s *memstore.Store) (prompts.ProjectEnvironment, error) { return s.PutEnvironment(ctx, in) })
 }
 func (r *reopening) DeleteEnvironment(ctx context.Context, projectID string, name prompts.Environment) error {
-	_, err := wrote(r, func(s *memstore.Store) (struct{}, error) { return struct{}{}, s.DeleteEnvironment(ctx, projectID, name) })
+	_, err := wrote(r, func(s *memstore.Store) (struct{}, error) {
+		return struct{}{}, s.DeleteEnvironment(ctx, projectID, name)
+	})
 	return err
 }
 func (r *reopening) ListEnvironments(ctx context.Context, projectID string) ([]prompts.ProjectEnvironment, error) {
