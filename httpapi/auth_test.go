@@ -18,7 +18,7 @@ import (
 // fill fills a route's pattern and body with the ids of a prompt.
 func fill(s, projectID, promptID string, n int) string {
 	return strings.NewReplacer("{project_id}", projectID, "{prompt_id}", promptID,
-		"{version_number}", "1", "{environment}", "staging", "{n}", fmt.Sprint(n), "{key}", "k").Replace(s)
+		"{version_number}", "1", "{environment}", "staging", "{name}", "canary", "{n}", fmt.Sprint(n), "{key}", "k").Replace(s)
 }
 
 func TestEveryRouteNeedsAKey(t *testing.T) {

@@ -161,7 +161,7 @@ func TestReadPrompt(t *testing.T) {
 		is.Equal(r.status, 404) // unknown or malformed id
 		is.Equal(r.problem(t)["detail"], "prompt not found")
 	}
-	r = e.do("GET", "/v1/integration/prompts/nope?environment=bad", "")
+	r = e.do("GET", "/v1/integration/prompts/nope?environment=Bad", "")
 	is.Equal(r.status, 400) // field rules come before existence
 	r = e.do("HEAD", "/v1/integration/prompts/"+id, "")
 	is.Equal(r.status, 200) // HEAD is GET without the body

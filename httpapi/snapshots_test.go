@@ -58,7 +58,8 @@ func TestSnapshot(t *testing.T) {
 	r := e.do("GET", path, "")
 	is.Equal(r.status, 200) // checked against the Snapshot schema by the test client
 	doc := r.obj(t)
-	is.Equal(keysOf(doc), []string{"format", "project", "prompts", "taken_at"})
+	is.Equal(keysOf(doc), []string{"environments", "format", "project", "prompts", "taken_at"})
+	is.Equal(doc["environments"], []any{"production", "staging"}) // the project's
 	is.Equal(doc["format"], cache.SnapshotFormat)
 	is.True(timestampRE.MatchString(doc["taken_at"].(string)))
 	is.Equal(doc["project"], jsonOf(t, e.do("GET", "/v1/integration/projects/"+e.project.ID, "").body)) // as readProject has it

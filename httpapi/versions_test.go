@@ -238,7 +238,7 @@ func TestActivate(t *testing.T) {
 	}
 	is.Equal(fieldsOf(t, e.do("PUT", path+"production", `{"version_number":0}`)), []string{"version_number"}) // 0 is no version number
 	is.Equal(e.do("PUT", "/v1/integration/prompts/nope/environments/production", `{"version_number":1}`).status, 404)
-	is.Equal(e.do("PUT", "/v1/integration/prompts/nope/environments/prod", `{"version_number":1}`).status, 400) // field rules before existence
+	is.Equal(e.do("PUT", "/v1/integration/prompts/nope/environments/Prod", `{"version_number":1}`).status, 400) // field rules before existence
 }
 
 func TestDeactivate(t *testing.T) {
@@ -255,7 +255,7 @@ func TestDeactivate(t *testing.T) {
 	is.Equal(e.do("DELETE", path+"staging", "").status, 204)                                                      // also when nothing was active
 	is.Equal(e.do("DELETE", path+"prod", "").status, 400)                                                         // an unknown environment
 	is.Equal(e.do("DELETE", "/v1/integration/prompts/nope/environments/staging", "").status, 404)
-	is.Equal(e.do("DELETE", "/v1/integration/prompts/nope/environments/prod", "").status, 400) // field rules before existence
+	is.Equal(e.do("DELETE", "/v1/integration/prompts/nope/environments/Prod", "").status, 400) // field rules before existence
 }
 
 func TestConditionalRead(t *testing.T) {

@@ -320,17 +320,17 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, append(uses, qLockEnvironments, qEnvironmentOf, qGetActive)...); err != nil {
+		if tx, err = s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
 	a, err := func() (prompts.ActivePrompt, error) {
-		revision, latest, projectID, err := lockEnvironments(ctx, tx, promptID)
+		revision, latest, projectID, rows, err := lockEnvironments(ctx, tx, promptID, env)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		if err := s.checkEnvironment(ctx, tx, projectID, env, "environment", ch.AllowProtected); err != nil {
+		if err := checkEnvironment(ctx, tx, projectID, env, rows, "environment", ch.AllowProtected); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
@@ -358,20 +358,24 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 
 // lockEnvironments locks the prompt's row for the rest of tx, which
 // serializes the changes of what its environments point at, and returns
-// its revision, latest deployment id and project. An unknown prompt is
-// ErrNotFound. What tx reads after it is what the writer it may have
+// its revision, latest deployment id and project, and the row of its
+// project's environment env, locked FOR SHARE (envRows). An unknown prompt
+// is ErrNotFound. What tx reads after it is what the writer it may have
 // waited for committed.
-func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment, projectID string, err error) {
+func lockEnvironments(ctx context.Context, tx *tx, promptID string, env prompts.Environment) (revision int64, latestDeployment, projectID string, envs []string, err error) {
 	st, err := tx.stmt(ctx, qLockEnvironments)
 	if err != nil {
-		return 0, "", "", err
+		return 0, "", "", nil, err
 	}
-	var latest sql.NullString
-	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest, &projectID)
+	var (
+		latest sql.NullString
+		rows   pq.StringArray
+	)
+	err = st.QueryRowContext(ctx, promptID, string(env)).Scan(&revision, &latest, &projectID, &rows)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", "", prompts.NotFound("prompt")
+		return 0, "", "", nil, prompts.NotFound("prompt")
 	}
-	return revision, latest.String, projectID, err
+	return revision, latest.String, projectID, rows, err
 }
 
 // nonEmpty returns nil for "", else a pointer to s.

@@ -48,7 +48,6 @@ var queryNames = [numQueries]string{
 	qFinishDelivery:               "FinishDelivery",
 	qListEnvironments:             "ListEnvironments",
 	qPutEnvironment:               "PutEnvironment",
-	qEnvironmentOf:                "Activate, Deactivate, CreateVersion (environment)",
 	qEnvironmentOfPrompt:          "GetActive (environment)",
 	qEnvironmentOfProject:         "GetActiveByKey (environment)",
 	qLockEnvironment:              "DeleteEnvironment (lock)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"github.com/promptkit/prompts"
 )
@@ -181,34 +182,33 @@ func (s *Store) deleteEnvironment(ctx context.Context, projectID string, name pr
 
 // checkEnvironment checks, in a change's transaction, that env is one of
 // the project's environments (else UnknownEnvironment's error for field)
-// and that the change may change it: allow, when it is protected. It reads
-// the environment's row FOR SHARE: a removal of it waits for tx.
-func (s *Store) checkEnvironment(ctx context.Context, tx *tx, projectID string, env prompts.Environment, field string, allow bool) error {
-	st, err := tx.stmt(ctx, qEnvironmentOf)
+// and that the change may change it: allow, when it is protected. rows are
+// the project's rows of the environments the change names, as envRows has
+// them, read FOR SHARE under the prompt's lock: a removal of env waits for
+// tx. A built-in environment without a row was never protected.
+func checkEnvironment(ctx context.Context, tx *tx, projectID string, env prompts.Environment, rows []string, field string, allow bool) error {
+	for _, r := range rows {
+		name, protected := strings.CutSuffix(r, ":protected")
+		if name != string(env) {
+			continue
+		}
+		if protected && !allow {
+			return prompts.ProtectedEnvironment(env)
+		}
+		return nil
+	}
+	if env.Builtin() {
+		return nil
+	}
+	list, err := tx.stmt(ctx, qListEnvironments)
 	if err != nil {
 		return err
 	}
-	var protected bool
-	err = st.QueryRowContext(ctx, projectID, string(env)).Scan(&protected)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) && env.Builtin():
-		return nil // never protected
-	case errors.Is(err, sql.ErrNoRows):
-		list, err := tx.stmt(ctx, qListEnvironments)
-		if err != nil {
-			return err
-		}
-		l, err := listEnvironments(ctx, list.QueryContext, projectID)
-		if err != nil {
-			return err
-		}
-		return prompts.UnknownEnvironment(field, prompts.EnvironmentNames(l))
-	case err != nil:
+	l, err := listEnvironments(ctx, list.QueryContext, projectID)
+	if err != nil {
 		return err
-	case protected && !allow:
-		return prompts.ProtectedEnvironment(env)
 	}
-	return nil
+	return prompts.UnknownEnvironment(field, prompts.EnvironmentNames(l))
 }
 
 // knownForPrompt checks, for a read of the prompt in env, that env is one

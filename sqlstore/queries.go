@@ -50,7 +50,6 @@ const (
 	qFinishDelivery
 	qListEnvironments
 	qPutEnvironment
-	qEnvironmentOf
 	qEnvironmentOfPrompt
 	qEnvironmentOfProject
 	qLockEnvironment
@@ -154,6 +153,18 @@ func appendEvents(cutoff string) string {
 ), ev_gone AS (
 	DELETE FROM {s}.events WHERE id = ANY ((SELECT ids FROM ev_old)::bigint[]) AND EXISTS (SELECT FROM ev_lock)
 )`
+}
+
+// envRows is the column, in a statement that locks the prompt p, of the
+// rows of the project's environments whose names match names (cmp: "=" for
+// one name, "= ANY" for an array): each name, with ":protected" after it
+// for a protected one. It reads them FOR SHARE, after the prompt's lock: a
+// removal of one of them (qLockEnvironment's FOR UPDATE) waits for the
+// change, and a change waits for a removal, which then leaves no row.
+// production and staging have no row until first protected.
+func envRows(names, cmp string) string {
+	return `ARRAY(SELECT e.name || CASE WHEN e.protected THEN ':protected' ELSE '' END
+		FROM {s}.project_environments e WHERE e.project_id = p.project_id AND e.name ` + cmp + ` (` + names + `) FOR SHARE OF e)`
 }
 
 // queryText returns the statements' text, {s} standing for the schema.
@@ -278,8 +289,11 @@ SELECT v.version_number, p.project_id FROM p, v`,
 		// In a transaction, before qCreateVersion: lock the prompt, read its
 		// latest version and deployment ids and its project, and find the
 		// version with id $2 if an earlier attempt of this very call stored
-		// it, and the template formats of the latest version and of that one.
-		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number, p.project_id, l.template_format, v.template_format
+		// it, and the template formats of the latest version and of that one;
+		// and the rows of the project's environments named in $3 (see
+		// envRows), FOR SHARE.
+		qLockPrompt: `SELECT p.latest_version_id, p.latest_deployment_id, v.version_number, p.project_id, l.template_format, v.template_format,
+	` + envRows("$3::text[]", "= ANY") + `
 FROM {s}.prompts p
 LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.id = $2
 LEFT JOIN {s}.versions l ON l.prompt_id = p.id AND l.id = p.latest_version_id
@@ -328,12 +342,14 @@ WHERE j.id = $1`,
 		// The first statement of a transaction that changes the prompt's
 		// environments: lock the prompt's row, and read its revision (for the
 		// caller's precondition), its latest deployment id (to make the
-		// next) and its project (for the events). The statements after it read the environments afresh: under
+		// next) and its project (for the events), and the row of the
+		// environment $2 (envRows), FOR SHARE. The statements after it read the environments afresh: under
 		// READ COMMITTED each statement sees what was committed when it
 		// began, so a writer that waited here sees the change of the writer
 		// it waited for.
-		qLockEnvironments: `SELECT revision, latest_deployment_id, project_id FROM {s}.prompts
-WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR UPDATE`,
+		qLockEnvironments: `SELECT p.revision, p.latest_deployment_id, p.project_id, ` + envRows("$2::text", "=") + `
+FROM {s}.prompts p
+WHERE p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL FOR UPDATE OF p`,
 
 		// Under that lock: point environment $2 at the version numbered $3
 		// or with id $4, unless it points there already, or $12 (the change's
@@ -604,12 +620,6 @@ SELECT j.id, $2::text, $3::boolean, CASE WHEN $2::text IN ('production', 'stagin
 FROM {s}.projects j WHERE j.id = $1
 ON CONFLICT (project_id, name) DO UPDATE SET protected = excluded.protected
 RETURNING e.name, e.protected, e.created_at`,
-
-		// In a change's transaction, under the prompt's lock: the row of
-		// environment $2 of project $1, FOR SHARE, so that a removal waits for
-		// the change (and a change for a removal). No row: a built-in
-		// environment never protected, or an unknown one.
-		qEnvironmentOf: `SELECT protected FROM {s}.project_environments WHERE project_id = $1 AND name = $2 FOR SHARE`,
 
 		// A read of prompt $1 in environment $2: its project, and whether
 		// the project has the environment. No row: the prompt is unknown.

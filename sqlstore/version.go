@@ -109,7 +109,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment, qEnvironmentOf); err != nil {
+		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -119,12 +119,17 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		stored                     sql.NullInt64
 		projectID                  string
 		latestFormat, storedFormat sql.NullString
+		envRows                    pq.StringArray
 	)
 	lock, err := tx.stmt(ctx, qLockPrompt)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	err = lock.QueryRowContext(ctx, v.PromptID, v.ID).Scan(&latest, &latestDeployment, &stored, &projectID, &latestFormat, &storedFormat)
+	names := make(pq.StringArray, len(envs))
+	for i, e := range envs {
+		names[i] = string(e)
+	}
+	err = lock.QueryRowContext(ctx, v.PromptID, v.ID, names).Scan(&latest, &latestDeployment, &stored, &projectID, &latestFormat, &storedFormat, &envRows)
 	if errors.Is(err, sql.ErrNoRows) {
 		return prompts.PromptVersion{}, prompts.NotFound("prompt")
 	}
@@ -141,7 +146,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		return v, err // the deferred Rollback ends what only read
 	}
 	for _, env := range envs {
-		if err := s.checkEnvironment(ctx, tx, projectID, env, "environments", ch.AllowProtected); err != nil {
+		if err := checkEnvironment(ctx, tx, projectID, env, envRows, "environments", ch.AllowProtected); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
 	}

@@ -22,7 +22,12 @@ func ParseETag(tag string) (promptID string, env prompts.Environment, revision i
 		return "", "", 0, false
 	}
 	promptID, rest, _ = strings.Cut(rest, "-")
-	e, rev, _ := strings.Cut(rest, "-")
+	// The environment may hold '-': the revision follows the last one.
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 {
+		return "", "", 0, false
+	}
+	e, rev := rest[:i], rest[i+1:]
 	revision, err := strconv.ParseInt(rev, 10, 64)
 	if err != nil || revision <= 0 || !prompts.ValidID(promptID) || prompts.Environment(e).Validate() != nil {
 		return "", "", 0, false

@@ -61,15 +61,22 @@ func TestParseETag(t *testing.T) {
 	is.Equal(id, a.ID)
 	is.Equal(env, a.Environment)
 	is.Equal(rev, a.Revision)
+	a.Environment = "eu-west-1" // a project's environment may hold '-'
+	id, env, rev, ok = wire.ParseETag(string(wire.AppendETag(nil, a)))
+	is.True(ok)
+	is.Equal(id, a.ID)
+	is.Equal(env, a.Environment)
+	is.Equal(rev, a.Revision)
 	for _, bad := range []string{
 		``, `"`, `""`, `*`,
 		`1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456`,     // unquoted
 		`W/"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456"`, // weak
 		`"2-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456"`,   // another form
 		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4Y-production-1763900000123456"`,    // not an id
-		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-dev-1763900000123456"`,          // not an environment
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-Dev-1763900000123456"`,          // not an environment name
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-1763900000123456"`,              // no environment
 		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-0"`,                  // no revision
-		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production--1"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-"`,
 		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1x"`,
 		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-99999999999999999999"`,
 		`"0123456789abcdef"`, // the tags of an older release
