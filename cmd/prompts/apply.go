@@ -107,7 +107,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 	var o applyOptions
 	f.StringVar(&o.dir, "dir", "", "the directory of prompt files: regular files of at most 1 MiB, no symbolic links")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and change nothing; exit 0 when nothing would change, 2 when something would")
-	f.StringVar(&o.promote, "promote", "", "make every new version active in this environment (production or staging), and the latest version of every unchanged file too")
+	f.StringVar(&o.promote, "promote", "", "make every new version active in this environment (one of the project's), and the latest version of every unchanged file too")
 	f.StringVar(&o.reason, "reason", "", "the reason of the deployment records that -promote writes")
 	f.StringVar(&o.message, "message", "", "the change summary of every new version")
 	f.BoolVar(&o.allow, "allow-variable-change", false, "let -promote activate a version whose variables differ from those of the version active there")

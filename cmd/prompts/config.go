@@ -27,6 +27,9 @@ type flags struct {
 
 	url, apiKey, project string
 	json                 bool
+	// arg names the positional argument in parse's errors ("the prompt's
+	// KEY" unless set).
+	arg string
 }
 
 // newFlags makes the flag set of a command, with -url and -api-key, and
@@ -81,13 +84,17 @@ func (f *flags) parse(args []string, want int) (pos []string, code int, ok bool)
 		args = rest[1:]
 	}
 	if len(pos) != want {
+		arg, short := "the prompt's KEY", "KEY"
+		if f.arg != "" {
+			arg, short = f.arg, f.arg[strings.LastIndexByte(f.arg, ' ')+1:]
+		}
 		switch {
 		case want == 0:
 			return nil, f.bad("unexpected argument %q", pos[0]), false
-		case len(pos) == 0:
-			return nil, f.bad("the prompt's KEY is required"), false
+		case len(pos) < want:
+			return nil, f.bad("%s is required", arg), false
 		default:
-			return nil, f.bad("one KEY only; %q is one too many", pos[1]), false
+			return nil, f.bad("one %s only; %q is one too many", short, pos[want]), false
 		}
 	}
 	return pos, exitOK, true
@@ -198,11 +205,12 @@ func first(s ...string) string {
 	return ""
 }
 
-// environment reads an -environment flag's value.
+// environment reads an -environment flag's value: a well-formed name;
+// the server says whether the project has it (prompts env list).
 func environment(s string) (prompts.Environment, error) {
 	e := prompts.Environment(s)
 	if !e.Valid() {
-		return "", fmt.Errorf("the environment %q is not one of production and staging", s)
+		return "", fmt.Errorf("the environment %q is not an environment name (1 to 32 lower-case letters, digits and '-', starting with a letter; see prompts env list)", s)
 	}
 	return e, nil
 }

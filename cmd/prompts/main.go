@@ -114,6 +114,7 @@ func commands() []command {
 		{"promote", "KEY -version N -environment ENV [-reason TEXT]", "make a version the active one in an environment", runPromote},
 		{"rollback", "KEY -environment ENV [-reason TEXT]", "make active again the version active before the latest change", runRollback},
 		{"history", "KEY [-environment ENV] [-limit N]", "list the deployments of a prompt, newest first", runHistory},
+		{"env", "list | put NAME [-protected] | rm NAME", "list the project's environments, add or protect one (admin), or remove one (admin)", runEnv},
 	}
 }
 

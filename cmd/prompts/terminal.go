@@ -294,7 +294,7 @@ type change struct {
 }
 
 func (c *change) flags(f *flags) {
-	f.StringVar(&c.env, "environment", "", "the environment: production or staging (required)")
+	f.StringVar(&c.env, "environment", "", "the environment: one of the project's, see prompts env list (required)")
 	f.StringVar(&c.reason, "reason", "", "why, for the deployment record")
 	f.BoolVar(&c.allow, "allow-variable-change", false, "allow a version whose variables differ from those of the version active there")
 }
