@@ -63,6 +63,14 @@ func (f *flags) jsonFlag() {
 // line (the problem and the usage on stderr), also when the number of
 // positional arguments is not want.
 func (f *flags) parse(args []string, want int) (pos []string, code int, ok bool) {
+	if pos, code, ok = f.parseAny(args); !ok {
+		return nil, code, false
+	}
+	return f.count(pos, want)
+}
+
+// parseAny is parse without the count of positional arguments.
+func (f *flags) parseAny(args []string) (pos []string, code int, ok bool) {
 	for {
 		err := f.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,6 +91,11 @@ func (f *flags) parse(args []string, want int) (pos []string, code int, ok bool)
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	return pos, exitOK, true
+}
+
+// count is parse's check that there are want positional arguments.
+func (f *flags) count(pos []string, want int) ([]string, int, bool) {
 	if len(pos) != want {
 		arg, short := "the prompt's KEY", "KEY"
 		if f.arg != "" {

@@ -16,21 +16,19 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 	f.arg = "the environment's NAME"
 	protected := f.Bool("protected", false, "put: changing what the environment points at needs an admin key (without it, put makes it unprotected)")
 	f.jsonFlag()
-	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			f.usage(e.stdout)
-			return exitOK
-		}
+	pos, code, ok := f.parseAny(args)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
 		return f.bad("say what to do: list, put NAME or rm NAME")
 	}
-	sub := args[0]
-	want := map[string]int{"list": 0, "put": 1, "rm": 1}
-	n, ok := want[sub]
-	if !ok {
+	sub := pos[0]
+	n, known := map[string]int{"list": 0, "put": 1, "rm": 1}[sub]
+	if !known {
 		return f.bad("unknown action %q: list, put NAME or rm NAME", sub)
 	}
-	pos, code, ok := f.parse(args[1:], n)
-	if !ok {
+	if pos, code, ok = f.count(pos[1:], n); !ok {
 		return code
 	}
 	var name prompts.Environment

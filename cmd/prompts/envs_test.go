@@ -44,7 +44,7 @@ func TestEnv(t *testing.T) {
 	is.Equal(cli(t, s, nil, "get", "greeting", "-environment", "Canary").code, 1) // malformed
 
 	r = cli(t, s, nil, "env", "rm", "canary")
-	is.Equal(r.code, 1) // something is active there
+	is.Equal(r.code, 1)                                                                      // something is active there
 	is.Equal(cli(t, s, []string{"PROMPTS_API_KEY=" + writeKey}, "env", "put", "eu").code, 1) // needs admin
 	r = cli(t, s, nil, "env", "list", "-json")
 	is.Equal(r.code, 0)
