@@ -219,6 +219,7 @@ func (c *call) createVersion() {
 		}
 		in.Environments = []prompts.Environment{prompts.Staging}
 		in.AllowVariableChange = d.Allow
+		in.AllowProtected = allows(c.access.Role, httpapi.RoleAdmin) // a protected staging needs admin
 	}
 	v, err := c.h.store.CreateVersion(c.r.Context(), in)
 	if fe, ok := fieldErrors(err); ok {
@@ -272,9 +273,6 @@ type rollbackTarget struct {
 	From, To *int                // To nil: nothing to roll back to
 	Last     *prompts.Deployment // the change a rollback undoes
 }
-
-// Environments lists the environments, for the templates.
-func (changeData) Environments() []prompts.Environment { return prompts.Environments }
 
 // changeForm reads the prompt's state and the form's defaults.
 func (c *call) changeForm() (changeData, bool) {
@@ -374,7 +372,8 @@ func (c *call) readChange(page string) (changeData, prompts.Change, bool) {
 	d.Revision = rev
 	d.SeenLatest, _ = strconv.Atoi(c.r.PostForm.Get("seen_latest"))
 	d.SeenDeployment = c.r.PostForm.Get("seen_deployment")
-	return d, prompts.Change{Actor: c.access.Name, Reason: d.Reason, IfRevision: rev, AllowVariableChange: d.Allow}, true
+	return d, prompts.Change{Actor: c.access.Name, Reason: d.Reason, IfRevision: rev, AllowVariableChange: d.Allow,
+		AllowProtected: allows(c.access.Role, httpapi.RoleAdmin)}, true
 }
 
 // changeFailed answers a refused change: the form again, with the
@@ -405,6 +404,12 @@ func (c *call) changeFailed(page string, d changeData, err error) bool {
 		errors.As(err, &pe)
 		d.Refused = pe.Message
 		c.changePage(http.StatusConflict, page, d)
+		return true
+	case prompts.CodeForbidden: // a protected environment
+		var pe *prompts.Error
+		errors.As(err, &pe)
+		d.Refused = pe.Message
+		c.changePage(http.StatusForbidden, page, d)
 		return true
 	}
 	return false

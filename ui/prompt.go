@@ -29,14 +29,15 @@ func (c *call) getPrompt() (prompts.Prompt, bool) {
 type state struct {
 	Prompt   prompts.Prompt // Revision: what the forms send back
 	Project  prompts.Project
-	Envs     []envState // production, staging
+	Envs     []envState // the project's environments, in their order
 	Latest   int        // the latest version's number; 0 with none
 	LastSeen string     // the id of the newest deployment record, or ""
 }
 
 type envState struct {
-	Env     prompts.Environment
-	Version *prompts.PromptVersion // nil when nothing is active
+	Env       prompts.Environment
+	Protected bool                   // changing what it points at needs admin
+	Version   *prompts.PromptVersion // nil when nothing is active
 	Last    *prompts.Deployment    // the environment's latest change, nil when none
 }
 
@@ -50,8 +51,18 @@ func (s state) env(e prompts.Environment) envState {
 	return envState{Env: e}
 }
 
-// readState reads what the prompt's page shows. Both environments are
-// read at one revision when the prompt holds still for it; when it keeps
+// Environments lists the project's environments, for the templates'
+// pickers.
+func (s state) Environments() []prompts.Environment {
+	out := make([]prompts.Environment, len(s.Envs))
+	for i, es := range s.Envs {
+		out[i] = es.Env
+	}
+	return out
+}
+
+// readState reads what the prompt's page shows. Every environment of the
+// project is read at one revision when the prompt holds still for it; when it keeps
 // moving, the smallest revision seen is kept, so that a change made from
 // the page is refused, and says what changed, rather than made on a
 // state the page did not show.
@@ -61,12 +72,18 @@ func (c *call) readState() (state, bool) {
 		return state{}, false
 	}
 	ctx := c.r.Context()
+	envs, err := c.h.store.ListEnvironments(ctx, p.ProjectID)
+	if err != nil {
+		c.storeError(err)
+		return state{}, false
+	}
 	var st state
 	for try := 0; try < 3; try++ {
-		st = state{Envs: make([]envState, 0, len(prompts.Environments))}
+		st = state{Envs: make([]envState, 0, len(envs))}
 		rev := int64(-1)
 		same := true
-		for _, e := range prompts.Environments {
+		for _, pe := range envs {
+			e := pe.Name
 			ap, err := c.h.store.GetActive(ctx, p.ID, e)
 			if err != nil {
 				c.storeError(err)
@@ -78,7 +95,7 @@ func (c *call) readState() (state, bool) {
 			if rev < 0 || ap.Revision < rev {
 				rev, st.Prompt = ap.Revision, ap.Prompt
 			}
-			st.Envs = append(st.Envs, envState{Env: e, Version: ap.ActiveVersion})
+			st.Envs = append(st.Envs, envState{Env: e, Protected: pe.Protected, Version: ap.ActiveVersion})
 		}
 		if same {
 			break

@@ -661,7 +661,7 @@ func TestBadInputIsAClearRefusal(t *testing.T) {
 		"no version":      {"version", "x", http.StatusBadRequest, "Version must be a number"},
 		"version 0":       {"version", "0", http.StatusBadRequest, "Version must be 1 or more"},
 		"unknown version": {"version", "99", http.StatusNotFound, "Not found"},
-		"environment":     {"environment", "prod", http.StatusBadRequest, "Environment must be production or staging"},
+		"environment":     {"environment", "prod", http.StatusBadRequest, "Environment is not an environment of this project: production, staging"},
 		"NUL in reason":   {"reason", "a\x00b", http.StatusBadRequest, "Reason must not contain the NUL character"},
 		"long reason":     {"reason", strings.Repeat("r", 1025), http.StatusBadRequest, "Reason must be at most 1024 characters"},
 		"revision":        {"revision", "99999999999999999999999", http.StatusBadRequest, "does not say which revision"},

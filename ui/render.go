@@ -176,6 +176,10 @@ type crumb struct {
 func (v view) CanWrite() bool  { return v.User != nil && allows(v.User.Role, httpapi.RoleWrite) }
 func (v view) CanDeploy() bool { return v.User != nil && allows(v.User.Role, httpapi.RoleDeploy) }
 
+// CanAdmin tells templates to offer what needs an admin key (a project's
+// environments).
+func (v view) CanAdmin() bool { return v.User != nil && allows(v.User.Role, httpapi.RoleAdmin) }
+
 func allows(have, need httpapi.Role) bool { return have >= need && have <= httpapi.RoleAdmin }
 
 // call is one request to a page or action, with its session when signed in.
@@ -288,6 +292,8 @@ func (c *call) storeError(err error) {
 		c.fail(http.StatusBadRequest, d)
 	case prompts.CodeConflict, prompts.CodeVariablesChanged:
 		c.fail(http.StatusConflict, errorData{Title: "Refused", Message: pe.Message + ". Nothing was changed."})
+	case prompts.CodeForbidden: // a protected environment
+		c.fail(http.StatusForbidden, errorData{Title: "Not allowed", Message: pe.Message + ". Nothing was changed."})
 	case prompts.CodePreconditionFailed:
 		c.fail(http.StatusPreconditionFailed, errorData{Title: "This page was out of date", Message: "The prompt changed since the page was loaded. Nothing was changed."})
 	case prompts.CodeUnavailable:

@@ -23,6 +23,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET "+p+"projects/{project_id}", h.page(httpapi.RoleRead, (*call).project))
 	m.HandleFunc("GET "+p+"projects/{project_id}/prompts/new", h.page(httpapi.RoleWrite, (*call).newPromptForm))
 	m.HandleFunc("POST "+p+"projects/{project_id}/prompts", h.action(httpapi.RoleWrite, (*call).createPrompt))
+	m.HandleFunc("GET "+p+"projects/{project_id}/environments", h.page(httpapi.RoleRead, (*call).environments))
+	m.HandleFunc("POST "+p+"projects/{project_id}/environments", h.action(httpapi.RoleAdmin, (*call).putEnvironment))
+	m.HandleFunc("POST "+p+"projects/{project_id}/environments/{name}/remove", h.action(httpapi.RoleAdmin, (*call).removeEnvironment))
 	m.HandleFunc("GET "+p+"prompts/{prompt_id}", h.page(httpapi.RoleRead, (*call).prompt))
 	m.HandleFunc("GET "+p+"prompts/{prompt_id}/versions/{number}", h.page(httpapi.RoleRead, (*call).version))
 	m.HandleFunc("GET "+p+"prompts/{prompt_id}/compare", h.page(httpapi.RoleRead, (*call).compare))
@@ -44,6 +47,7 @@ func (h *Handler) routes() {
 	for _, r := range []struct{ from, to string }{
 		{"signin", ""}, {"signout", ""},
 		{"projects/{project_id}/prompts", "projects/{project_id}"},
+		{"projects/{project_id}/environments/{name}/remove", "projects/{project_id}/environments"},
 		{"prompts/{prompt_id}/versions", "prompts/{prompt_id}"},
 	} {
 		m.HandleFunc("GET "+p+r.from, func(w http.ResponseWriter, req *http.Request) {
