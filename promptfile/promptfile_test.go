@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/matryer/is"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/dotprompt"
 	"github.com/promptkit/prompts/promptfile"
 )
 
@@ -362,4 +367,106 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q read %+v, written and read again %+v", data, pf, again)
 		}
 	})
+}
+
+// dotpromptFiles are Dotprompt's own files (testdata/dotprompt) and the
+// templates of its specification that have a front matter and a body,
+// by a name each.
+func dotpromptFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := fs.WalkDir(os.DirFS("testdata/dotprompt"), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".prompt") {
+			return err
+		}
+		files[p], err = os.ReadFile("testdata/dotprompt/" + p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := filepath.Glob("../internal/dotprompt/testdata/spec/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../internal/dotprompt/testdata/spec/helpers/*.yaml")
+	for _, name := range append(specs, more...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var suites []struct {
+			Name     string `yaml:"name"`
+			Template string `yaml:"template"`
+		}
+		if err := yaml.Unmarshal(b, &suites); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range suites {
+			if fm, body := dotprompt.SplitSource(s.Template); fm != "" && body != "" {
+				files["spec/"+filepath.Base(name)+"/"+s.Name] = []byte(s.Template)
+			}
+		}
+	}
+	if len(files) < 11 {
+		t.Fatalf("only %d files of Dotprompt's", len(files))
+	}
+	return files
+}
+
+// Dotprompt's own files read as Dotprompt reads them, and Format writes
+// files that read back the same: the same front matter values and the
+// same template, and the same bytes when the front matter had the form
+// Format writes already.
+func TestDotpromptFiles(t *testing.T) {
+	canonical := 0
+	for name, b := range dotpromptFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			f, err := promptfile.Parse(b)
+			is.NoErr(err) // parses
+			is.Equal(f.Format, prompts.FormatDotprompt)
+			fm, body := dotprompt.SplitSource(string(b))
+			is.Equal(dotprompt.Body(f.Template), body) // the template Dotprompt renders
+			var want map[string]any
+			is.NoErr(yaml.Unmarshal([]byte(fm), &want))
+			got := map[string]any{}
+			if !f.Metadata.IsNull() {
+				is.NoErr(json.Unmarshal([]byte(f.Metadata), &got))
+			}
+			if f.Name != "" {
+				got["name"] = f.Name
+			}
+			if f.Description != nil {
+				got["description"] = *f.Description
+			}
+			is.Equal(sameJSON(mustJSON(t, got), mustJSON(t, want)), true) // the front matter's values
+			out, err := promptfile.Format(f)
+			is.NoErr(err)
+			back, err := promptfile.Parse(out)
+			is.NoErr(err)
+			is.True(sameFile(back, f))                      // the same values back
+			is.Equal(back.Template, f.Template)             // the template byte for byte
+			is.True(bytes.HasSuffix(out, []byte(f.Template))) // …written as it is
+			again, err := promptfile.Format(back)
+			is.NoErr(err)
+			is.Equal(string(again), string(out)) // written once, written the same
+			if bytes.Equal(out, b) {
+				canonical++
+			}
+		})
+	}
+	if canonical < 3 {
+		t.Errorf("only %d files written back byte for byte", canonical)
+	}
+}
+
+// mustJSON is v's JSON text (YAML's numbers and JSON's compared as JSON).
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
