@@ -199,7 +199,7 @@ func TestExportStaysInItsDirectory(t *testing.T) {
 	r := cli(t, s, nil, "export", "-dir", dir)
 	is.Equal(r.code, 1)
 	is.True(strings.Contains(r.stderr, "a/../../escape"))
-	is.Equal(readFiles(t, parent), map[string]string{"prompts/here/fine.prompt": "---\nname: F\n---\ny"})
+	is.Equal(readFiles(t, parent), map[string]string{"prompts/here/fine.prompt": "---\nname: F\nprompts.format: plain\n---\ny"})
 }
 
 // The server, the key and the project come from the flags, else from
