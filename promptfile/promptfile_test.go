@@ -445,8 +445,8 @@ func TestDotpromptFiles(t *testing.T) {
 			is.NoErr(err)
 			back, err := promptfile.Parse(out)
 			is.NoErr(err)
-			is.True(sameFile(back, f))                      // the same values back
-			is.Equal(back.Template, f.Template)             // the template byte for byte
+			is.True(sameFile(back, f))                        // the same values back
+			is.Equal(back.Template, f.Template)               // the template byte for byte
 			is.True(bytes.HasSuffix(out, []byte(f.Template))) // …written as it is
 			again, err := promptfile.Format(back)
 			is.NoErr(err)
