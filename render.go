@@ -64,7 +64,9 @@ type Template struct {
 }
 
 // ParseTemplate parses v's content in its format (a version without one
-// is plain). A dotprompt template that does not parse is an
+// is plain). A dotprompt template renders without its surrounding white
+// space, as Dotprompt renders the body of a .prompt file; a plain one
+// renders every byte. A dotprompt template that does not parse is an
 // invalid-input error for "content", as when it is stored.
 func ParseTemplate(v PromptVersion) (*Template, error) {
 	t := &Template{format: v.TemplateFormat.Or(FormatPlain), v: v}
@@ -74,7 +76,10 @@ func ParseTemplate(v PromptVersion) (*Template, error) {
 		}
 		return t, nil
 	}
-	dp, err := parseTemplate(v.Content)
+	// Dotprompt trims the body of a source before it renders it: the
+	// stored content keeps every byte, and renders as Dotprompt (and
+	// Genkit) render the file it came from.
+	dp, err := parseTemplate(dotprompt.Body(v.Content))
 	if err != nil {
 		return nil, err
 	}

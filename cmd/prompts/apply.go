@@ -352,6 +352,14 @@ func (s *step) read(ctx context.Context, cl *client.Client, env prompts.Environm
 
 // compare decides what the step does.
 func (s *step) compare(o applyOptions) {
+	// A file of the first releases (no prompts.format, a front matter of
+	// name, description and metadata) keeps making plain versions of a
+	// prompt whose latest version is plain.
+	if s.latest != nil && s.latest.TemplateFormat.Or(prompts.FormatPlain) == prompts.FormatPlain {
+		if plain, ok := s.file.Legacy(); ok {
+			s.file.File = plain
+		}
+	}
 	f := s.file
 	if o.env != "" {
 		s.Environment = &o.env
@@ -374,9 +382,8 @@ func (s *step) compare(o applyOptions) {
 	default:
 		s.Previous = &s.latest.VersionNumber
 		s.Version = s.latest.VersionNumber
-		if f.Template != s.latest.Content || s.latest.TemplateFormat.Or(prompts.FormatPlain) != prompts.FormatPlain {
-			// A file's template is plain: the same text as a dotprompt
-			// version's is another template.
+		if f.Template != s.latest.Content || s.latest.TemplateFormat.Or(prompts.FormatPlain) != f.Format {
+			// The same text in another format is another template.
 			s.changes(changeTemplate)
 			s.newVer = true
 		}
@@ -407,7 +414,10 @@ func (s *step) compare(o applyOptions) {
 		// The promotion guard, checked now so that a refusal changes
 		// nothing at all.
 		if (s.newVer || s.promote) && activeVersion != nil && !o.allow {
-			to := prompts.Variables(f.Template)
+			to, err := prompts.TemplateVariables(f.Format, f.Template)
+			if err != nil {
+				to = nil // the server says why when the version is made
+			}
 			if !s.newVer {
 				to = versionVariables(*s.latest)
 			}
@@ -462,8 +472,7 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 	}
 	switch {
 	case s.newVer:
-		// A file makes a plain version, whatever the latest's format.
-		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata, TemplateFormat: prompts.FormatPlain}
+		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata, TemplateFormat: f.Format}
 		if o.message != "" {
 			in.ChangeSummary = &o.message
 		}
@@ -477,7 +486,7 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 			base = s.latest.ID
 		}
 		in.Idempotency = prompts.Idempotency{Key: idempotencyKey("version", project.ID, f.Key, base,
-			in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary), string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange))}
+			in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary), string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange), string(in.TemplateFormat))}
 		v, err := cl.CreateVersion(ctx, in)
 		if err != nil {
 			return err
