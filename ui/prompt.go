@@ -196,6 +196,9 @@ type versionData struct {
 	Version  prompts.PromptVersion
 	Metadata string   // indented, or "" for null
 	Active   []string // the environments it is active in
+	Format   prompts.TemplateFormat
+	Front    frontMatter // dotprompt: the front matter, read
+	Chat     chatView    // dotprompt: rendered with input.default
 }
 
 // version is GET {prefix}prompts/{prompt_id}/versions/{number}.
@@ -208,7 +211,11 @@ func (c *call) version() {
 	if !ok {
 		return
 	}
-	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID)}
+	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID), Format: v.TemplateFormat.Or(prompts.FormatPlain)}
+	if d.Format == prompts.FormatDotprompt {
+		d.Front = readFrontMatter(v.Metadata)
+		d.Chat = preview(c.r.Context(), v, d.Front)
+	}
 	title := "Version " + strconv.Itoa(v.VersionNumber) + " of " + st.Prompt.Key
 	c.render(http.StatusOK, "version", c.view(title, d, c.crumbs(st, crumb{Name: "Version " + strconv.Itoa(v.VersionNumber)})...))
 }
