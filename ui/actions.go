@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -564,6 +566,27 @@ type renderData struct {
 	Values  map[string]string
 	Text    *string
 	Error   string
+
+	// A dotprompt version: a field per variable, read as JSON or as
+	// text; history and context as JSON; the result as messages, with
+	// the front matter's model, config and output beside.
+	Dotprompt bool
+	Fields    []valueField
+	History   string
+	Context   string
+	Errors    map[string]string // "history", "context", "form"
+	Front     frontMatter
+	Messages  []prompts.Message
+	Rendered  bool
+}
+
+// valueField is the field of one variable of a dotprompt version.
+type valueField struct {
+	Name  string
+	Value string
+	JSON  bool   // read as JSON (else as text)
+	Help  string // its type, whether required, its description
+	Error string
 }
 
 // renderForm is GET {prefix}prompts/{prompt_id}/versions/{number}/render.
@@ -576,7 +599,57 @@ func (c *call) renderForm() {
 	if !ok {
 		return
 	}
-	c.renderPage(http.StatusOK, renderData{state: st, Version: v, Values: map[string]string{}})
+	d := renderData{state: st, Version: v, Values: map[string]string{}}
+	if isFormat(v, "dotprompt") {
+		d.Dotprompt, d.Front = true, readFrontMatter(v.Metadata)
+		d.Fields = defaultFields(v, d.Front)
+	}
+	c.renderPage(http.StatusOK, d)
+}
+
+// defaultFields are the fields of v's variables before anything is
+// typed: each holds its input.default, and is read as text when its
+// schema says it is a string (or, without a schema, when its default is
+// a string or it has none), else as JSON.
+func defaultFields(v prompts.PromptVersion, fm frontMatter) []valueField {
+	fs := make([]valueField, 0, len(v.Variables))
+	for _, name := range v.Variables {
+		f := valueField{Name: name, Help: fieldHelp(fm, name)}
+		def, hasDef := fm.defaults[name]
+		if p, ok := fm.props[name]; ok {
+			f.JSON = p.Type != "string" && p.Type != "string or null"
+		} else if hasDef {
+			_, isString := def.(string)
+			f.JSON = !isString
+		}
+		if hasDef {
+			if s, ok := def.(string); ok && !f.JSON {
+				f.Value = s
+			} else if b, err := json.Marshal(def); err == nil {
+				f.Value = string(b)
+			}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// fieldHelp says what the input schema says of the variable name.
+func fieldHelp(fm frontMatter, name string) string {
+	p, ok := fm.props[name]
+	if !ok {
+		return ""
+	}
+	help := p.Type
+	if p.Required {
+		help += ", required"
+	} else {
+		help += ", optional"
+	}
+	if p.Description != "" {
+		help += ": " + p.Description
+	}
+	return help
 }
 
 func (c *call) renderPage(status int, d renderData) {
@@ -597,6 +670,10 @@ func (c *call) renderVersion() {
 	if !ok {
 		return
 	}
+	if isFormat(v, "dotprompt") {
+		c.renderChat(st, v)
+		return
+	}
 	d := renderData{state: st, Version: v, Values: map[string]string{}}
 	for name := range c.r.PostForm {
 		if n, ok := strings.CutPrefix(name, "var."); ok {
@@ -605,19 +682,168 @@ func (c *call) renderVersion() {
 	}
 	text, err := v.Render(d.Values)
 	if err != nil {
-		var pe *prompts.Error
-		errors.As(err, &pe)
-		d.Error = err.Error()
-		if pe != nil {
-			var parts []string
-			for _, f := range pe.Fields {
-				parts = append(parts, strings.TrimPrefix(f.Field, "variables.")+" "+f.Detail)
-			}
-			d.Error = strings.Join(parts, "; ")
-		}
+		d.Error = errorText(err)
 		c.renderPage(http.StatusBadRequest, d)
 		return
 	}
 	d.Text = &text
 	c.renderPage(http.StatusOK, d)
+}
+
+// renderChat renders a dotprompt version with the values typed: var.NAME
+// is read as JSON, or as text when kind.NAME is "text"; an empty JSON
+// field gives no value (its input.default applies, if it has one); an
+// empty text field is the empty string. history (a JSON array of
+// messages) and context (a JSON object, Dotprompt's @ data) are
+// optional. A value that is not JSON is 400, naming its field, and
+// nothing is rendered.
+func (c *call) renderChat(st state, v prompts.PromptVersion) {
+	d := renderData{state: st, Version: v, Dotprompt: true, Front: readFrontMatter(v.Metadata), Errors: map[string]string{}}
+	d.History = strings.TrimSpace(c.form("history"))
+	d.Context = strings.TrimSpace(c.form("context"))
+	values := map[string]any{}
+	for name, val := range d.Front.defaults {
+		if slices.Contains(v.Variables, name) {
+			values[name] = val
+		}
+	}
+	bad := false
+	for _, name := range v.Variables {
+		f := valueField{Name: name, Help: fieldHelp(d.Front, name), Value: c.form("var." + name), JSON: c.form("kind."+name) != "text"}
+		switch {
+		case !f.JSON:
+			values[name] = f.Value
+		case strings.TrimSpace(f.Value) != "":
+			x, err := parseValue(f.Value)
+			if err != nil {
+				f.Error, bad = err.Error()+". To give it as text, choose Text.", true
+				break
+			}
+			values[name] = x
+		}
+		d.Fields = append(d.Fields, f)
+	}
+	for name := range c.r.PostForm {
+		if n, ok := strings.CutPrefix(name, "var."); ok && !slices.Contains(v.Variables, n) {
+			d.Errors["form"] = joinErr(d.Errors["form"], n+" is not a variable of this version")
+			bad = true
+		}
+	}
+	in := prompts.RenderInput{Values: values, AllowUnused: true}
+	if d.History != "" {
+		h, err := parseHistory(d.History)
+		if err != nil {
+			d.Errors["history"], bad = err.Error(), true
+		}
+		in.History = h
+	}
+	if d.Context != "" {
+		x, err := parseValue(d.Context)
+		m, isObject := x.(map[string]any)
+		switch {
+		case err != nil:
+			d.Errors["context"], bad = err.Error(), true
+		case !isObject:
+			d.Errors["context"], bad = "must be a JSON object, such as {\"state\": {\"step\": 2}}", true
+		}
+		in.Context = m
+	}
+	if bad {
+		c.renderPage(http.StatusBadRequest, d)
+		return
+	}
+	t, err := prompts.ParseTemplate(v)
+	var r prompts.Rendered
+	if err == nil {
+		r, err = t.Render(c.r.Context(), in)
+	}
+	if err != nil {
+		var pe *prompts.Error
+		if !errors.As(err, &pe) || pe.Code != prompts.CodeInvalid {
+			c.storeError(err)
+			return
+		}
+		for _, fe := range pe.Fields {
+			name, isVar := strings.CutPrefix(fe.Field, "variables.")
+			i := slices.IndexFunc(d.Fields, func(f valueField) bool { return f.Name == name })
+			switch {
+			case isVar && i >= 0:
+				d.Fields[i].Error = joinErr(d.Fields[i].Error, fe.Detail)
+			case strings.HasPrefix(fe.Field, "history"):
+				d.Errors["history"] = joinErr(d.Errors["history"], fe.Field+" "+fe.Detail)
+			default:
+				d.Errors["form"] = joinErr(d.Errors["form"], strings.TrimPrefix(fe.Field, "variables.")+" "+fe.Detail)
+			}
+		}
+		c.renderPage(http.StatusBadRequest, d)
+		return
+	}
+	d.Messages, d.Rendered = r.Messages, true
+	c.renderPage(http.StatusOK, d)
+}
+
+// FieldErrors lists the fields in error, for the form's summary.
+func (d renderData) FieldErrors() []string {
+	var out []string
+	for _, f := range d.Fields {
+		if f.Error != "" {
+			out = append(out, f.Name+": "+f.Error)
+		}
+	}
+	for _, k := range []string{"history", "context", "form"} {
+		if e := d.Errors[k]; e != "" {
+			if k != "form" {
+				e = fieldLabels[k] + " " + e
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// parseHistory reads messages in Dotprompt's shape, as the HTTP
+// interface takes them: [{"role": "user", "content": [{"text": "…"} or
+// {"media": {"url": "…", "contentType": "…"}}]}].
+func parseHistory(text string) ([]prompts.Message, error) {
+	var raw []struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Text  *string `json:"text"`
+			Media *struct {
+				URL         string `json:"url"`
+				ContentType string `json:"contentType"`
+			} `json:"media"`
+		} `json:"content"`
+	}
+	if _, err := parseValue(text); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf(`must be an array of messages, such as [{"role": "user", "content": [{"text": "Hi"}]}]: %s`, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	out := make([]prompts.Message, 0, len(raw))
+	for i, m := range raw {
+		msg := prompts.Message{Role: m.Role, Content: []prompts.Part{}}
+		for j, p := range m.Content {
+			switch {
+			case p.Media != nil && p.Text == nil:
+				msg.Content = append(msg.Content, prompts.Part{Media: &prompts.Media{URL: p.Media.URL, ContentType: p.Media.ContentType}})
+			case p.Text != nil && p.Media == nil:
+				msg.Content = append(msg.Content, prompts.Part{Text: *p.Text})
+			default:
+				return nil, fmt.Errorf("message %d, part %d: must have text or media, one of them", i+1, j+1)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out, nil
 }

@@ -87,7 +87,7 @@ func jsonError(text string, dec *json.Decoder, err error) error {
 	off := int(dec.InputOffset())
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		off = int(se.Offset)
+		off = int(se.Offset) - 1 // Offset counts the byte at fault
 	}
 	off = min(max(off, 0), len(text))
 	line := 1 + strings.Count(text[:off], "\n")

@@ -144,6 +144,11 @@ var fieldLabels = map[string]string{
 	"name":           "Name",
 	"description":    "Description",
 	"form":           "The form",
+	"history":        "History",
+	"context":        "Context",
+	"model":          "Model",
+	"config":         "Config",
+	"format":         "Template format",
 }
 
 // view is what every page gets: the layout's part, and the page's Data.
