@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,16 +17,17 @@ import (
 // formFields maps the fields of the Store's invalid-input errors to the
 // form's fields.
 var formFields = map[string]string{
-	"content":        "content",
-	"change_summary": "change_summary",
-	"metadata_":      "metadata",
-	"reason":         "reason",
-	"environment":    "environment",
-	"version_number": "version",
-	"version_id":     "version",
-	"key":            "key",
-	"name":           "name",
-	"description":    "description",
+	"content":         "content",
+	"change_summary":  "change_summary",
+	"metadata_":       "metadata",
+	"template_format": "format",
+	"reason":          "reason",
+	"environment":     "environment",
+	"version_number":  "version",
+	"version_id":      "version",
+	"key":             "key",
+	"name":            "name",
+	"description":     "description",
 }
 
 // fieldErrors returns the invalid fields of err by form field, and what
@@ -41,6 +43,13 @@ func fieldErrors(err error) (fields map[string]string, ok bool) {
 		name, known := formFields[f.Field]
 		msg := f.Detail
 		switch member, inMetadata := strings.CutPrefix(f.Field, "metadata_."); {
+		case inMetadata && (member == "model" || strings.HasPrefix(member, "model.") || strings.HasPrefix(member, "model[")):
+			name = "model"
+		case inMetadata && (member == "config" || strings.HasPrefix(member, "config.") || strings.HasPrefix(member, "config[")):
+			name, msg = "config", "member "+member+" "+f.Detail
+			if member == "config" {
+				msg = f.Detail
+			}
 		case inMetadata:
 			// A member of the metadata, such as one given twice.
 			name, msg = "metadata", "member "+member+" "+f.Detail
@@ -155,7 +164,10 @@ type newVersionData struct {
 	state
 	Content   string
 	Summary   string
-	Metadata  string
+	Format    prompts.TemplateFormat // the format chosen
+	Model     string                 // metadata_.model
+	Config    string                 // metadata_.config, as JSON
+	Metadata  string                 // the rest of metadata_, as JSON
 	Staging   bool
 	Allow     bool
 	Variables []string
@@ -163,21 +175,26 @@ type newVersionData struct {
 	Guard     *prompts.VariableChange
 }
 
+// Formats lists the template formats, for the form.
+func (newVersionData) Formats() []prompts.TemplateFormat { return prompts.TemplateFormats }
+
 // newVersionForm is GET {prefix}prompts/{prompt_id}/versions/new, with
-// the latest version's content and metadata to start from.
+// the latest version's content, format and metadata to start from.
 func (c *call) newVersionForm() {
 	st, ok := c.readState()
 	if !ok {
 		return
 	}
-	d := newVersionData{state: st}
+	d := newVersionData{state: st, Format: prompts.FormatPlain}
 	if st.Latest > 0 {
 		v, err := c.h.store.GetVersion(c.r.Context(), st.Prompt.ID, st.Latest)
 		if err != nil {
 			c.storeError(err)
 			return
 		}
-		d.Content, d.Metadata, d.Variables = v.Content, prettyMetadata(v.Metadata), v.Variables
+		d.Content, d.Variables = v.Content, v.Variables
+		d.Format = v.TemplateFormat.Or(prompts.FormatPlain)
+		d.Model, d.Config, d.Metadata = splitMetadata(v.Metadata)
 	}
 	c.newVersionPage(http.StatusOK, d)
 }
@@ -188,6 +205,11 @@ func (c *call) newVersionPage(status int, d newVersionData) {
 
 // createVersion is POST {prefix}prompts/{prompt_id}/versions. The button
 // "Show variables" only shows the variables of the content typed.
+//
+// The metadata is typed in three fields: Model (metadata_.model),
+// Config (metadata_.config, a JSON object) and Metadata (the rest, a
+// JSON object); each of the first two, when not empty, is merged into
+// the rest, which must not give it too.
 func (c *call) createVersion() {
 	st, ok := c.readState()
 	if !ok {
@@ -197,21 +219,51 @@ func (c *call) createVersion() {
 		state:    st,
 		Content:  c.form("content"),
 		Summary:  c.form("change_summary"),
+		Format:   prompts.TemplateFormat(c.form("template_format")),
+		Model:    strings.TrimSpace(c.form("model")),
+		Config:   strings.TrimSpace(c.form("config")),
 		Metadata: strings.TrimSpace(c.form("metadata")),
 		Staging:  c.r.PostForm.Get("staging") != "",
 		Allow:    c.r.PostForm.Get("allow_variable_change") != "",
+		Errors:   map[string]string{},
 	}
-	d.Variables = prompts.Variables(d.Content)
+	format := d.Format
+	if format == "" {
+		// What the Store takes: the latest version's format.
+		format = prompts.FormatPlain
+		if st.Latest > 0 {
+			v, err := c.h.store.GetVersion(c.r.Context(), st.Prompt.ID, st.Latest)
+			if err != nil {
+				c.storeError(err)
+				return
+			}
+			format = v.TemplateFormat.Or(prompts.FormatPlain)
+		}
+	}
+	vars, err := prompts.TemplateVariables(format, d.Content)
+	if fe, ok := fieldErrors(err); ok && c.r.PostForm.Get("preview") != "" {
+		d.Errors = fe
+		c.newVersionPage(http.StatusBadRequest, d)
+		return
+	}
+	d.Variables = vars
 	if c.r.PostForm.Get("preview") != "" {
 		c.newVersionPage(http.StatusOK, d)
 		return
 	}
+	meta, errs := mergeMetadata(d.Model, d.Config, d.Metadata)
+	if len(errs) > 0 {
+		d.Errors = errs
+		c.newVersionPage(http.StatusBadRequest, d)
+		return
+	}
 	in := prompts.NewVersion{
-		PromptID:      st.Prompt.ID,
-		Content:       d.Content,
-		ChangeSummary: nullable(d.Summary),
-		Metadata:      prompts.Metadata(d.Metadata),
-		Actor:         c.access.Name,
+		PromptID:       st.Prompt.ID,
+		Content:        d.Content,
+		ChangeSummary:  nullable(d.Summary),
+		Metadata:       meta,
+		TemplateFormat: d.Format,
+		Actor:          c.access.Name,
 	}
 	if d.Staging {
 		// Activating needs deploy, as over the HTTP interface.
@@ -243,6 +295,103 @@ func (c *call) createVersion() {
 	}
 	c.flash(msg)
 	c.redirect("prompts/" + st.Prompt.ID + "/versions/" + strconv.Itoa(v.VersionNumber))
+}
+
+// splitMetadata splits m for the new version's form: its model (when a
+// string), its config (when an object, indented), and the rest,
+// indented, in their order.
+func splitMetadata(m prompts.Metadata) (model, config, rest string) {
+	if m.IsNull() {
+		return "", "", ""
+	}
+	ms, err := members(string(m))
+	if err != nil {
+		return "", "", prettyMetadata(m)
+	}
+	var others []member
+	for _, x := range ms {
+		switch {
+		case x.Key == "model" && model == "" && json.Unmarshal(x.Raw, &model) == nil && model != "":
+		case x.Key == "config" && config == "" && x.Composite() && bytes.HasPrefix(bytes.TrimSpace(x.Raw), []byte("{")):
+			config = prettyJSON(x.Raw)
+		default:
+			others = append(others, x)
+		}
+	}
+	if len(others) == 0 {
+		return model, config, ""
+	}
+	return model, config, prettyJSON(joinMembers(others))
+}
+
+// joinMembers makes an object of ms, in their order.
+func joinMembers(ms []member) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, x := range ms {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(quoteJSON(x.Key))
+		buf.WriteByte(':')
+		buf.Write(x.Raw)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+func quoteJSON(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// mergeMetadata makes metadata_ of the form's three fields: model and
+// config go first, then the rest as typed (so its digits, and anything
+// the Store refuses in it, reach the Store as they are). Errors are by
+// form field.
+func mergeMetadata(model, config, rest string) (prompts.Metadata, map[string]string) {
+	if model == "" && config == "" {
+		return prompts.Metadata(rest), nil // the Store checks it
+	}
+	errs := map[string]string{}
+	var restMembers []member
+	if rest != "" && rest != "null" {
+		ms, err := members(rest)
+		if err != nil {
+			errs["metadata"] = err.Error()
+		}
+		restMembers = ms
+	}
+	for _, x := range restMembers {
+		if x.Key == "model" && model != "" {
+			errs["model"] = "is given twice: here and in Metadata (JSON); remove one"
+		}
+		if x.Key == "config" && config != "" {
+			errs["config"] = "is given twice: here and in Metadata (JSON); remove one"
+		}
+	}
+	var head []member
+	if model != "" {
+		head = append(head, member{Key: "model", Raw: quoteJSON(model)})
+	}
+	if config != "" {
+		if _, err := members(config); err != nil {
+			errs["config"] = err.Error()
+		}
+		head = append(head, member{Key: "config", Raw: json.RawMessage(config)})
+	}
+	if len(errs) > 0 {
+		return "", errs
+	}
+	out := joinMembers(head)
+	if len(restMembers) > 0 {
+		r := strings.TrimSpace(rest)
+		out = append(append(out[:len(out)-1], ','), r[1:]...)
+	}
+	return prompts.Metadata(out), nil
 }
 
 // ----- promote, roll back, deactivate -----

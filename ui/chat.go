@@ -55,7 +55,7 @@ func members(text string) ([]member, error) {
 		return nil, jsonError(text, dec, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("must be a JSON object, in braces")
+		return nil, errors.New("must be a JSON object, in braces {…}")
 	}
 	var out []member
 	for dec.More() {

@@ -245,3 +245,92 @@ func TestChatRenderHistoryAndContext(t *testing.T) {
 	is.True(strings.Contains(text(p), "Result System Step 2. User Hi Model Hello. Media: https://example.com/a.png (image/png) User And now?"))
 	is.True(strings.Contains(text(p), "Sent with Model none"))
 }
+
+// The new version form starts from the latest version's format, model,
+// config and the rest of its front matter, and puts them together again.
+func TestChatNewVersion(t *testing.T) {
+	is := is.New(t)
+	f := newChatFixture(t)
+	b := f.browser()
+	b.signIn(writeKey)
+	p := b.get(f.url("/versions/new"))
+	is.Equal(p.StatusCode, 200)
+	for _, name := range []string{"Plain", "Dotprompt", "Content", "Model", "Config (JSON)", "Metadata (JSON)", "Change summary"} {
+		if !hasField(p, name) {
+			t.Errorf("no field %q", name)
+		}
+	}
+	is.True(strings.Contains(p.body, `<legend>Template format</legend>`))
+	is.True(strings.Contains(p.body, `id="format-dotprompt" name="template_format" value="dotprompt" checked`)) // the latest's format
+	form := sent(p)
+	is.True(strings.Contains(p.body, `<input id="model" name="model" type="text" value="googleai/gemini-2.5-flash"`))
+	is.Equal(form.Get("config"), "{\n  \"temperature\": 0.4,\n  \"maxOutputTokens\": 800\n}")
+	is.True(strings.HasPrefix(form.Get("metadata"), "{\n  \"input\": {"))
+	is.True(!strings.Contains(form.Get("metadata"), `"model"`))
+
+	// Sent back as they are, they make the same front matter.
+	form.Set("template_format", "dotprompt")
+	form.Set("model", "googleai/gemini-2.5-flash")
+	form.Set("change_summary", "same again")
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	v, err := f.store.GetVersion(context.Background(), f.prompt.ID, 2)
+	is.NoErr(err)
+	is.Equal(v.TemplateFormat, prompts.FormatDotprompt)
+	is.Equal(string(v.Metadata), chatMeta)
+	is.Equal(v.Content, chatTemplate)
+
+	// "Show variables" reads a dotprompt template as dotprompt.
+	form.Set("content", "{{#each items}}{{this.name}}{{/each}} {{who}}")
+	form.Set("preview", "1")
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(text(p), "Variables items who"))
+	form.Set("content", "{{#if x}}open")
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Content is not a valid dotprompt template: line 1"))
+	form.Del("preview")
+
+	// Config that is not a JSON object, and a model given twice: the form
+	// again, each error at its field, nothing created.
+	form.Set("content", "{{role \"user\"}}Hi")
+	form.Set("config", `{"temperature": 0.2,}`)
+	form.Set("metadata", `{"model": "other"}`)
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	tx := text(p)
+	is.True(strings.Contains(tx, "Config is not valid JSON (line 1, column 20)"))
+	is.True(strings.Contains(tx, "Model is given twice: here and in Metadata (JSON); remove one"))
+	is.True(strings.Contains(p.body, `aria-describedby="config-help config-error" aria-invalid="true"`))
+	is.True(strings.Contains(p.body, `aria-describedby="model-help model-error" aria-invalid="true"`))
+	is.Equal(sent(p).Get("config"), `{"temperature": 0.2,}`) // kept as typed
+	form.Set("config", `[1]`)
+	form.Set("metadata", ``)
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Config must be a JSON object"))
+	is.Equal(latest(f), 2)
+
+	// Model and config alone; plain chosen; the Store's refusal of an
+	// unknown format named at its field.
+	form.Set("config", `{"temperature": 0.20}`)
+	form.Set("template_format", "plain")
+	form.Set("content", "Hi {{name}}")
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	v, err = f.store.GetVersion(context.Background(), f.prompt.ID, 3)
+	is.NoErr(err)
+	is.Equal(v.TemplateFormat, prompts.FormatPlain)
+	is.Equal(string(v.Metadata), `{"model":"googleai/gemini-2.5-flash","config":{"temperature":0.20}}`)
+	form.Set("template_format", "mustache")
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), `Template format is "mustache", not a known template format`))
+	is.Equal(latest(f), 3)
+
+	// The form of a plain prompt starts plain.
+	g := newFixtureOn(t, f.env)
+	p = b.get(g.url("/versions/new"))
+	is.True(strings.Contains(p.body, `id="format-plain" name="template_format" value="plain" checked`))
+}
