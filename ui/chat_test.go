@@ -334,3 +334,31 @@ func TestChatNewVersion(t *testing.T) {
 	p = b.get(g.url("/versions/new"))
 	is.True(strings.Contains(p.body, `id="format-plain" name="template_format" value="plain" checked`))
 }
+
+// Comparing says what of the template format and the settings changed,
+// beside the line-by-line differences.
+func TestChatCompare(t *testing.T) {
+	is := is.New(t)
+	f := newChatFixture(t)
+	meta := `{"model":"googleai/gemini-2.5-pro","config":{"temperature":0.4,"topK":3},` +
+		`"input":{"schema":{"name":"string, who asks","tone?":"string","topics(array)":"string","image?":"string"},` +
+		`"default":{"tone":"friendly","image":"https://example.com/cat.png"}},` +
+		`"output":{"format":"json","schema":{"summary":"string"}},"acme.owner":"team-a"}`
+	ctx := context.Background()
+	_, err := f.store.CreateVersion(ctx, prompts.NewVersion{PromptID: f.prompt.ID, Content: chatTemplate, Metadata: prompts.Metadata(meta)})
+	is.NoErr(err)
+	_, err = f.store.CreateVersion(ctx, prompts.NewVersion{PromptID: f.prompt.ID, Content: "Hi {{name}}", Metadata: prompts.Metadata(meta), TemplateFormat: prompts.FormatPlain})
+	is.NoErr(err)
+	b := f.browser()
+	b.signIn(readKey)
+	p := b.get(f.url("/compare?from=1&to=2"))
+	is.Equal(p.StatusCode, 200)
+	tx := text(p)
+	is.True(strings.Contains(tx, "Template format The same: dotprompt."))
+	is.True(strings.Contains(tx, "The two versions have the same content."))
+	is.True(strings.Contains(tx, "Metadata Changed: model Added: config.topK Removed: config.maxOutputTokens, tools"))
+	p = b.get(f.url("/compare?from=2&to=3"))
+	tx = text(p)
+	is.True(strings.Contains(tx, "Template format Changed: dotprompt in version 2, plain in version 3."))
+	is.True(strings.Contains(tx, "Metadata The same."))
+}
