@@ -276,6 +276,20 @@ func (c *call) createVersion() {
 	}
 	v, err := c.h.store.CreateVersion(c.r.Context(), in)
 	if fe, ok := fieldErrors(err); ok {
+		// An error of model or config belongs to the field it was typed
+		// in: its own, or the rest's JSON.
+		if d.Model == "" && fe["model"] != "" {
+			fe["metadata"] = joinErr(fe["metadata"], "member model "+fe["model"])
+			delete(fe, "model")
+		}
+		if d.Config == "" && fe["config"] != "" {
+			msg := fe["config"]
+			if !strings.HasPrefix(msg, "member ") {
+				msg = "member config " + msg
+			}
+			fe["metadata"] = joinErr(fe["metadata"], msg)
+			delete(fe, "config")
+		}
 		d.Errors = fe
 		c.newVersionPage(http.StatusBadRequest, d)
 		return

@@ -198,8 +198,8 @@ func TestChatRenderBadJSON(t *testing.T) {
 	is.Equal(p.StatusCode, http.StatusBadRequest)
 	tx := text(p)
 	is.True(strings.Contains(tx, "Not rendered; the form has errors: topics: is not valid JSON (line 2, column 3): invalid character 'm' looking for beginning of value. To give it as text, choose Text."))
-	is.True(strings.Contains(p.body, `aria-describedby="var-topics-help values-help var-topics-error" aria-invalid="true"`))
-	is.True(strings.Contains(p.body, `<p class="field-error" id="var-topics-error">topics: is not valid JSON`))
+	is.True(strings.Contains(p.body, `aria-describedby="var-3-help values-help var-3-error" aria-invalid="true"`))
+	is.True(strings.Contains(p.body, `<p class="field-error" id="var-3-error">topics: is not valid JSON`))
 	is.True(!strings.Contains(tx, "Result"))
 	is.Equal(sent(p).Get("var.topics"), "[\"tides\",\n  moons]")
 
@@ -312,6 +312,20 @@ func TestChatNewVersion(t *testing.T) {
 	is.True(strings.Contains(text(p), "Config must be a JSON object"))
 	is.Equal(latest(f), 2)
 
+	// The Store's refusal of a member of config lands at the field it was
+	// typed in.
+	form.Set("config", `{"a": 1, "a": 2}`)
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Config member config.a is given more than once"))
+	form.Set("config", "")
+	form.Set("metadata", `{"config": {"a": 1, "a": 2}}`)
+	p = b.post(f.url("/versions"), form)
+	is.Equal(p.StatusCode, http.StatusBadRequest)
+	is.True(strings.Contains(text(p), "Metadata member config.a is given more than once"))
+	form.Set("metadata", "")
+	is.Equal(latest(f), 2)
+
 	// Model and config alone; plain chosen; the Store's refusal of an
 	// unknown format named at its field.
 	form.Set("config", `{"temperature": 0.20}`)
@@ -361,4 +375,25 @@ func TestChatCompare(t *testing.T) {
 	tx = text(p)
 	is.True(strings.Contains(tx, "Template format Changed: dotprompt in version 2, plain in version 3."))
 	is.True(strings.Contains(tx, "Metadata The same."))
+}
+
+// A variable whose name is not an identifier (a segment literal) has a
+// field like any other.
+func TestChatRenderOddName(t *testing.T) {
+	is := is.New(t)
+	f := newChatFixture(t)
+	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID, Content: `Hi {{[first name]}} & <b>{{x}}</b>`})
+	is.NoErr(err)
+	b := f.browser()
+	b.signIn(readKey)
+	p := b.get(f.url("/versions/2/render"))
+	is.Equal(p.StatusCode, 200)
+	is.True(hasField(p, "first name"))
+	form := sent(p)
+	form.Set("var.first name", "Ada")
+	form.Set("var.x", `"<i>"`)
+	form.Set("kind.x", "json")
+	p = b.post(f.url("/versions/2/render"), form)
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(p.body, "<pre>Hi Ada &amp; &lt;b&gt;&lt;i&gt;&lt;/b&gt;</pre>")) // escaped on the page, not by the template
 }
