@@ -109,6 +109,7 @@ func TestChatVersion(t *testing.T) {
 		var model string
 		b.call(b.one("field", "Model"), `function() { return this.value }`, &model)
 		is.Equal(model, "googleai/gemini-2.5-flash")
+		b.screenshot("chat-new-version")
 		b.fill("Model", "googleai/gemini-2.5-pro")
 		b.fill("Change summary", "a bigger model")
 		is.Equal(b.press("Create"), int64(200))
