@@ -68,7 +68,7 @@ func TestVersionSignatureRefusesWrongShapes(t *testing.T) {
 		`{"input":{"schema":null}}`,
 	} {
 		_, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", md)
-		is.Equal(fieldsOf(err), []string{"metadata_.input.schema"}) // md
+		is.Equal(fieldsOf(err), []string{"metadata_.input.schema"})      // md
 		is.True(strings.Contains(detailsOf(err)[0], "does not compile")) // md
 	}
 	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":"x","output":[]}`)
