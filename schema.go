@@ -190,7 +190,8 @@ func readFrontMatter(md Metadata, fe *fieldErrors) *frontMatter {
 	dec := json.NewDecoder(strings.NewReader(string(md)))
 	dec.UseNumber()
 	var top map[string]any
-	if err := dec.Decode(&top); err != nil {
+	var raw map[string]json.RawMessage // config and output as stored: key order and digits kept
+	if err := dec.Decode(&top); err != nil || json.Unmarshal([]byte(md), &raw) != nil {
 		fe.add("metadata_", "must be a JSON object or null")
 		return fm
 	}
@@ -204,7 +205,7 @@ func readFrontMatter(md Metadata, fe *fieldErrors) *frontMatter {
 	}
 	if v, ok := top["config"]; ok {
 		if _, ok := v.(map[string]any); ok {
-			fm.config = jsonText(v)
+			fm.config = compact(raw["config"])
 		} else {
 			fe.add(field+"config", "must be an object")
 		}
@@ -230,7 +231,7 @@ func readFrontMatter(md Metadata, fe *fieldErrors) *frontMatter {
 		if !ok {
 			fe.add(field+"output", "must be an object")
 		} else {
-			fm.output = jsonText(v)
+			fm.output = compact(raw["output"])
 			if f, ok := out["format"]; ok {
 				if _, ok := f.(string); !ok {
 					fe.add(field+"output.format", "must be a string")
@@ -394,14 +395,14 @@ func schemaError(err error) string {
 	return msg
 }
 
-func jsonText(v any) string {
+
+// compact returns the JSON text b without white space.
+func compact(b json.RawMessage) string {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "" // cannot happen: v was decoded from JSON
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b) // cannot happen: b is valid JSON
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return buf.String()
 }
 
 // values returns the values a dotprompt version renders with: in.Values
