@@ -395,7 +395,6 @@ func schemaError(err error) string {
 	return msg
 }
 
-
 // compact returns the JSON text b without white space.
 func compact(b json.RawMessage) string {
 	var buf bytes.Buffer

@@ -3,7 +3,9 @@ package prompts_test
 import (
 	"errors"
 	"net"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -195,4 +197,37 @@ func TestDiffSignatures(t *testing.T) {
 	plain, err := prompts.VersionSignature(prompts.FormatPlain, "{{a}}{{b}}", "")
 	is.NoErr(err)
 	is.True(!prompts.DiffSignatures(plain, none).Changed()) // neither has a schema: the variables alone
+}
+
+// A Template with an input schema is safe for concurrent use: its schema
+// and defaults are shared, never written.
+func TestRenderWithInputSchemaConcurrently(t *testing.T) {
+	is := is.New(t)
+	tmpl, err := prompts.ParseTemplate(prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
+		Metadata: `{"input":{"default":{"b":"B"},"schema":{"a":"string","b?":"string"}}}`})
+	is.NoErr(err)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			values := map[string]any{"a": strconv.Itoa(i)}
+			if i%2 == 1 {
+				values["a"] = i // wrong type
+			}
+			out, err := tmpl.Render(t.Context(), prompts.RenderInput{Values: values})
+			if err == nil && out.Text != strconv.Itoa(i)+"B" {
+				err = errors.New("rendered " + out.Text)
+			}
+			if i%2 == 1 && err != nil && fieldsOf(err)[0] == "variables.a" {
+				err = nil
+			} else if i%2 == 1 {
+				err = errors.New("a wrong type was not refused")
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		is.NoErr(err)
+	}
 }
