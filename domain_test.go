@@ -3,6 +3,7 @@ package prompts_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,7 +66,7 @@ func TestActivationValidate(t *testing.T) {
 		{"empty id", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Some("")}, []string{"version_id"}},
 		{"id with NUL", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Some("a\x00")}, []string{"version_id"}},
 		{"number 0", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: prompts.Some(0)}, []string{"version_number"}},
-		{"everything wrong", prompts.Activation{Environment: "dev", VersionNumber: prompts.Some(-1)}, []string{"prompt_id", "environment", "version_number"}},
+		{"everything wrong", prompts.Activation{Environment: "Dev", VersionNumber: prompts.Some(-1)}, []string{"prompt_id", "environment", "version_number"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -87,10 +88,10 @@ func TestActivationValidate(t *testing.T) {
 
 func TestEnvironmentValidate(t *testing.T) {
 	is := is.New(t)
-	for _, e := range prompts.Environments {
-		is.NoErr(e.Validate()) // e is valid
+	for _, e := range append(prompts.Environments, "canary", "eu-west-1", "a", prompts.Environment(strings.Repeat("a", 32))) {
+		is.NoErr(e.Validate()) // well-formed: whether a project has it is the Store's to say
 	}
-	for _, e := range []prompts.Environment{"", "Production", "dev", "production "} {
+	for _, e := range []prompts.Environment{"", "Production", "1st", "-x", "a_b", "production ", "ünï", prompts.Environment(strings.Repeat("a", 33))} {
 		err := e.Validate()
 		var pe *prompts.Error
 		is.True(errors.As(err, &pe))                // invalid

@@ -104,3 +104,20 @@ func TestRenderTextOfDotprompt(t *testing.T) {
 	_, err = v.Render(map[string]string{"c": "x"})
 	is.Equal(fieldsOf(err), []string{"variables.c"})
 }
+
+// A dotprompt version renders as Dotprompt renders the body of a .prompt
+// file: without its surrounding white space. The content keeps it, and a
+// plain version renders every byte.
+func TestRenderDotpromptTrimsTheBody(t *testing.T) {
+	is := is.New(t)
+	content := "\n\n  Hello {{name}}.\n\n"
+	v := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: content}
+	out, err := v.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"name": "Bo"}})
+	is.NoErr(err)
+	is.Equal(out.Text, "Hello Bo.")
+	is.Equal(v.Content, content) // the content as it was
+	plain := prompts.PromptVersion{Content: content}
+	out, err = plain.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"name": "Bo"}})
+	is.NoErr(err)
+	is.Equal(out.Text, "\n\n  Hello Bo.\n\n")
+}

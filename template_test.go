@@ -237,7 +237,7 @@ func TestRenderRequestValidate(t *testing.T) {
 		{"null for both", prompts.RenderRequest{PromptID: id, Environment: prompts.Null[prompts.Environment](), VersionNumber: prompts.Null[int](), Variables: vars}, nil, prompts.Production},
 		{"null environment, a number", prompts.RenderRequest{PromptID: id, Environment: prompts.Null[prompts.Environment](), VersionNumber: prompts.Some(1), Variables: vars}, nil, ""},
 		{"both", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Staging), VersionNumber: prompts.Some(2), Variables: vars}, []string{"environment"}, ""},
-		{"an unknown environment", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Environment("dev")), Variables: vars}, []string{"environment"}, ""},
+		{"a malformed environment", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Environment("Dev")), Variables: vars}, []string{"environment"}, ""},
 		{"an empty environment", prompts.RenderRequest{PromptID: id, Environment: prompts.Some(prompts.Environment("")), Variables: vars}, []string{"environment"}, ""},
 		{"number 0", prompts.RenderRequest{PromptID: id, VersionNumber: prompts.Some(0), Variables: vars}, []string{"version_number"}, ""},
 		{"no variables", prompts.RenderRequest{PromptID: id}, []string{"variables"}, ""},

@@ -42,7 +42,7 @@ func TestProjectEnvironments(t *testing.T) {
 	is.Equal(fieldsOf(t, e.call(admin, "PUT", envs+"/Canary", `{}`)), []string{"name"})
 	is.Equal(e.call(admin, "PUT", "/v1/integration/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV/environments/canary", `{}`).status, 404)
 	is.Equal(e.call(admin, "GET", "/v1/integration/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV/environments", "").status, 404)
-	is.Equal(base.call(base.otherKey, "GET", envs, "").status, 404)           // a key that cannot see the project
+	is.Equal(base.call(base.otherKey, "GET", envs, "").status, 404)             // a key that cannot see the project
 	is.Equal(base.call(base.otherKey, "PUT", envs+"/canary", `{}`).status, 404) // changes nothing of it
 
 	// Protected: a deploy key is refused, naming admin; an admin key is not.
@@ -58,7 +58,7 @@ func TestProjectEnvironments(t *testing.T) {
 	is.Equal(r.status, 200) // read by key
 	is.True(strings.Contains(r.header.Get("ETag"), "-canary-"))
 	// Unprotected, a deploy key may.
-	is.Equal(e.call(admin, "PUT", envs+"/canary", "").obj(t)["protected"], false) // no body: false
+	is.Equal(e.call(admin, "PUT", envs+"/canary", "").obj(t)["protected"], false)            // no body: false
 	is.Equal(e.call(deploy, "POST", prompt+"/environments/canary/rollback", "").status, 409) // nothing to roll back to, past the protection
 	is.Equal(e.call(deploy, "GET", prompt+"/deployments?environment=canary", "").status, 200)
 

@@ -161,6 +161,9 @@ type prompt struct {
 	versions []prompts.PromptVersion     // versions[n-1] is number n
 	active   [2]int                      // in production and staging: the active version's number, 0 for none
 	others   map[prompts.Environment]int // in the project's other environments (activeIn)
+	// inputs[n-1] are version n's typed inputs (prompts.Signature.Inputs),
+	// which the promotion guard compares.
+	inputs [][]string
 	// deployments are the records of the changes of active, oldest first
 	// (ids increasing).
 	deployments []prompts.Deployment

@@ -4,55 +4,74 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/promptfile"
 )
 
 func ExampleParse() {
 	f, err := promptfile.Parse([]byte(`---
 name: Support greeting
-metadata:
-  model: gpt-5
+model: googleai/gemini-2.5-flash
+config:
   temperature: 0.20
 ---
-Hello {{name}}.
+{{role "system"}}
+You answer customers of Acme.
+{{role "user"}}
+Hello, I am {{name}}.
 `))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(f.Name)
+	fmt.Println(f.Format)
 	fmt.Println(f.Metadata)
-	fmt.Printf("%q\n", f.Template)
 
-	_, err = promptfile.Parse([]byte("---\nname: Support greeting\nmodel: gpt-5\n---\nHello"))
+	_, err = promptfile.Parse([]byte("---\nname: Support greeting\nprompts.format: plain\nmodel: gpt-5\n---\nHello"))
 	fmt.Println(err)
 	// Output:
 	// Support greeting
-	// {"model":"gpt-5","temperature":0.20}
-	// "Hello {{name}}.\n"
-	// line 3: unknown field "model": the front matter holds name, description and metadata; put anything else under metadata
+	// dotprompt
+	// {"model":"googleai/gemini-2.5-flash","config":{"temperature":0.20}}
+	// line 4: unknown field "model": the front matter of a plain prompt (prompts.format: plain) holds name, description and metadata; put anything else under metadata
 }
 
 func ExampleFormat() {
 	description := "The first answer to a customer."
-	b, err := promptfile.Format(promptfile.File{
+	for _, f := range []promptfile.File{{
 		Name:        "Support greeting",
 		Description: &description,
-		Metadata:    `{"model":"gpt-5","temperature":0.2}`,
+		Format:      prompts.FormatDotprompt,
+		Metadata:    `{"model":"googleai/gemini-2.5-flash","config":{"temperature":0.2}}`,
 		Template:    "Hello {{name}}, thanks for writing to us.\n",
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
+	}, {
+		Name:     "Support greeting",
+		Format:   prompts.FormatPlain,
+		Metadata: `{"model":"gpt-5"}`,
+		Template: "Hello {{name}}, thanks for writing to us.\n",
+	}} {
+		b, err := promptfile.Format(f)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		os.Stdout.Write(b)
 	}
-	os.Stdout.Write(b)
 	// Output:
 	// ---
 	// name: Support greeting
 	// description: The first answer to a customer.
+	// model: googleai/gemini-2.5-flash
+	// config:
+	//   temperature: 0.2
+	// ---
+	// Hello {{name}}, thanks for writing to us.
+	// ---
+	// name: Support greeting
+	// prompts.format: plain
 	// metadata:
 	//   model: gpt-5
-	//   temperature: 0.2
 	// ---
 	// Hello {{name}}, thanks for writing to us.
 }

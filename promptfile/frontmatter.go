@@ -28,6 +28,11 @@ const (
 	fieldName        = "name"
 	fieldDescription = "description"
 	fieldMetadata    = "metadata"
+	// fieldFormat names the format of a file: plain marks a plain
+	// version; without it (or with dotprompt) the file is Dotprompt's.
+	fieldFormat = "prompts.format"
+	// nsPrefix is this project's namespace of front matter keys.
+	nsPrefix = "prompts."
 )
 
 // parseFrontMatter reads the YAML text of a front matter whose opening
@@ -38,89 +43,133 @@ func parseFrontMatter(text string, opening int) (f File, at lines, err error) {
 			err = errorf(opening, "the front matter cannot be read as YAML")
 		}
 	}()
+	f.Format = prompts.FormatDotprompt
 	// The library counts a lone carriage return as a line break too:
 	// a line it names is kept within the front matter.
 	last := opening + strings.Count(text, "\n")
 	line := func(n *yaml.Node) int { return max(opening+1, min(n.Line+opening, last)) }
 	if err := checkYAMLText(text, opening+1); err != nil {
-		return File{}, at, err
+		return f, at, err
 	}
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return File{}, at, nil // nothing but white space and comments
+			return f, at, nil // nothing but white space and comments
 		}
-		return File{}, at, yamlError(err, text, opening)
+		return f, at, yamlError(err, text, opening)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return File{}, at, yamlError(err, text, opening)
+		return f, at, yamlError(err, text, opening)
 	default:
-		return File{}, at, errorf(line(&extra), "the front matter must be one YAML document")
+		return f, at, errorf(line(&extra), "the front matter must be one YAML document")
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
-			return File{}, at, nil
+			return f, at, nil
 		}
 		root = root.Content[0]
 	}
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return File{}, at, nil
+		return f, at, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return File{}, at, errorf(line(root), "the front matter must be a YAML mapping of name, description and metadata")
+		return f, at, errorf(line(root), "the front matter must be a YAML mapping")
 	}
+	// The keys first: their names, and the format they make the file.
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
-			return File{}, at, errorf(line(k), "the front matter's keys must be the names name, description and metadata")
+		name, null, ok := scalarText(k)
+		if !ok || null || k.ShortTag() == "!!merge" {
+			return f, at, errorf(line(k), "the front matter's keys must be names (YAML merge keys and aliases are not read)")
 		}
-		if seen[k.Value] {
-			return File{}, at, errorf(line(k), "%s is given twice", k.Value)
+		if seen[name] {
+			return f, at, errorf(line(k), "%s is given twice", name)
 		}
-		seen[k.Value] = true
+		seen[name] = true
+		if !strings.HasPrefix(name, nsPrefix) {
+			continue
+		}
+		if name != fieldFormat {
+			return f, at, errorf(line(k), "unknown key %q: the namespace prompts. holds prompts.format only", name)
+		}
+		s, _, _ := scalarText(v)
+		switch prompts.TemplateFormat(s) {
+		case prompts.FormatPlain:
+			f.Format = prompts.FormatPlain
+		case prompts.FormatDotprompt:
+		default:
+			return f, at, errorf(line(v), "prompts.format must be plain or dotprompt (without it, the file is a Dotprompt file)")
+		}
+	}
+	var meta []byte // a dotprompt file's metadata_, as it is built
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
 		switch k.Value {
 		case fieldName:
 			s, null, ok := scalarText(v)
 			switch {
 			case !ok || null:
-				return File{}, at, errorf(line(v), "name must be a string")
+				return f, at, errorf(line(v), "name must be a string")
 			case s == "":
-				return File{}, at, errorf(line(v), "name must not be empty (leave it out, and the name is the key)")
+				return f, at, errorf(line(v), "name must not be empty (leave it out, and the name is the key)")
 			}
 			f.Name, at.name = s, line(v)
+			continue
 		case fieldDescription:
 			s, null, ok := scalarText(v)
 			if !ok {
-				return File{}, at, errorf(line(v), "description must be a string or null")
+				return f, at, errorf(line(v), "description must be a string or null")
 			}
 			if !null {
 				f.Description = &s
 			}
 			at.description = line(v)
+			continue
+		}
+		c := converter{line: line}
+		if f.Format == prompts.FormatDotprompt {
+			// Every other key is the version's: metadata_ is the rest of
+			// the front matter.
+			if meta == nil {
+				meta, at.metadata, at.keys = []byte{'{'}, line(k), map[string]int{}
+			} else {
+				meta = append(meta, ',')
+			}
+			at.keys[k.Value] = line(k)
+			meta = appendQuote(meta, k.Value)
+			meta = append(meta, ':')
+			if meta, err = c.json(meta, v, 2); err != nil {
+				return f, at, err
+			}
+			continue
+		}
+		switch k.Value {
+		case fieldFormat:
 		case fieldMetadata:
 			at.metadata = line(v)
 			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
 				continue
 			}
 			if v.Kind != yaml.MappingNode {
-				return File{}, at, errorf(line(v), "metadata must be a mapping (it becomes a JSON object) or null")
+				return f, at, errorf(line(v), "metadata must be a mapping (it becomes a JSON object) or null")
 			}
-			var c converter
-			c.line = line
 			b, err := c.json(nil, v, 1)
 			if err != nil {
-				return File{}, at, err
+				return f, at, err
 			}
 			f.Metadata = prompts.Metadata(b)
 		default:
-			return File{}, at, errorf(line(k), "unknown field %q: the front matter holds name, description and metadata; put anything else under metadata", k.Value)
+			return f, at, errorf(line(k), "unknown field %q: the front matter of a plain prompt (prompts.format: plain) holds name, description and metadata; put anything else under metadata", k.Value)
 		}
+	}
+	if meta != nil {
+		f.Metadata = prompts.Metadata(append(meta, '}'))
 	}
 	return f, at, nil
 }
@@ -329,6 +378,7 @@ func formatFrontMatter(f File) ([]byte, error) {
 	if f.Description != nil {
 		add(fieldDescription, str(*f.Description))
 	}
+	var meta *yaml.Node
 	if !f.Metadata.IsNull() {
 		dec := json.NewDecoder(strings.NewReader(string(f.Metadata)))
 		dec.UseNumber()
@@ -339,7 +389,30 @@ func formatFrontMatter(f File) ([]byte, error) {
 		if n.Kind != yaml.MappingNode {
 			return nil, errors.New("promptfile: metadata must be a JSON object")
 		}
-		add(fieldMetadata, n)
+		meta = n
+	}
+	format := f.Format.Or(prompts.FormatPlain)
+	switch {
+	case format == prompts.FormatDotprompt && meta != nil:
+		for i := 0; i+1 < len(meta.Content); i += 2 {
+			k, v := meta.Content[i].Value, meta.Content[i+1]
+			switch {
+			case k == fieldName || k == fieldDescription:
+				return nil, fmt.Errorf("promptfile: metadata has the key %q, which a Dotprompt front matter keeps for the prompt's %s", k, k)
+			case k == fieldFormat && !(v.Kind == yaml.ScalarNode && v.Value == string(prompts.FormatDotprompt)):
+				return nil, fmt.Errorf("promptfile: metadata has the key %s, which must then be dotprompt", fieldFormat)
+			case k != fieldFormat && strings.HasPrefix(k, nsPrefix):
+				return nil, fmt.Errorf("promptfile: metadata has the key %q, in the namespace prompts., which holds prompts.format only", k)
+			}
+			add(k, v)
+		}
+	case format == prompts.FormatPlain:
+		add(fieldFormat, str(string(prompts.FormatPlain)))
+		if meta != nil {
+			add(fieldMetadata, meta)
+		}
+	case format != prompts.FormatDotprompt:
+		return nil, fmt.Errorf("promptfile: the format %q is not plain or dotprompt", f.Format)
 	}
 	if len(root.Content) == 0 {
 		return nil, nil
@@ -351,8 +424,8 @@ func formatFrontMatter(f File) ([]byte, error) {
 	// The YAML library writes a few strings in a form it cannot read back
 	// (a block scalar whose line starts with a tab): then every string is
 	// written double-quoted, a form that holds anything.
-	if back, _, err := parseFrontMatter(string(b), 1); err == nil && back.Name == f.Name &&
-		equalDescription(back.Description, f.Description) && SameMetadata(back.Metadata, f.Metadata) {
+	if back, _, err := parseFrontMatter(string(b), 1); err == nil && back.Name == f.Name && back.Format == format &&
+		equalDescription(back.Description, f.Description) && sameFrontMatterMetadata(back.Metadata, f.Metadata, format) {
 		return b, nil
 	}
 	quote(root)
@@ -386,6 +459,24 @@ func quote(n *yaml.Node) {
 	for _, c := range n.Content {
 		quote(c)
 	}
+}
+
+// sameFrontMatterMetadata is SameMetadata, where a dotprompt file's
+// empty object is no metadata (both are an empty front matter).
+func sameFrontMatterMetadata(a, b prompts.Metadata, format prompts.TemplateFormat) bool {
+	if format == prompts.FormatDotprompt {
+		a, b = emptyIsNull(a), emptyIsNull(b)
+	}
+	return SameMetadata(a, b)
+}
+
+func emptyIsNull(m prompts.Metadata) prompts.Metadata {
+	if v, err := decodeJSON(string(m)); err == nil {
+		if o, ok := v.(map[string]any); ok && len(o) == 0 {
+			return ""
+		}
+	}
+	return m
 }
 
 func equalDescription(a, b *string) bool {

@@ -2,38 +2,68 @@
 // repository as a text file, reviewed in pull requests like code, and
 // made to agree with a server by the prompts command (cmd/prompts).
 //
-// The format follows Google's Dotprompt convention: the file of the
-// prompt with key support/greeting is support/greeting.prompt (each '/'
-// of the key a directory), and holds a YAML front matter between two
-// lines of three dashes, then the template:
+// A prompt file is a Dotprompt file (github.com/google/dotprompt): the
+// file of the prompt with key support/greeting is support/greeting.prompt
+// (each '/' of the key a directory), and holds a YAML front matter
+// between two lines of three dashes, then the template:
 //
 //	---
 //	name: Support greeting
 //	description: The first answer to a customer.
-//	metadata:
-//	  model: gpt-5
+//	model: googleai/gemini-2.5-flash
+//	config:
 //	  temperature: 0.2
+//	input:
+//	  schema:
+//	    name: string
 //	---
-//	Hello {{name}}, thanks for writing to us.
+//	{{role "system"}}
+//	You answer customers of Acme.
+//	{{role "user"}}
+//	Hello, I am {{name}}.
 //
-// The front matter holds at most three fields: name (the prompt's name;
-// without it, the name is the key), description (absent or null: none)
-// and metadata (a mapping that becomes the version's metadata_ JSON
-// object; absent or null: none). Any other field is an error, so that a
-// typo never passes unseen: put what a tool needs under metadata.
-// Numbers in metadata keep every digit (1e400 stays 1e400, 0.20 stays
-// 0.20); YAML anchors, aliases and merge keys are refused.
+// Such a file makes a version in the dotprompt format: name is the
+// prompt's name (without it, the name is the key), description its
+// description (absent or null: none), and every other key of the front
+// matter, as it is, the version's metadata_ JSON object (model, config,
+// input, output, tools, metadata, namespaced keys such as myapp.owner);
+// no other key: no metadata. The body is the template.
+//
+// The front-matter key prompts.format: plain marks a plain version (the
+// {{name}} templates of the first releases). Its front matter holds at
+// most name, description and metadata (a mapping that becomes the
+// version's metadata_; absent or null: none): any other key is an error,
+// so that a typo never passes unseen. Format writes this form for plain
+// versions. prompts.format: dotprompt may be written too (it is then
+// kept in metadata_); the namespace prompts. holds no other key.
+//
+// A file of the first releases (no prompts.format, a front matter of
+// name, description and metadata only) reads as a Dotprompt file whose
+// metadata_ is {"metadata": …}; File.Legacy gives its plain reading,
+// which the prompts command uses for a prompt whose latest version is
+// plain, so that such files apply unchanged (docs/prompt-files.md).
+//
+// Numbers in the front matter keep every digit (1e400 stays 1e400, 0.20
+// stays 0.20); YAML anchors, aliases and merge keys are refused.
 //
 // The template is every byte after the line that closes the front
 // matter, to the end of the file, as it is: trailing newlines (or none),
 // lines of dashes, carriage returns and any Unicode survive a round trip
-// through a server. It must not be empty. A byte order mark before the
-// first line is skipped; the delimiter lines may end in spaces or a
-// carriage return.
+// through a server. It must not be empty, and in a Dotprompt file it must
+// parse as a Dotprompt template. Rendering trims a dotprompt template's
+// surrounding white space, as Dotprompt does with the body of a file, so
+// that a file renders the same here and in Genkit. Lines before the
+// front matter that are empty or start with # (a licence header) are
+// skipped, as Dotprompt skips them; a byte order mark before the first
+// line too; the delimiter lines may end in spaces or a carriage return.
 //
 // Parse and ReadDir report a broken file as an *Error naming the file
 // and the line. Format writes the same front matter and template back, so
 // that Parse(Format(f)) is f.
+//
+// FS serves a project's prompts, at the versions active in an
+// environment, as such files: an fs.FS that Genkit (genkit.WithPromptFS,
+// genkit.LoadPromptDirFromFS) and Dotprompt's DirStore load.
 //
 // The package is public so that programs read the files exactly as the
 // command does: a test in the repository that holds them (every file
@@ -43,14 +73,18 @@ package promptfile
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/dotprompt"
 )
 
 // Ext is the extension of a prompt file.
@@ -63,11 +97,54 @@ type File struct {
 	Name string
 	// Description is the prompt's description; nil when there is none.
 	Description *string
+	// Format is the version's template format: FormatDotprompt, or
+	// FormatPlain for a file marked prompts.format: plain. Parse always
+	// sets it; Format takes "" as FormatPlain.
+	Format prompts.TemplateFormat
 	// Metadata is the version's metadata_, compact JSON text (an object),
-	// or "" for none.
+	// or "" for none: for a dotprompt file the front matter but name and
+	// description, for a plain one its metadata field.
 	Metadata prompts.Metadata
 	// Template is the version's content, byte for byte.
 	Template string
+}
+
+// Legacy returns the reading of f as a file of the first releases: when
+// f is a Dotprompt file (without prompts.format) whose front matter holds
+// nothing but name, description and a metadata mapping (or null), the
+// plain version those releases made of it: the same name, description
+// and template, the mapping as metadata_. ok is false for any other
+// file.
+func (f File) Legacy() (plain File, ok bool) {
+	if f.Format != prompts.FormatDotprompt {
+		return File{}, false
+	}
+	plain = File{Name: f.Name, Description: f.Description, Format: prompts.FormatPlain, Template: f.Template}
+	if f.Metadata.IsNull() {
+		return plain, true
+	}
+	v, err := decodeJSON(string(f.Metadata))
+	o, isObject := v.(map[string]any)
+	if err != nil || !isObject || len(o) != 1 {
+		return File{}, false
+	}
+	inner, found := o[fieldMetadata]
+	switch inner.(type) {
+	case nil:
+		if !found {
+			return File{}, false
+		}
+		return plain, true
+	case map[string]any:
+		// The inner object's text as it is, numbers' digits included.
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(f.Metadata), &raw); err != nil {
+			return File{}, false
+		}
+		plain.Metadata = prompts.Metadata(raw[fieldMetadata])
+		return plain, true
+	}
+	return File{}, false
 }
 
 // Error is a problem with a prompt file, at a line of it.
@@ -111,16 +188,26 @@ const bom = "\ufeff"
 // with the line it is on.
 func Parse(data []byte) (File, error) {
 	body := strings.TrimPrefix(string(data), bom)
-	open, rest, _ := cutLine(body)
 	if body == "" {
 		return File{}, errorf(1, "the file is empty: it must start with a line of three dashes (---), the front matter's first line")
 	}
-	if !isDelimiter(open) {
-		return File{}, errorf(1, "the file must start with a line of three dashes (---), the front matter's first line")
+	// Empty lines and # comments may come first, as Dotprompt reads them.
+	opening, rest := 1, body
+	for {
+		l, next, found := cutLine(rest)
+		if isDelimiter(l) {
+			rest = next
+			break
+		}
+		if !found || !(strings.HasPrefix(l, "#") || strings.Trim(l, " \t\r") == "") {
+			return File{}, errorf(opening, "the file must start with a line of three dashes (---), the front matter's first line (only empty lines and # comments may come before it)")
+		}
+		rest = next
+		opening++
 	}
 	// The front matter runs to the next delimiter line.
 	fmStart := len(body) - len(rest)
-	pos, line, closeLine := fmStart, 2, 0
+	pos, line, closeLine := fmStart, opening+1, 0
 	for {
 		l, next, found := cutLine(body[pos:])
 		if isDelimiter(l) {
@@ -134,7 +221,7 @@ func Parse(data []byte) (File, error) {
 		line++
 	}
 	if closeLine == 0 {
-		return File{}, errorf(1, "the front matter that starts on line 1 is not closed: no line of three dashes (---) follows it")
+		return File{}, errorf(opening, "the front matter that starts on line %d is not closed: no line of three dashes (---) follows it", opening)
 	}
 	frontMatter := body[fmStart:pos]
 	_, template, found := cutLine(body[pos:])
@@ -143,7 +230,7 @@ func Parse(data []byte) (File, error) {
 		templateLine = closeLine // the file ends with the delimiter
 	}
 
-	if err := checkText(frontMatter, 2); err != nil {
+	if err := checkText(frontMatter, opening+1); err != nil {
 		return File{}, err
 	}
 	if err := checkText(template, templateLine); err != nil {
@@ -152,7 +239,7 @@ func Parse(data []byte) (File, error) {
 	if template == "" {
 		return File{}, errorf(templateLine, "the template is empty: a prompt's content must not be empty (it starts after the --- line %d)", closeLine)
 	}
-	f, lines, err := parseFrontMatter(frontMatter, 1)
+	f, lines, err := parseFrontMatter(frontMatter, opening)
 	if err != nil {
 		return File{}, err
 	}
@@ -200,6 +287,7 @@ func checkText(s string, first int) error {
 // their rules.
 type lines struct {
 	name, description, metadata, template int
+	keys                                  map[string]int // a dotprompt file's other keys
 }
 
 // check applies a prompt's rules to f, each error at its field's line.
@@ -209,8 +297,14 @@ func (f File) check(at lines) error {
 		name = "x" // the key, which its own rule checks
 	}
 	perr := prompts.NewPrompt{ProjectID: "x", Key: "x", Name: name, Description: f.Description}.Validate()
-	verr := prompts.NewVersion{PromptID: "x", Content: f.Template, Metadata: f.Metadata}.Validate()
-	var errs []error
+	verr := prompts.NewVersion{PromptID: "x", Content: f.Template, Metadata: f.Metadata, TemplateFormat: f.Format}.Validate()
+	var errs []*Error
+	if f.Format == prompts.FormatDotprompt && f.Template != "" {
+		var pe *dotprompt.ParseError
+		if _, err := dotprompt.Parse(f.Template); errors.As(err, &pe) {
+			errs = append(errs, errorf(at.template+pe.Line-1, "the template is not a valid Dotprompt template: column %d: %s (a plain template says so: prompts.format: plain)", pe.Column, pe.Msg))
+		}
+	}
 	for _, err := range []error{perr, verr} {
 		var pe *prompts.Error
 		if !errors.As(err, &pe) {
@@ -225,12 +319,25 @@ func (f File) check(at lines) error {
 				line = at.description
 			case "metadata_":
 				field, line = "metadata", at.metadata
+				if f.Format == prompts.FormatDotprompt {
+					field = "the front matter"
+				}
 			case "content":
 				field, line = "the template", at.template
+			default:
+				// A rule on one key of a dotprompt file's metadata_.
+				if rest, ok := strings.CutPrefix(fe.Field, "metadata_."); ok {
+					key, _, _ := strings.Cut(rest, ".")
+					field, line = rest, at.keys[key]
+					if line == 0 {
+						line = at.metadata
+					}
+				}
 			}
 			errs = append(errs, errorf(line, "%s %s", field, fe.Detail))
 		}
 	}
+	slices.SortStableFunc(errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
 	if len(errs) > 0 {
 		return errs[0] // the first, by line: one at a time reads best
 	}
@@ -335,9 +442,13 @@ func ReadDir(fsys fs.FS) ([]Prompt, error) {
 	return out, nil
 }
 
-// Format writes f as a prompt file: the front matter (name, description
-// and metadata, each only when set), then the template as it is. It fails
-// only for metadata that is not a JSON object.
+// Format writes f as a prompt file: the front matter, then the template
+// as it is. The front matter holds name and description, each only when
+// set, then for a dotprompt file the keys of the metadata, in their
+// order; for a plain one (Format FormatPlain or "") prompts.format:
+// plain, then metadata when set. It fails for metadata that is not a JSON
+// object, and for a dotprompt file's metadata that has a key the front
+// matter keeps for itself (name, description, prompts.*).
 func Format(f File) ([]byte, error) {
 	fm, err := formatFrontMatter(f)
 	if err != nil {
@@ -350,4 +461,17 @@ func Format(f File) ([]byte, error) {
 	b.WriteString("---\n")
 	b.WriteString(f.Template)
 	return b.Bytes(), nil
+}
+
+// ForVersion returns the file of version v of prompt p, as the prompts
+// command's export and FS write it: the prompt's name (left out when it
+// is the key and the front matter holds something else, so that a file
+// without a name comes back without one), its description, and the
+// version's format, metadata and content.
+func ForVersion(p prompts.Prompt, v prompts.PromptVersion) File {
+	f := File{Name: p.Name, Description: p.Description, Format: v.TemplateFormat.Or(prompts.FormatPlain), Metadata: v.Metadata, Template: v.Content}
+	if f.Name == p.Key && (f.Description != nil || f.Format == prompts.FormatPlain || !emptyIsNull(f.Metadata).IsNull()) {
+		f.Name = ""
+	}
+	return f
 }

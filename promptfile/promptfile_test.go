@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/matryer/is"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/internal/dotprompt"
 	"github.com/promptkit/prompts/promptfile"
 )
 
@@ -104,18 +109,34 @@ func TestParseHandWritten(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(f.Name, "Support greeting")
 	is.Equal(*f.Description, "Folded text.\n")
-	is.Equal(string(f.Metadata), `{"model":"gpt-5","temperature":0.2,"max":16,"eighth":0.125,"plus":3,"octal":15,"lead":17,"under":1000,"on":"yes","when":"2026-01-02","nothing":null,"list":[1,"two"]}`)
+	is.Equal(f.Format, prompts.FormatDotprompt) // no marker: a Dotprompt file
+	is.Equal(string(f.Metadata), `{"metadata":{"model":"gpt-5","temperature":0.2,"max":16,"eighth":0.125,"plus":3,"octal":15,"lead":17,"under":1000,"on":"yes","when":"2026-01-02","nothing":null,"list":[1,"two"]}}`)
 	is.Equal(f.Template, "Hi {{name}}\r\n") // the template as it is
+	old, ok := f.Legacy()
+	is.True(ok) // the form of the first releases
+	is.Equal(old.Format, prompts.FormatPlain)
+	is.Equal(string(old.Metadata), `{"model":"gpt-5","temperature":0.2,"max":16,"eighth":0.125,"plus":3,"octal":15,"lead":17,"under":1000,"on":"yes","when":"2026-01-02","nothing":null,"list":[1,"two"]}`)
 
+	f, err = promptfile.Parse([]byte(strings.Replace(src, "---\r\nHi", "prompts.format: plain\r\n---\r\nHi", 1)))
+	is.NoErr(err) // marked plain: metadata is the metadata field
+	is.Equal(f, old)
+
+	dp := prompts.FormatDotprompt
 	f, err = promptfile.Parse([]byte("---\n---\nx"))
 	is.NoErr(err) // an empty front matter
-	is.Equal(f, promptfile.File{Template: "x"})
+	is.Equal(f, promptfile.File{Format: dp, Template: "x"})
 	f, err = promptfile.Parse([]byte("---\n# only a comment\n\n---\nx"))
 	is.NoErr(err) // a front matter of comments
-	is.Equal(f, promptfile.File{Template: "x"})
+	is.Equal(f, promptfile.File{Format: dp, Template: "x"})
 	f, err = promptfile.Parse([]byte("---\nname: n\ndescription: null\nmetadata: ~\n---\nx"))
-	is.NoErr(err) // null description and metadata: none
-	is.Equal(f, promptfile.File{Name: "n", Template: "x"})
+	is.NoErr(err) // null description: none; a null metadata is the Dotprompt key's
+	is.Equal(f, promptfile.File{Name: "n", Format: dp, Metadata: `{"metadata":null}`, Template: "x"})
+	old, ok = f.Legacy()
+	is.True(ok)
+	is.Equal(old, promptfile.File{Name: "n", Format: prompts.FormatPlain, Template: "x"})
+	f, err = promptfile.Parse([]byte("---\nname: n\nprompts.format: plain\ndescription: null\nmetadata: ~\n---\nx"))
+	is.NoErr(err) // plain: null metadata is none
+	is.Equal(f, promptfile.File{Name: "n", Format: prompts.FormatPlain, Template: "x"})
 	f, err = promptfile.Parse([]byte("---\nname: 2026\n---\nx"))
 	is.NoErr(err) // a name YAML reads as a number is its text
 	is.Equal(f.Name, "2026")
@@ -131,7 +152,13 @@ func TestParseErrors(t *testing.T) {
 		{"empty file", "", 1, "---"},
 		{"no front matter", "Hello {{name}}\n", 1, "---"},
 		{"not closed", "---\nname: a\ndescription: b\n", 1, "closed"},
-		{"unknown field", "---\nname: a\nmodel: gpt-5\n---\nx", 3, "model"},
+		{"unknown field of a plain file", "---\nname: a\nmodel: gpt-5\nprompts.format: plain\n---\nx", 3, "model"},
+		{"another key of the namespace", "---\nname: a\nprompts.version: 2\n---\nx", 3, "prompts."},
+		{"an unknown format", "---\nprompts.format: html\n---\nx", 2, "plain or dotprompt"},
+		{"text before the front matter", "# licence\nHello\n---\n---\nx", 2, "---"},
+		{"bad YAML after a licence header", "# licence\n\n---\nname: [a\n---\nx", 4, "YAML"},
+		{"not a Dotprompt template", "---\nname: a\n---\none\n{{/if}}\n", 5, "Dotprompt"},
+		{"not a Dotprompt template after a header", "#\n---\nname: a\n---\n\n{{#each}}\n", 6, "Dotprompt"},
 		{"field twice", "---\nname: a\nname: b\n---\nx", 3, "name"},
 		{"bad YAML on line 3", "---\nname: a\ndescription: [b\n---\nx", 3, "YAML"},
 		{"bad YAML on line 2", "---\n\tname: a\n---\nx", 2, "YAML"},
@@ -146,7 +173,7 @@ func TestParseErrors(t *testing.T) {
 		{"name only spaces", "---\nname: \"  \"\n---\nx", 2, "name"},
 		{"name too long", "---\nname: " + strings.Repeat("n", 257) + "\n---\nx", 2, "name"},
 		{"description a mapping", "---\ndescription: {a: 1}\n---\nx", 2, "description"},
-		{"metadata a list", "---\nname: a\nmetadata: [1]\n---\nx", 3, "metadata"},
+		{"metadata a list", "---\nname: a\nmetadata: [1]\nprompts.format: plain\n---\nx", 3, "metadata"},
 		{"metadata an alias", "---\nmetadata:\n  a: &x 1\n  b: *x\n---\nx", 4, "alias"},
 		{"metadata a merge key", "---\nmetadata:\n  a: &x {c: 1}\n  b:\n    <<: {c: 2}\n---\nx", 5, "merge"},
 		{"metadata infinity", "---\nmetadata:\n  a: 1\n  b: .inf\n---\nx", 4, ".inf"},
@@ -154,7 +181,8 @@ func TestParseErrors(t *testing.T) {
 		{"metadata a list key", "---\nmetadata:\n  [a]: 1\n---\nx", 3, "keys"},
 		{"metadata a custom tag", "---\nmetadata:\n  a: !thing 1\n---\nx", 3, "!thing"},
 		{"metadata too deep", "---\nmetadata: " + strings.Repeat("{a: ", 33) + "1" + strings.Repeat("}", 33) + "\n---\nx", 2, "32"},
-		{"metadata with NUL", "---\nmetadata:\n  a: \"\\0\"\n---\nx", 3, "NUL"},
+		{"metadata with NUL", "---\nmetadata:\n  a: \"\\0\"\nprompts.format: plain\n---\nx", 3, "NUL"},
+		{"a key with NUL", "---\nmodel: m\nconfig:\n  a: \"\\0\"\n---\nx", 2, "NUL"},
 		{"empty template", "---\nname: a\n---\n", 4, "empty"},
 		{"template without a line", "---\nname: a\n---", 3, "empty"},
 		{"NUL in the template", "---\nname: a\n---\nline\nli\x00ne\n", 5, "NUL"},
@@ -252,7 +280,7 @@ func TestReadDir(t *testing.T) {
 	is.Equal(ps[2].PromptName(), "G")
 	is.Equal(ps[2].Path, "support/greeting.prompt")
 
-	fsys["c/bad.prompt"] = &fstest.MapFile{Data: []byte("---\nname: a\nmodel: x\n---\nx")}
+	fsys["c/bad.prompt"] = &fstest.MapFile{Data: []byte("---\nname: a\nprompts.format: plain\nmodel: x\n---\nx")}
 	fsys["Bad Name.prompt"] = &fstest.MapFile{Data: []byte(good)}
 	ps, err = promptfile.ReadDir(fsys)
 	is.Equal(ps, nil) // all or nothing
@@ -264,7 +292,7 @@ func TestReadDir(t *testing.T) {
 	}
 	is.Equal(len(found), 2)                                   // every broken file
 	is.True(strings.HasPrefix(found[0], "Bad Name.prompt: ")) // named
-	is.True(strings.HasPrefix(found[1], "c/bad.prompt:3: "))  // with the line
+	is.True(strings.HasPrefix(found[1], "c/bad.prompt:4: "))  // with the line
 }
 
 // FuzzRoundTrip: whatever a valid prompt holds, its file reads back as
@@ -339,4 +367,106 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q read %+v, written and read again %+v", data, pf, again)
 		}
 	})
+}
+
+// dotpromptFiles are Dotprompt's own files (testdata/dotprompt) and the
+// templates of its specification that have a front matter and a body,
+// by a name each.
+func dotpromptFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := fs.WalkDir(os.DirFS("testdata/dotprompt"), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".prompt") {
+			return err
+		}
+		files[p], err = os.ReadFile("testdata/dotprompt/" + p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := filepath.Glob("../internal/dotprompt/testdata/spec/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("../internal/dotprompt/testdata/spec/helpers/*.yaml")
+	for _, name := range append(specs, more...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var suites []struct {
+			Name     string `yaml:"name"`
+			Template string `yaml:"template"`
+		}
+		if err := yaml.Unmarshal(b, &suites); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range suites {
+			if fm, body := dotprompt.SplitSource(s.Template); fm != "" && body != "" {
+				files["spec/"+filepath.Base(name)+"/"+s.Name] = []byte(s.Template)
+			}
+		}
+	}
+	if len(files) < 11 {
+		t.Fatalf("only %d files of Dotprompt's", len(files))
+	}
+	return files
+}
+
+// Dotprompt's own files read as Dotprompt reads them, and Format writes
+// files that read back the same: the same front matter values and the
+// same template, and the same bytes when the front matter had the form
+// Format writes already.
+func TestDotpromptFiles(t *testing.T) {
+	canonical := 0
+	for name, b := range dotpromptFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			f, err := promptfile.Parse(b)
+			is.NoErr(err) // parses
+			is.Equal(f.Format, prompts.FormatDotprompt)
+			fm, body := dotprompt.SplitSource(string(b))
+			is.Equal(dotprompt.Body(f.Template), body) // the template Dotprompt renders
+			var want map[string]any
+			is.NoErr(yaml.Unmarshal([]byte(fm), &want))
+			got := map[string]any{}
+			if !f.Metadata.IsNull() {
+				is.NoErr(json.Unmarshal([]byte(f.Metadata), &got))
+			}
+			if f.Name != "" {
+				got["name"] = f.Name
+			}
+			if f.Description != nil {
+				got["description"] = *f.Description
+			}
+			is.Equal(sameJSON(mustJSON(t, got), mustJSON(t, want)), true) // the front matter's values
+			out, err := promptfile.Format(f)
+			is.NoErr(err)
+			back, err := promptfile.Parse(out)
+			is.NoErr(err)
+			is.True(sameFile(back, f))                        // the same values back
+			is.Equal(back.Template, f.Template)               // the template byte for byte
+			is.True(bytes.HasSuffix(out, []byte(f.Template))) // …written as it is
+			again, err := promptfile.Format(back)
+			is.NoErr(err)
+			is.Equal(string(again), string(out)) // written once, written the same
+			if bytes.Equal(out, b) {
+				canonical++
+			}
+		})
+	}
+	if canonical < 3 {
+		t.Errorf("only %d files written back byte for byte", canonical)
+	}
+}
+
+// mustJSON is v's JSON text (YAML's numbers and JSON's compared as JSON).
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,16 +17,17 @@ import (
 // formFields maps the fields of the Store's invalid-input errors to the
 // form's fields.
 var formFields = map[string]string{
-	"content":        "content",
-	"change_summary": "change_summary",
-	"metadata_":      "metadata",
-	"reason":         "reason",
-	"environment":    "environment",
-	"version_number": "version",
-	"version_id":     "version",
-	"key":            "key",
-	"name":           "name",
-	"description":    "description",
+	"content":         "content",
+	"change_summary":  "change_summary",
+	"metadata_":       "metadata",
+	"template_format": "format",
+	"reason":          "reason",
+	"environment":     "environment",
+	"version_number":  "version",
+	"version_id":      "version",
+	"key":             "key",
+	"name":            "name",
+	"description":     "description",
 }
 
 // fieldErrors returns the invalid fields of err by form field, and what
@@ -39,6 +43,13 @@ func fieldErrors(err error) (fields map[string]string, ok bool) {
 		name, known := formFields[f.Field]
 		msg := f.Detail
 		switch member, inMetadata := strings.CutPrefix(f.Field, "metadata_."); {
+		case inMetadata && (member == "model" || strings.HasPrefix(member, "model.") || strings.HasPrefix(member, "model[")):
+			name = "model"
+		case inMetadata && (member == "config" || strings.HasPrefix(member, "config.") || strings.HasPrefix(member, "config[")):
+			name, msg = "config", "member "+member+" "+f.Detail
+			if member == "config" {
+				msg = f.Detail
+			}
 		case inMetadata:
 			// A member of the metadata, such as one given twice.
 			name, msg = "metadata", "member "+member+" "+f.Detail
@@ -153,7 +164,10 @@ type newVersionData struct {
 	state
 	Content   string
 	Summary   string
-	Metadata  string
+	Format    prompts.TemplateFormat // the format chosen
+	Model     string                 // metadata_.model
+	Config    string                 // metadata_.config, as JSON
+	Metadata  string                 // the rest of metadata_, as JSON
 	Staging   bool
 	Allow     bool
 	Variables []string
@@ -161,21 +175,26 @@ type newVersionData struct {
 	Guard     *prompts.VariableChange
 }
 
+// Formats lists the template formats, for the form.
+func (newVersionData) Formats() []prompts.TemplateFormat { return prompts.TemplateFormats }
+
 // newVersionForm is GET {prefix}prompts/{prompt_id}/versions/new, with
-// the latest version's content and metadata to start from.
+// the latest version's content, format and metadata to start from.
 func (c *call) newVersionForm() {
 	st, ok := c.readState()
 	if !ok {
 		return
 	}
-	d := newVersionData{state: st}
+	d := newVersionData{state: st, Format: prompts.FormatPlain}
 	if st.Latest > 0 {
 		v, err := c.h.store.GetVersion(c.r.Context(), st.Prompt.ID, st.Latest)
 		if err != nil {
 			c.storeError(err)
 			return
 		}
-		d.Content, d.Metadata, d.Variables = v.Content, prettyMetadata(v.Metadata), v.Variables
+		d.Content, d.Variables = v.Content, v.Variables
+		d.Format = v.TemplateFormat.Or(prompts.FormatPlain)
+		d.Model, d.Config, d.Metadata = splitMetadata(v.Metadata)
 	}
 	c.newVersionPage(http.StatusOK, d)
 }
@@ -186,6 +205,11 @@ func (c *call) newVersionPage(status int, d newVersionData) {
 
 // createVersion is POST {prefix}prompts/{prompt_id}/versions. The button
 // "Show variables" only shows the variables of the content typed.
+//
+// The metadata is typed in three fields: Model (metadata_.model),
+// Config (metadata_.config, a JSON object) and Metadata (the rest, a
+// JSON object); each of the first two, when not empty, is merged into
+// the rest, which must not give it too.
 func (c *call) createVersion() {
 	st, ok := c.readState()
 	if !ok {
@@ -195,21 +219,51 @@ func (c *call) createVersion() {
 		state:    st,
 		Content:  c.form("content"),
 		Summary:  c.form("change_summary"),
+		Format:   prompts.TemplateFormat(c.form("template_format")),
+		Model:    strings.TrimSpace(c.form("model")),
+		Config:   strings.TrimSpace(c.form("config")),
 		Metadata: strings.TrimSpace(c.form("metadata")),
 		Staging:  c.r.PostForm.Get("staging") != "",
 		Allow:    c.r.PostForm.Get("allow_variable_change") != "",
+		Errors:   map[string]string{},
 	}
-	d.Variables = prompts.Variables(d.Content)
+	format := d.Format
+	if format == "" {
+		// What the Store takes: the latest version's format.
+		format = prompts.FormatPlain
+		if st.Latest > 0 {
+			v, err := c.h.store.GetVersion(c.r.Context(), st.Prompt.ID, st.Latest)
+			if err != nil {
+				c.storeError(err)
+				return
+			}
+			format = v.TemplateFormat.Or(prompts.FormatPlain)
+		}
+	}
+	vars, err := prompts.TemplateVariables(format, d.Content)
+	if fe, ok := fieldErrors(err); ok && c.r.PostForm.Get("preview") != "" {
+		d.Errors = fe
+		c.newVersionPage(http.StatusBadRequest, d)
+		return
+	}
+	d.Variables = vars
 	if c.r.PostForm.Get("preview") != "" {
 		c.newVersionPage(http.StatusOK, d)
 		return
 	}
+	meta, errs := mergeMetadata(d.Model, d.Config, d.Metadata)
+	if len(errs) > 0 {
+		d.Errors = errs
+		c.newVersionPage(http.StatusBadRequest, d)
+		return
+	}
 	in := prompts.NewVersion{
-		PromptID:      st.Prompt.ID,
-		Content:       d.Content,
-		ChangeSummary: nullable(d.Summary),
-		Metadata:      prompts.Metadata(d.Metadata),
-		Actor:         c.access.Name,
+		PromptID:       st.Prompt.ID,
+		Content:        d.Content,
+		ChangeSummary:  nullable(d.Summary),
+		Metadata:       meta,
+		TemplateFormat: d.Format,
+		Actor:          c.access.Name,
 	}
 	if d.Staging {
 		// Activating needs deploy, as over the HTTP interface.
@@ -223,6 +277,20 @@ func (c *call) createVersion() {
 	}
 	v, err := c.h.store.CreateVersion(c.r.Context(), in)
 	if fe, ok := fieldErrors(err); ok {
+		// An error of model or config belongs to the field it was typed
+		// in: its own, or the rest's JSON.
+		if d.Model == "" && fe["model"] != "" {
+			fe["metadata"] = joinErr(fe["metadata"], "member model "+fe["model"])
+			delete(fe, "model")
+		}
+		if d.Config == "" && fe["config"] != "" {
+			msg := fe["config"]
+			if !strings.HasPrefix(msg, "member ") {
+				msg = "member config " + msg
+			}
+			fe["metadata"] = joinErr(fe["metadata"], msg)
+			delete(fe, "config")
+		}
 		d.Errors = fe
 		c.newVersionPage(http.StatusBadRequest, d)
 		return
@@ -242,6 +310,103 @@ func (c *call) createVersion() {
 	}
 	c.flash(msg)
 	c.redirect("prompts/" + st.Prompt.ID + "/versions/" + strconv.Itoa(v.VersionNumber))
+}
+
+// splitMetadata splits m for the new version's form: its model (when a
+// string), its config (when an object, indented), and the rest,
+// indented, in their order.
+func splitMetadata(m prompts.Metadata) (model, config, rest string) {
+	if m.IsNull() {
+		return "", "", ""
+	}
+	ms, err := members(string(m))
+	if err != nil {
+		return "", "", prettyMetadata(m)
+	}
+	var others []member
+	for _, x := range ms {
+		switch {
+		case x.Key == "model" && model == "" && json.Unmarshal(x.Raw, &model) == nil && model != "":
+		case x.Key == "config" && config == "" && x.Composite() && bytes.HasPrefix(bytes.TrimSpace(x.Raw), []byte("{")):
+			config = prettyJSON(x.Raw)
+		default:
+			others = append(others, x)
+		}
+	}
+	if len(others) == 0 {
+		return model, config, ""
+	}
+	return model, config, prettyJSON(joinMembers(others))
+}
+
+// joinMembers makes an object of ms, in their order.
+func joinMembers(ms []member) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, x := range ms {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(quoteJSON(x.Key))
+		buf.WriteByte(':')
+		buf.Write(x.Raw)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+func quoteJSON(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// mergeMetadata makes metadata_ of the form's three fields: model and
+// config go first, then the rest as typed (so its digits, and anything
+// the Store refuses in it, reach the Store as they are). Errors are by
+// form field.
+func mergeMetadata(model, config, rest string) (prompts.Metadata, map[string]string) {
+	if model == "" && config == "" {
+		return prompts.Metadata(rest), nil // the Store checks it
+	}
+	errs := map[string]string{}
+	var restMembers []member
+	if rest != "" && rest != "null" {
+		ms, err := members(rest)
+		if err != nil {
+			errs["metadata"] = err.Error()
+		}
+		restMembers = ms
+	}
+	for _, x := range restMembers {
+		if x.Key == "model" && model != "" {
+			errs["model"] = "is given twice: here and in Metadata (JSON); remove one"
+		}
+		if x.Key == "config" && config != "" {
+			errs["config"] = "is given twice: here and in Metadata (JSON); remove one"
+		}
+	}
+	var head []member
+	if model != "" {
+		head = append(head, member{Key: "model", Raw: quoteJSON(model)})
+	}
+	if config != "" {
+		if _, err := members(config); err != nil {
+			errs["config"] = err.Error()
+		}
+		head = append(head, member{Key: "config", Raw: json.RawMessage(config)})
+	}
+	if len(errs) > 0 {
+		return "", errs
+	}
+	out := joinMembers(head)
+	if len(restMembers) > 0 {
+		r := strings.TrimSpace(rest)
+		out = append(append(out[:len(out)-1], ','), r[1:]...)
+	}
+	return prompts.Metadata(out), nil
 }
 
 // ----- promote, roll back, deactivate -----
@@ -569,6 +734,27 @@ type renderData struct {
 	Values  map[string]string
 	Text    *string
 	Error   string
+
+	// A dotprompt version: a field per variable, read as JSON or as
+	// text; history and context as JSON; the result as messages, with
+	// the front matter's model, config and output beside.
+	Dotprompt bool
+	Fields    []valueField
+	History   string
+	Context   string
+	Errors    map[string]string // "history", "context", "form"
+	Front     frontMatter
+	Messages  []prompts.Message
+	Rendered  bool
+}
+
+// valueField is the field of one variable of a dotprompt version.
+type valueField struct {
+	Name  string
+	Value string
+	JSON  bool   // read as JSON (else as text)
+	Help  string // its type, whether required, its description
+	Error string
 }
 
 // renderForm is GET {prefix}prompts/{prompt_id}/versions/{number}/render.
@@ -581,7 +767,57 @@ func (c *call) renderForm() {
 	if !ok {
 		return
 	}
-	c.renderPage(http.StatusOK, renderData{state: st, Version: v, Values: map[string]string{}})
+	d := renderData{state: st, Version: v, Values: map[string]string{}}
+	if isFormat(v, "dotprompt") {
+		d.Dotprompt, d.Front = true, readFrontMatter(v.Metadata)
+		d.Fields = defaultFields(v, d.Front)
+	}
+	c.renderPage(http.StatusOK, d)
+}
+
+// defaultFields are the fields of v's variables before anything is
+// typed: each holds its input.default, and is read as text when its
+// schema says it is a string (or, without a schema, when its default is
+// a string or it has none), else as JSON.
+func defaultFields(v prompts.PromptVersion, fm frontMatter) []valueField {
+	fs := make([]valueField, 0, len(v.Variables))
+	for _, name := range v.Variables {
+		f := valueField{Name: name, Help: fieldHelp(fm, name)}
+		def, hasDef := fm.defaults[name]
+		if p, ok := fm.props[name]; ok {
+			f.JSON = p.Type != "string" && p.Type != "string or null"
+		} else if hasDef {
+			_, isString := def.(string)
+			f.JSON = !isString
+		}
+		if hasDef {
+			if s, ok := def.(string); ok && !f.JSON {
+				f.Value = s
+			} else if b, err := json.Marshal(def); err == nil {
+				f.Value = string(b)
+			}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// fieldHelp says what the input schema says of the variable name.
+func fieldHelp(fm frontMatter, name string) string {
+	p, ok := fm.props[name]
+	if !ok {
+		return ""
+	}
+	help := p.Type
+	if p.Required {
+		help += ", required"
+	} else {
+		help += ", optional"
+	}
+	if p.Description != "" {
+		help += ": " + p.Description
+	}
+	return help
 }
 
 func (c *call) renderPage(status int, d renderData) {
@@ -602,6 +838,10 @@ func (c *call) renderVersion() {
 	if !ok {
 		return
 	}
+	if isFormat(v, "dotprompt") {
+		c.renderChat(st, v)
+		return
+	}
 	d := renderData{state: st, Version: v, Values: map[string]string{}}
 	for name := range c.r.PostForm {
 		if n, ok := strings.CutPrefix(name, "var."); ok {
@@ -610,19 +850,168 @@ func (c *call) renderVersion() {
 	}
 	text, err := v.Render(d.Values)
 	if err != nil {
-		var pe *prompts.Error
-		errors.As(err, &pe)
-		d.Error = err.Error()
-		if pe != nil {
-			var parts []string
-			for _, f := range pe.Fields {
-				parts = append(parts, strings.TrimPrefix(f.Field, "variables.")+" "+f.Detail)
-			}
-			d.Error = strings.Join(parts, "; ")
-		}
+		d.Error = errorText(err)
 		c.renderPage(http.StatusBadRequest, d)
 		return
 	}
 	d.Text = &text
 	c.renderPage(http.StatusOK, d)
+}
+
+// renderChat renders a dotprompt version with the values typed: var.NAME
+// is read as JSON, or as text when kind.NAME is "text"; an empty JSON
+// field gives no value (its input.default applies, if it has one); an
+// empty text field is the empty string. history (a JSON array of
+// messages) and context (a JSON object, Dotprompt's @ data) are
+// optional. A value that is not JSON is 400, naming its field, and
+// nothing is rendered.
+func (c *call) renderChat(st state, v prompts.PromptVersion) {
+	d := renderData{state: st, Version: v, Dotprompt: true, Front: readFrontMatter(v.Metadata), Errors: map[string]string{}}
+	d.History = strings.TrimSpace(c.form("history"))
+	d.Context = strings.TrimSpace(c.form("context"))
+	values := map[string]any{}
+	for name, val := range d.Front.defaults {
+		if slices.Contains(v.Variables, name) {
+			values[name] = val
+		}
+	}
+	bad := false
+	for _, name := range v.Variables {
+		f := valueField{Name: name, Help: fieldHelp(d.Front, name), Value: c.form("var." + name), JSON: c.form("kind."+name) != "text"}
+		switch {
+		case !f.JSON:
+			values[name] = f.Value
+		case strings.TrimSpace(f.Value) != "":
+			x, err := parseValue(f.Value)
+			if err != nil {
+				f.Error, bad = err.Error()+". To give it as text, choose Text.", true
+				break
+			}
+			values[name] = x
+		}
+		d.Fields = append(d.Fields, f)
+	}
+	for name := range c.r.PostForm {
+		if n, ok := strings.CutPrefix(name, "var."); ok && !slices.Contains(v.Variables, n) {
+			d.Errors["form"] = joinErr(d.Errors["form"], n+" is not a variable of this version")
+			bad = true
+		}
+	}
+	in := prompts.RenderInput{Values: values, AllowUnused: true}
+	if d.History != "" {
+		h, err := parseHistory(d.History)
+		if err != nil {
+			d.Errors["history"], bad = err.Error(), true
+		}
+		in.History = h
+	}
+	if d.Context != "" {
+		x, err := parseValue(d.Context)
+		m, isObject := x.(map[string]any)
+		switch {
+		case err != nil:
+			d.Errors["context"], bad = err.Error(), true
+		case !isObject:
+			d.Errors["context"], bad = "must be a JSON object, such as {\"state\": {\"step\": 2}}", true
+		}
+		in.Context = m
+	}
+	if bad {
+		c.renderPage(http.StatusBadRequest, d)
+		return
+	}
+	t, err := prompts.ParseTemplate(v)
+	var r prompts.Rendered
+	if err == nil {
+		r, err = t.Render(c.r.Context(), in)
+	}
+	if err != nil {
+		var pe *prompts.Error
+		if !errors.As(err, &pe) || pe.Code != prompts.CodeInvalid {
+			c.storeError(err)
+			return
+		}
+		for _, fe := range pe.Fields {
+			name, isVar := strings.CutPrefix(fe.Field, "variables.")
+			i := slices.IndexFunc(d.Fields, func(f valueField) bool { return f.Name == name })
+			switch {
+			case isVar && i >= 0:
+				d.Fields[i].Error = joinErr(d.Fields[i].Error, fe.Detail)
+			case strings.HasPrefix(fe.Field, "history"):
+				d.Errors["history"] = joinErr(d.Errors["history"], fe.Field+" "+fe.Detail)
+			default:
+				d.Errors["form"] = joinErr(d.Errors["form"], strings.TrimPrefix(fe.Field, "variables.")+" "+fe.Detail)
+			}
+		}
+		c.renderPage(http.StatusBadRequest, d)
+		return
+	}
+	d.Messages, d.Rendered = r.Messages, true
+	c.renderPage(http.StatusOK, d)
+}
+
+// FieldErrors lists the fields in error, for the form's summary.
+func (d renderData) FieldErrors() []string {
+	var out []string
+	for _, f := range d.Fields {
+		if f.Error != "" {
+			out = append(out, f.Name+": "+f.Error)
+		}
+	}
+	for _, k := range []string{"history", "context", "form"} {
+		if e := d.Errors[k]; e != "" {
+			if k != "form" {
+				e = fieldLabels[k] + " " + e
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// parseHistory reads messages in Dotprompt's shape, as the HTTP
+// interface takes them: [{"role": "user", "content": [{"text": "…"} or
+// {"media": {"url": "…", "contentType": "…"}}]}].
+func parseHistory(text string) ([]prompts.Message, error) {
+	var raw []struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Text  *string `json:"text"`
+			Media *struct {
+				URL         string `json:"url"`
+				ContentType string `json:"contentType"`
+			} `json:"media"`
+		} `json:"content"`
+	}
+	if _, err := parseValue(text); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf(`must be an array of messages, such as [{"role": "user", "content": [{"text": "Hi"}]}]: %s`, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	out := make([]prompts.Message, 0, len(raw))
+	for i, m := range raw {
+		msg := prompts.Message{Role: m.Role, Content: []prompts.Part{}}
+		for j, p := range m.Content {
+			switch {
+			case p.Media != nil && p.Text == nil:
+				msg.Content = append(msg.Content, prompts.Part{Media: &prompts.Media{URL: p.Media.URL, ContentType: p.Media.ContentType}})
+			case p.Text != nil && p.Media == nil:
+				msg.Content = append(msg.Content, prompts.Part{Text: *p.Text})
+			default:
+				return nil, fmt.Errorf("message %d, part %d: must have text or media, one of them", i+1, j+1)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out, nil
 }

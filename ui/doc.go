@@ -108,6 +108,26 @@
 // tell an empty value from no value. Only a field the form does not send
 // at all is missing.
 //
+// # Chat prompts
+//
+// A dotprompt version (prompts.FormatDotprompt) is shown as its
+// template, its messages (rendered with its input.default values), each
+// under a heading naming its role, and its front matter as settings:
+// model, config as keys and values, the input and output schemas as
+// tables of properties (Picoschema compiled as Dotprompt does), tools,
+// and the rest as JSON. Its render page reads each variable's field as
+// JSON, or as text when "Text" is chosen beside it (the default for a
+// property the schema, or its default, says is a string); an empty JSON
+// field gives no value, so its default applies. A value that is not
+// JSON is 400, naming the field and where it stops being JSON; history
+// (Dotprompt's messages) and context (the @ data) are optional JSON
+// fields. The result is the messages, with the model and its config
+// beside. A new version chooses its template format (the latest
+// version's, to start with) and types its metadata as Model, Config (a
+// JSON object) and the rest as JSON, merged into one object; comparing
+// two versions names the template formats and the settings added,
+// removed and changed.
+//
 // Forms and the queries of addresses are read strictly, as the HTTP
 // interface reads bodies: a field given twice, or one whose name or
 // value is not valid UTF-8, is 400 with a page that names it, and

@@ -88,6 +88,6 @@ func TestProjectEnvironmentsPage(t *testing.T) {
 	is.Equal(p.StatusCode, http.StatusSeeOther)
 	l, err = f.store.ListEnvironments(ctx, f.alpha.ID)
 	is.NoErr(err)
-	is.Equal(len(l), 2) // gone
+	is.Equal(len(l), 2)                                                                 // gone
 	is.Equal(adm.post(envs+"/production/remove", form).StatusCode, http.StatusConflict) // built in
 }

@@ -38,7 +38,7 @@ type envState struct {
 	Env       prompts.Environment
 	Protected bool                   // changing what it points at needs admin
 	Version   *prompts.PromptVersion // nil when nothing is active
-	Last    *prompts.Deployment    // the environment's latest change, nil when none
+	Last      *prompts.Deployment    // the environment's latest change, nil when none
 }
 
 // env returns the state of the environment e.
@@ -213,6 +213,9 @@ type versionData struct {
 	Version  prompts.PromptVersion
 	Metadata string   // indented, or "" for null
 	Active   []string // the environments it is active in
+	Format   prompts.TemplateFormat
+	Front    frontMatter // dotprompt: the front matter, read
+	Chat     chatView    // dotprompt: rendered with input.default
 }
 
 // version is GET {prefix}prompts/{prompt_id}/versions/{number}.
@@ -225,7 +228,11 @@ func (c *call) version() {
 	if !ok {
 		return
 	}
-	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID)}
+	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID), Format: v.TemplateFormat.Or(prompts.FormatPlain)}
+	if d.Format == prompts.FormatDotprompt {
+		d.Front = readFrontMatter(v.Metadata)
+		d.Chat = preview(c.r.Context(), v, d.Front)
+	}
 	title := "Version " + strconv.Itoa(v.VersionNumber) + " of " + st.Prompt.Key
 	c.render(http.StatusOK, "version", c.view(title, d, c.crumbs(st, crumb{Name: "Version " + strconv.Itoa(v.VersionNumber)})...))
 }
@@ -266,10 +273,13 @@ type compareData struct {
 	Lines            []diffLine
 	Added, Removed   int
 	MetaLines        []diffLine // the metadata's difference, when it differs
+	Settings         settingsChange
 	VarsAdded        []string
 	VarsRemoved      []string
 	Same             bool
 	ChoicesTruncated bool
+	FormatFrom       prompts.TemplateFormat
+	FormatTo         prompts.TemplateFormat
 }
 
 // compare is GET {prefix}prompts/{prompt_id}/compare?from=N&to=M: the
@@ -312,9 +322,80 @@ func (c *call) compare() {
 	if ma, mb := prettyMetadata(a.Metadata), prettyMetadata(b.Metadata); ma != mb {
 		d.MetaLines, _, _ = lineDiff(ma, mb)
 	}
+	d.Settings = diffSettings(a.Metadata, b.Metadata)
 	vc := prompts.DiffVariables(a.Variables, b.Variables)
 	d.VarsAdded, d.VarsRemoved = vc.Added, vc.Removed
 	d.Same = a.Content == b.Content
+	d.FormatFrom, d.FormatTo = a.TemplateFormat.Or(prompts.FormatPlain), b.TemplateFormat.Or(prompts.FormatPlain)
 	title := "Compare versions " + strconv.Itoa(a.VersionNumber) + " and " + strconv.Itoa(b.VersionNumber) + " of " + st.Prompt.Key
 	c.render(http.StatusOK, "compare", c.view(title, d, c.crumbs(st, crumb{Name: "Compare"})...))
+}
+
+// settingsChange names the settings (metadata_ members, and the members
+// of those that are objects, as config.temperature) that two versions'
+// metadata add, remove and change.
+type settingsChange struct {
+	Added, Removed, Changed []string
+}
+
+// Any reports whether anything changed.
+func (s settingsChange) Any() bool { return len(s.Added)+len(s.Removed)+len(s.Changed) > 0 }
+
+func diffSettings(a, b prompts.Metadata) settingsChange {
+	var sc settingsChange
+	fa, fb := flatSettings(a), flatSettings(b)
+	for _, k := range fb.keys {
+		va, ok := fa.vals[k]
+		switch {
+		case !ok:
+			sc.Added = append(sc.Added, k)
+		case va != fb.vals[k]:
+			sc.Changed = append(sc.Changed, k)
+		}
+	}
+	for _, k := range fa.keys {
+		if _, ok := fb.vals[k]; !ok {
+			sc.Removed = append(sc.Removed, k)
+		}
+	}
+	return sc
+}
+
+type flat struct {
+	keys []string
+	vals map[string]string // compact JSON
+}
+
+// flatSettings lists m's members two levels deep: a member whose value
+// is an object with members is listed by its members.
+func flatSettings(m prompts.Metadata) flat {
+	f := flat{vals: map[string]string{}}
+	if m.IsNull() {
+		return f
+	}
+	ms, err := members(string(m))
+	if err != nil {
+		return f
+	}
+	add := func(k string, raw json.RawMessage) {
+		if _, seen := f.vals[k]; !seen {
+			f.keys = append(f.keys, k)
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) != nil {
+			buf.Reset()
+			buf.Write(raw)
+		}
+		f.vals[k] = buf.String()
+	}
+	for _, x := range ms {
+		if inner, err := members(string(x.Raw)); err == nil && len(inner) > 0 {
+			for _, y := range inner {
+				add(x.Key+"."+y.Key, y.Raw)
+			}
+			continue
+		}
+		add(x.Key, x.Raw)
+	}
+	return f
 }

@@ -80,6 +80,11 @@ var funcs = template.FuncMap{
 		}
 		return field
 	},
+	"role":   roleLabel,
+	"pretty": func(raw []byte) string { return prettyJSON(raw) },
+	"schemaOf": func(caption string, s *schemaView) map[string]any {
+		return map[string]any{"Caption": caption, "Props": s.Props, "JSON": s.JSON, "Err": s.Err}
+	},
 	"diffOf": func(caption string, lines []diffLine) map[string]any {
 		return map[string]any{"Caption": caption, "Lines": lines}
 	},
@@ -139,6 +144,11 @@ var fieldLabels = map[string]string{
 	"name":           "Name",
 	"description":    "Description",
 	"form":           "The form",
+	"history":        "History",
+	"context":        "Context",
+	"model":          "Model",
+	"config":         "Config",
+	"format":         "Template format",
 }
 
 // view is what every page gets: the layout's part, and the page's Data.

@@ -352,6 +352,14 @@ func (s *step) read(ctx context.Context, cl *client.Client, env prompts.Environm
 
 // compare decides what the step does.
 func (s *step) compare(o applyOptions) {
+	// A file of the first releases (no prompts.format, a front matter of
+	// name, description and metadata) keeps making plain versions of a
+	// prompt whose latest version is plain.
+	if s.latest != nil && s.latest.TemplateFormat.Or(prompts.FormatPlain) == prompts.FormatPlain {
+		if plain, ok := s.file.Legacy(); ok {
+			s.file.File = plain
+		}
+	}
 	f := s.file
 	if o.env != "" {
 		s.Environment = &o.env
@@ -374,9 +382,8 @@ func (s *step) compare(o applyOptions) {
 	default:
 		s.Previous = &s.latest.VersionNumber
 		s.Version = s.latest.VersionNumber
-		if f.Template != s.latest.Content || s.latest.TemplateFormat.Or(prompts.FormatPlain) != prompts.FormatPlain {
-			// A file's template is plain: the same text as a dotprompt
-			// version's is another template.
+		if f.Template != s.latest.Content || s.latest.TemplateFormat.Or(prompts.FormatPlain) != f.Format {
+			// The same text in another format is another template.
 			s.changes(changeTemplate)
 			s.newVer = true
 		}
@@ -387,6 +394,17 @@ func (s *step) compare(o applyOptions) {
 		if s.newVer {
 			s.Version = s.latest.VersionNumber + 1
 		}
+	}
+	// A new version is checked here as the server will check it (its
+	// template and front matter), so that a refusal changes nothing at
+	// all: not even the prompt is made.
+	var to prompts.Signature
+	if s.newVer {
+		sig, err := prompts.VersionSignature(f.Format, f.Template, f.Metadata)
+		if err != nil {
+			s.Error = describe(err)
+		}
+		to = sig
 	}
 	var activeVersion *prompts.PromptVersion
 	if s.active != nil {
@@ -406,12 +424,11 @@ func (s *step) compare(o applyOptions) {
 		}
 		// The promotion guard, checked now so that a refusal changes
 		// nothing at all.
-		if (s.newVer || s.promote) && activeVersion != nil && !o.allow {
-			to := prompts.Variables(f.Template)
+		if (s.newVer || s.promote) && activeVersion != nil && !o.allow && s.Error == "" {
 			if !s.newVer {
-				to = versionVariables(*s.latest)
+				to = versionSignature(*s.latest)
 			}
-			if c := prompts.DiffVariables(versionVariables(*activeVersion), to); c.Changed() {
+			if c := prompts.DiffSignatures(versionSignature(*activeVersion), to); c.Changed() {
 				s.Error = fmt.Sprintf("the variables would change in %s (%s): pass -allow-variable-change to allow it", o.env, describeChange(c))
 			}
 		}
@@ -434,6 +451,9 @@ func describeChange(c prompts.VariableChange) string {
 	}
 	if len(c.Removed) > 0 {
 		parts = append(parts, "removed "+strings.Join(c.Removed, ", "))
+	}
+	for _, in := range c.Inputs {
+		parts = append(parts, in.Name+" "+in.Detail())
 	}
 	return strings.Join(parts, "; ")
 }
@@ -462,8 +482,7 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 	}
 	switch {
 	case s.newVer:
-		// A file makes a plain version, whatever the latest's format.
-		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata, TemplateFormat: prompts.FormatPlain}
+		in := prompts.NewVersion{PromptID: s.prompt.ID, Content: f.Template, Metadata: f.Metadata, TemplateFormat: f.Format}
 		if o.message != "" {
 			in.ChangeSummary = &o.message
 		}
@@ -477,7 +496,7 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 			base = s.latest.ID
 		}
 		in.Idempotency = prompts.Idempotency{Key: idempotencyKey("version", project.ID, f.Key, base,
-			in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary), string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange))}
+			in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary), string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange), string(in.TemplateFormat))}
 		v, err := cl.CreateVersion(ctx, in)
 		if err != nil {
 			return err
@@ -684,11 +703,16 @@ func escapeJSON(b []byte) []byte {
 	return out
 }
 
-// versionVariables returns v's variables as the store computed them (in
-// its format), or those of its content when it has none.
-func versionVariables(v prompts.PromptVersion) []string {
-	if v.Variables != nil {
-		return v.Variables
+// versionSignature returns v's variables and typed inputs as the store
+// computed them (in its format), or those of its content when it has no
+// variables.
+func versionSignature(v prompts.PromptVersion) prompts.Signature {
+	sig, err := prompts.VersionSignature(v.TemplateFormat.Or(prompts.FormatPlain), v.Content, v.Metadata)
+	if err != nil || v.Variables != nil {
+		sig.Variables = v.Variables // as stored: the server's guard compares these
 	}
-	return prompts.Variables(v.Content)
+	if sig.Variables == nil {
+		sig.Variables = prompts.Variables(v.Content)
+	}
+	return sig
 }

@@ -126,7 +126,7 @@ func TestDryRunExitCodes(t *testing.T) {
 	is.Equal(p.Prompts[0].Action, "unchanged")
 	is.True(p.DryRun)
 
-	edit("bad.prompt", "---\nname: Bad\nmodel: x\n---\nx")
+	edit("bad.prompt", "---\nname: Bad\nprompts.format: plain\nmodel: x\n---\nx")
 	is.Equal(dryRun(), 1)                                                       // a broken file: an error, not a change
 	is.Equal(cli(t, s, nil, "apply", "-dir", dir, "-dry-run", "-nope").code, 1) // a bad command line too: never 2
 }
@@ -208,7 +208,7 @@ func TestBrokenFileAppliesNothing(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"good.prompt":         "---\nname: Good\n---\nfine",
-		"sub/bad.prompt":      "---\nname: Bad\nmodel: gpt-5\n---\nx",
+		"sub/bad.prompt":      "---\nname: Bad\nmodel: gpt-5\nprompts.format: plain\n---\nx",
 		"sub/unclosed.prompt": "---\nname: Open\n",
 	})
 	r := cli(t, s, nil, "apply", "-dir", dir)
@@ -423,22 +423,66 @@ func TestApplySummaryCountsFailures(t *testing.T) {
 	is.True(strings.Contains(r.stderr, "1 prompt failed; run apply again")) // not "1 prompt(s)"
 }
 
-// A file makes a plain version, also of a prompt whose latest version is
-// dotprompt (which a version naming no format would take), and the same
-// text as a dotprompt version's is another template.
-func TestApplyMakesPlainVersions(t *testing.T) {
+// A file makes a dotprompt version, and one marked prompts.format: plain
+// a plain version, whatever the latest's format; the same text in another
+// format is another template. A file of the first releases (no marker,
+// name, description and metadata only) keeps making plain versions of a
+// prompt whose latest version is plain.
+func TestApplyFormats(t *testing.T) {
 	is := is.New(t)
+	ctx := t.Context()
 	s := newServer(t, nil)
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"greeting.prompt": "---\nname: Greeting\n---\nHello {{name}}\n"})
-	is.Equal(cli(t, s, nil, "apply", "-dir", dir).code, 0)
-	g, err := s.store.GetActiveByKey(t.Context(), s.project.ID, "greeting", prompts.Production)
-	is.NoErr(err)
-	_, err = s.store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: g.ID, Content: "Hello {{name}}\n", TemplateFormat: prompts.FormatDotprompt})
-	is.NoErr(err)
-	is.Equal(cli(t, s, nil, "apply", "-dir", dir).code, 0)
-	v, err := s.store.GetVersion(t.Context(), g.ID, 3)
-	is.NoErr(err)
+	version := func(key string, n int) prompts.PromptVersion {
+		t.Helper()
+		a, err := s.store.GetActiveByKey(ctx, s.project.ID, key, prompts.Production)
+		is.NoErr(err)
+		v, err := s.store.GetVersion(ctx, a.ID, n)
+		is.NoErr(err)
+		return v
+	}
+	apply := func(files map[string]string) {
+		t.Helper()
+		writeFiles(t, dir, files)
+		r := cli(t, s, nil, "apply", "-dir", dir)
+		is.Equal(r.stderr, "")
+		is.Equal(r.code, 0)
+	}
+
+	// A new prompt: a Dotprompt file.
+	apply(map[string]string{"chat.prompt": "---\nname: Chat\nmodel: m\nconfig: {temperature: 0.20}\nmetadata: {team: a}\n---\n{{role \"system\"}}Hi {{name}}\n"})
+	v := version("chat", 1)
+	is.Equal(v.TemplateFormat, prompts.FormatDotprompt)
+	is.Equal(string(v.Metadata), `{"model":"m","config":{"temperature":0.20},"metadata":{"team":"a"}}`)
+	is.Equal(v.Content, "{{role \"system\"}}Hi {{name}}\n")
+
+	// The same text marked plain: another template.
+	apply(map[string]string{"chat.prompt": "---\nname: Chat\nprompts.format: plain\n---\n{{role \"system\"}}Hi {{name}}\n"})
+	v = version("chat", 2)
 	is.Equal(v.TemplateFormat, prompts.FormatPlain)
-	is.Equal(v.Content, "Hello {{name}}\n")
+	is.Equal(v.Metadata, prompts.Metadata(""))
+
+	// A prompt of the first releases, and its file as they exported it.
+	old := "---\nname: Greeting\nmetadata:\n  model: gpt-5\n---\nHello {{name}}\n"
+	s.seed(t, "greeting", "Greeting", nil, `{"model":"gpt-5"}`, []string{"Hello {{name}}\n"}, nil)
+	r := cli(t, s, nil, "apply", "-dir", dir, "-dry-run")
+	is.Equal(r.code, 0) // nothing to change: the old file reads as it did
+	writeFiles(t, dir, map[string]string{"greeting.prompt": old})
+	r = cli(t, s, nil, "apply", "-dir", dir, "-dry-run")
+	is.Equal(r.code, 0)
+	is.True(strings.Contains(r.stdout, "unchanged  greeting"))
+	apply(map[string]string{"greeting.prompt": strings.Replace(old, "Hello", "Hi", 1)})
+	v = version("greeting", 2)
+	is.Equal(v.TemplateFormat, prompts.FormatPlain) // still plain
+	is.Equal(string(v.Metadata), `{"model":"gpt-5"}`)
+	// A Dotprompt key makes it a Dotprompt file.
+	apply(map[string]string{"greeting.prompt": "---\nname: Greeting\nmodel: gpt-5\n---\nHi {{name}}\n"})
+	v = version("greeting", 3)
+	is.Equal(v.TemplateFormat, prompts.FormatDotprompt)
+	is.Equal(string(v.Metadata), `{"model":"gpt-5"}`)
+	// Its latest is dotprompt now: the old form reads as Dotprompt's.
+	apply(map[string]string{"greeting.prompt": old})
+	v = version("greeting", 4)
+	is.Equal(v.TemplateFormat, prompts.FormatDotprompt)
+	is.Equal(string(v.Metadata), `{"metadata":{"model":"gpt-5"}}`)
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // runExport writes a file for every prompt of the project, holding its
-// latest version. A file that holds that already is left as it is; files
+// latest version: a Dotprompt file for a dotprompt version, a file marked
+// prompts.format: plain for a plain one (promptfile.ForVersion). A file that holds that already is left as it is; files
 // of prompts the server does not have are left too.
 func runExport(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "export", true)
@@ -62,7 +63,7 @@ func runExport(ctx context.Context, e *env, args []string) int {
 			code = e.errorf("%s: %s", p.Key, describe(err))
 			continue
 		}
-		data, err := promptfile.Format(promptfile.File{Name: p.Name, Description: p.Description, Metadata: v.Metadata, Template: v.Content})
+		data, err := promptfile.Format(promptfile.ForVersion(p, v))
 		if err != nil {
 			code = e.errorf("%s: %v", p.Key, err)
 			continue

@@ -96,6 +96,9 @@ type versionAnswer struct {
 	Content     *string              `json:"content,omitempty"`          // get
 	Metadata    api.Metadata         `json:"metadata_,omitempty"`        // get
 	Text        *string              `json:"text,omitempty"`             // render
+	// render: the version's format and its messages
+	TemplateFormat *string           `json:"template_format,omitempty"`
+	Messages       []renderedMessage `json:"messages,omitempty"`
 }
 
 // pick is the version a get or render reads: the one active in an
@@ -229,9 +232,12 @@ func (v vars) Set(s string) error {
 	return nil
 }
 
-// runRender prints a version's content with its variables filled in, as
-// the server's render does: every variable needs a value, and a value for
-// a name the version does not use is an error.
+// runRender prints a version rendered with its variables, as the
+// server's render does: a plain version strictly (every variable needs a
+// value, and a value for a name the version does not use is an error), a
+// dotprompt version as Dotprompt renders it. It prints the messages, each
+// after a line naming its role; a plain version's text is one user
+// message.
 func runRender(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "render", true)
 	var p pick
@@ -248,16 +254,22 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.errorf("%s", describe(err))
 	}
-	text, err := v.Render(values)
+	in := prompts.RenderInput{Values: make(map[string]any, len(values))}
+	for name, value := range values {
+		in.Values[name] = value
+	}
+	out, err := v.RenderMessages(ctx, in)
 	if err != nil {
 		var pe *prompts.Error
 		if errors.As(err, &pe) && len(pe.Fields) > 0 {
 			var missing, unused []string
 			for _, fe := range pe.Fields {
-				name := strings.TrimPrefix(fe.Field, "variables.")
-				if _, given := values[name]; given {
+				name, ok := strings.CutPrefix(fe.Field, "variables.")
+				switch _, given := values[name]; {
+				case !ok:
+				case given:
 					unused = append(unused, name)
-				} else {
+				default:
 					missing = append(missing, name)
 				}
 			}
@@ -276,14 +288,72 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	}
 	if f.json {
 		ans := answerOf(a, key, v)
-		ans.Text = &text
+		ans.Text = &out.Text
+		format := string(v.TemplateFormat.Or(prompts.FormatPlain))
+		ans.TemplateFormat = &format
+		ans.Messages = make([]renderedMessage, len(out.Messages))
+		for i, m := range out.Messages {
+			ans.Messages[i] = renderedMessage{Role: m.Role, Content: []renderedPart{}}
+			for _, part := range m.Content {
+				rp := renderedPart{}
+				if part.Media != nil {
+					rp.Media = &renderedMedia{URL: part.Media.URL, ContentType: part.Media.ContentType}
+				} else {
+					rp.Text = &part.Text
+				}
+				ans.Messages[i].Content = append(ans.Messages[i].Content, rp)
+			}
+		}
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
 	fmt.Fprintln(e.stderr, sanitize(where(key, v, a.Environment)))
-	fmt.Fprint(e.stdout, sanitizeText(text))
+	for i, m := range out.Messages {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		fmt.Fprintf(e.stdout, "[%s]\n", sanitize(m.Role))
+		for _, part := range m.Content {
+			if part.Media != nil {
+				media := "[media " + part.Media.URL
+				if part.Media.ContentType != "" {
+					media += " " + part.Media.ContentType
+				}
+				fmt.Fprintln(e.stdout, sanitize(media+"]"))
+				continue
+			}
+			fmt.Fprint(e.stdout, sanitizeText(part.Text))
+		}
+		if text := lastText(m); !strings.HasSuffix(text, "\n") && text != "" {
+			fmt.Fprintln(e.stdout)
+		}
+	}
 	return exitOK
 }
+
+// lastText is the text of a message's last part ("" for media).
+func lastText(m prompts.Message) string {
+	if len(m.Content) == 0 || m.Content[len(m.Content)-1].Media != nil {
+		return ""
+	}
+	return m.Content[len(m.Content)-1].Text
+}
+
+// The messages of render -json, in the shape of the server's render.
+type (
+	renderedMessage struct {
+		Role    string         `json:"role"`
+		Content []renderedPart `json:"content"`
+	}
+	renderedPart struct {
+		Text  *string        `json:"text,omitempty"`
+		Media *renderedMedia `json:"media,omitempty"`
+	}
+	renderedMedia struct {
+		URL         string `json:"url"`
+		ContentType string `json:"contentType,omitempty"`
+	}
+)
 
 // change is what promote and rollback share: the environment, the
 // reason and the guard.

@@ -67,7 +67,7 @@ func TestRender(t *testing.T) {
 	s.seed(t, "greeting", "G", nil, "", []string{"Hi {{name}} from {{ team }}\n"}, map[prompts.Environment]int{prompts.Staging: 1})
 	r := cli(t, s, nil, "render", "greeting", "-environment", "staging", "-var", "name=Ann", "-var", "team=a=b")
 	is.Equal(r.code, 0)
-	is.Equal(r.stdout, "Hi Ann from a=b\n")
+	is.Equal(r.stdout, "[user]\nHi Ann from a=b\n") // a plain version: one user message
 	is.True(strings.Contains(r.stderr, "version 1") && strings.Contains(r.stderr, "staging"))
 
 	r = cli(t, s, nil, "render", "greeting", "-version", "1", "-var", "name=Ann")
@@ -85,6 +85,36 @@ func TestRender(t *testing.T) {
 	is.Equal(ans["text"], "Hi Ann from T\n")
 	is.Equal(ans["version"], 1.0)
 	is.Equal(ans["environment"], nil) // read by number
+	is.Equal(ans["template_format"], "plain")
+	is.Equal(len(ans["messages"].([]any)), 1)
+}
+
+// A dotprompt version renders to its messages, each after its role, with
+// the control characters of values escaped.
+func TestRenderDotprompt(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	p := s.seed(t, "chat", "Chat", nil, "", nil, nil)
+	_, err := s.store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content: "\n{{role \"system\"}}Be kind.\n{{role \"user\"}}I am {{name}}.{{media url=\"https://x/a.png\"}}\n\n", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	r := cli(t, s, nil, "render", "chat", "-var", "name=A\x1b[31mnn")
+	is.Equal(r.stderr, "chat  version 1  (production)\n")
+	is.Equal(r.code, 0)
+	is.Equal(r.stdout, "[system]\nBe kind.\n\n[user]\nI am A\\x1b[31mnn.[media https://x/a.png]\n")
+	r = cli(t, s, nil, "render", "chat", "-json")
+	is.Equal(r.code, 0)
+	var ans struct {
+		Format   string `json:"template_format"`
+		Messages []struct {
+			Role    string
+			Content []map[string]any
+		}
+	}
+	is.NoErr(json.Unmarshal([]byte(r.stdout), &ans))
+	is.Equal(ans.Format, "dotprompt")
+	is.Equal(len(ans.Messages), 2)
+	is.Equal(ans.Messages[1].Content[1]["media"], map[string]any{"url": "https://x/a.png"})
 }
 
 // promote and rollback change what an environment points at, with the
@@ -199,7 +229,7 @@ func TestExportStaysInItsDirectory(t *testing.T) {
 	r := cli(t, s, nil, "export", "-dir", dir)
 	is.Equal(r.code, 1)
 	is.True(strings.Contains(r.stderr, "a/../../escape"))
-	is.Equal(readFiles(t, parent), map[string]string{"prompts/here/fine.prompt": "---\nname: F\n---\ny"})
+	is.Equal(readFiles(t, parent), map[string]string{"prompts/here/fine.prompt": "---\nname: F\nprompts.format: plain\n---\ny"})
 }
 
 // The server, the key and the project come from the flags, else from

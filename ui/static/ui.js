@@ -1,5 +1,5 @@
 // The web interface's script. Everything works without it; it only adds
-// a live list of variables while a version is typed, and shortcuts:
+// a live list of variables while a plain version is typed, and shortcuts:
 // "/" focuses the search, Ctrl+Enter (or Cmd+Enter) submits the form
 // being typed in.
 (function () {
@@ -26,6 +26,10 @@
     var none = document.getElementById(list.getAttribute("data-none"));
     var shown = null;
     function update() {
+      // Only a plain template's variables are read here; a dotprompt
+      // template's are the server's to say ("Show variables").
+      var format = src.form && src.form.querySelector("input[name=template_format]:checked");
+      if (format && format.value !== "plain") { return; }
       var names = variables(src.value), key = names.join(" ");
       if (key === shown) { return; } // unchanged: nothing to announce
       shown = key;

@@ -1,0 +1,170 @@
+// Command genkit loads the prompts of a prompts server into Genkit
+// (github.com/firebase/genkit/go) and renders one with Genkit, without
+// calling a model: the server keeps the prompts, Genkit runs them.
+//
+//	go run . -url http://127.0.0.1:8080 -api-key KEY -project support-bot -prompt greeting -input '{"name":"Ada"}'
+//	go run .   # without -url: a server of its own, in memory, with one prompt
+//
+// It reads the project's prompts active in -environment (production)
+// through package client, as .prompt files (promptfile.NewFS), and loads
+// them with genkit.LoadPromptDirFromFS. Genkit names a prompt by its
+// file's name without the directory: the key support/greeting is the
+// prompt greeting.
+//
+// It is a module of its own so that the prompts module does not depend on
+// Genkit.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+
+	"github.com/firebase/genkit/go/genkit"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/client"
+	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/memstore"
+	"github.com/promptkit/prompts/promptfile"
+)
+
+func main() {
+	var c config
+	flag.StringVar(&c.url, "url", os.Getenv("PROMPTS_URL"), "the prompts server's root; empty: start one in memory")
+	flag.StringVar(&c.apiKey, "api-key", os.Getenv("PROMPTS_API_KEY"), "an API key with the role read")
+	flag.StringVar(&c.project, "project", os.Getenv("PROMPTS_PROJECT"), "the project's slug")
+	flag.StringVar(&c.env, "environment", "production", "the environment whose active versions are loaded")
+	flag.StringVar(&c.prompt, "prompt", "greeting", "the prompt to render (Genkit's name: the key's last segment)")
+	flag.StringVar(&c.input, "input", `{"name":"Ada"}`, "the prompt's input, a JSON object")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, c); err != nil {
+		fmt.Fprintln(os.Stderr, "genkit:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	url, apiKey, project, env, prompt, input string
+}
+
+// run loads the prompts into Genkit and writes the rendered request of
+// one: its model, config and messages, as JSON.
+func run(ctx context.Context, w io.Writer, c config) error {
+	if c.url == "" {
+		srv, err := demoServer(ctx)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		c.url, c.apiKey, c.project = srv.URL, demoKey, "support-bot"
+	}
+	cl, err := client.New(c.url, c.apiKey)
+	if err != nil {
+		return err
+	}
+	projectID, err := projectBySlug(ctx, cl, c.project)
+	if err != nil {
+		return err
+	}
+	g, err := load(ctx, cl, projectID, prompts.Environment(c.env))
+	if err != nil {
+		return err
+	}
+	p := genkit.LookupPrompt(g, c.prompt)
+	if p == nil {
+		return fmt.Errorf("no prompt %q active in %s", c.prompt, c.env)
+	}
+	var input map[string]any
+	if err := json.Unmarshal([]byte(c.input), &input); err != nil {
+		return fmt.Errorf("-input: %w", err)
+	}
+	req, err := p.Render(ctx, input)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"model": req.Model, "config": req.Config, "messages": req.Messages})
+}
+
+// load reads the prompts of a project active in env from store (here a
+// client of a remote server) into a new Genkit.
+func load(ctx context.Context, store prompts.Store, projectID string, env prompts.Environment) (*genkit.Genkit, error) {
+	fsys, err := promptfile.NewFS(ctx, store, projectID, env)
+	if err != nil {
+		return nil, err
+	}
+	g := genkit.Init(ctx)
+	genkit.LoadPromptDirFromFS(g, fsys, ".", "")
+	return g, nil
+}
+
+func projectBySlug(ctx context.Context, cl *client.Client, slug string) (string, error) {
+	f := prompts.ProjectFilter{Page: prompts.Page{Limit: prompts.MaxLimit}}
+	for {
+		list, more, err := cl.ListProjects(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range list {
+			if p.Slug == slug || p.ID == slug {
+				return p.ID, nil
+			}
+		}
+		if !more || len(list) == 0 {
+			return "", errors.New("no project " + slug)
+		}
+		f.After = list[len(list)-1].ID
+	}
+}
+
+// demoServer is a prompts server in memory, without authentication, with
+// the project support-bot and its prompt support/greeting in production.
+func demoServer(ctx context.Context) (*httptest.Server, error) {
+	ms := memstore.New()
+	p, err := ms.CreateProject(ctx, prompts.NewProject{Name: "Support bot", Slug: "support-bot"})
+	if err != nil {
+		return nil, err
+	}
+	f, err := promptfile.Parse([]byte(greeting))
+	if err != nil {
+		return nil, err
+	}
+	pr, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: p.ID, Key: "support/greeting", Name: "Support greeting"})
+	if err != nil {
+		return nil, err
+	}
+	_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: pr.ID, Content: f.Template, Metadata: f.Metadata,
+		TemplateFormat: f.Format, Environments: []prompts.Environment{prompts.Production}})
+	if err != nil {
+		return nil, err
+	}
+	keys := httpapi.NewKeys()
+	if err := keys.Add(httpapi.Key{Name: "demo", Role: httpapi.RoleRead, Secret: demoKey}); err != nil {
+		return nil, err
+	}
+	return httptest.NewServer(httpapi.New(ms, httpapi.WithAuthenticator(keys))), nil
+}
+
+// demoKey is the API key of the demo server.
+const demoKey = "demo-key-0123456789"
+
+const greeting = `---
+model: googleai/gemini-2.5-flash
+config:
+  temperature: 0.2
+input:
+  schema:
+    name: string
+---
+{{role "system"}}
+You answer the customers of Acme, kindly and briefly.
+{{role "user"}}
+Hello, I am {{name}}.
+`

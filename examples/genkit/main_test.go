@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/promptfile"
+)
+
+// Genkit renders a prompt loaded from the server as the server renders
+// it: the same roles, the same text; with the model and config of its
+// front matter.
+func TestGenkitRendersAsTheServer(t *testing.T) {
+	is := is.New(t)
+	var out bytes.Buffer
+	is.NoErr(run(t.Context(), &out, config{env: "production", prompt: "greeting", input: `{"name":"Ada"}`}))
+	var got struct {
+		Model    string
+		Config   map[string]any
+		Messages []struct {
+			Role    string
+			Content []struct{ Text string }
+		}
+	}
+	is.NoErr(json.Unmarshal(out.Bytes(), &got))
+	is.Equal(got.Model, "googleai/gemini-2.5-flash")
+	is.Equal(got.Config["temperature"], 0.2)
+
+	f, err := promptfile.Parse([]byte(greeting))
+	is.NoErr(err)
+	want, err := prompts.PromptVersion{Content: f.Template, TemplateFormat: f.Format}.RenderMessages(t.Context(),
+		prompts.RenderInput{Values: map[string]any{"name": "Ada"}})
+	is.NoErr(err)
+	is.Equal(len(got.Messages), len(want.Messages))
+	for i, m := range want.Messages {
+		is.Equal(got.Messages[i].Role, m.Role)
+		is.Equal(got.Messages[i].Content[0].Text, m.Content[0].Text) // the same text
+	}
+
+	err = run(t.Context(), &out, config{env: "production", prompt: "nope", input: `{}`})
+	is.True(err != nil) // no such prompt
+}
