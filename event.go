@@ -15,10 +15,18 @@ const (
 	EventPromptUpdated     EventType = "prompt.updated" // only when something changed
 	EventVersionCreated    EventType = "version.created"
 	EventDeploymentCreated EventType = "deployment.created" // one per Deployment record
+
+	// A project's environments (Store.PutEnvironment,
+	// Store.DeleteEnvironment): one added; one whose protection changed
+	// (a built-in one's included); one removed, as it was.
+	EventEnvironmentCreated EventType = "environment.created"
+	EventEnvironmentUpdated EventType = "environment.updated"
+	EventEnvironmentDeleted EventType = "environment.deleted"
 )
 
 // EventTypes lists every EventType.
-var EventTypes = []EventType{EventProjectCreated, EventPromptCreated, EventPromptUpdated, EventVersionCreated, EventDeploymentCreated}
+var EventTypes = []EventType{EventProjectCreated, EventPromptCreated, EventPromptUpdated, EventVersionCreated, EventDeploymentCreated,
+	EventEnvironmentCreated, EventEnvironmentUpdated, EventEnvironmentDeleted}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
@@ -40,8 +48,9 @@ const DefaultEventRetention = 7 * 24 * time.Hour
 // created active in two environments appends three events, the version's
 // first.
 //
-// Exactly one of Project, Prompt, Version and Deployment is set, by Type:
-// the resource as its own read answers it right after the change.
+// Exactly one of Project, Prompt, Version, Deployment and Environment is
+// set, by Type: the resource as its own read answers it right after the
+// change (a removed environment as it was).
 type Event struct {
 	// ID is positive and increases in the order in which the changes
 	// commit, without gaps that a reader could see later: a reader that
@@ -58,6 +67,9 @@ type Event struct {
 	Prompt     *Prompt        // prompt.created, prompt.updated
 	Version    *PromptVersion // version.created
 	Deployment *Deployment    // deployment.created
+	// environment.created, environment.updated, environment.deleted; the
+	// event's PromptID is "".
+	Environment *ProjectEnvironment
 }
 
 // EventFilter selects a page of the event log.

@@ -14,7 +14,8 @@ import (
 // event), created_at and data, the resource as its own read answers it:
 // a Project for project.created, a Prompt for prompt.created and
 // prompt.updated, a VersionDetail for version.created, a Deployment for
-// deployment.created.
+// deployment.created, an Environment for environment.created,
+// environment.updated and environment.deleted (as it was).
 type Event struct {
 	ID        string             `json:"id"`
 	Type      prompts.EventType  `json:"type"`
@@ -37,6 +38,8 @@ func FromEvent(e prompts.Event) (Event, error) {
 		data = FromVersionDetail(*e.Version)
 	case e.Type == prompts.EventDeploymentCreated && e.Deployment != nil:
 		data = FromDeployment(*e.Deployment)
+	case (e.Type == prompts.EventEnvironmentCreated || e.Type == prompts.EventEnvironmentUpdated || e.Type == prompts.EventEnvironmentDeleted) && e.Environment != nil:
+		data = FromEnvironment(*e.Environment)
 	case !e.Type.Valid():
 		return Event{}, errors.New("api: event " + strconv.FormatInt(e.ID, 10) + " has an unknown type")
 	default:
@@ -104,6 +107,13 @@ func (e Event) Domain() (prompts.Event, error) {
 		}
 		d := dep.Domain()
 		out.Deployment = &d
+	case prompts.EventEnvironmentCreated, prompts.EventEnvironmentUpdated, prompts.EventEnvironmentDeleted:
+		var env Environment
+		if err := UnmarshalLenient(e.Data, &env); err != nil {
+			return bad(err)
+		}
+		d := env.Domain()
+		out.Environment = &d
 	}
 	return out, nil
 }

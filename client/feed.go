@@ -187,6 +187,13 @@ func (f *Feed) follow(ctx context.Context, cancel context.CancelFunc, body io.Re
 		if ev.PromptID != nil {
 			inv.PromptID = *ev.PromptID
 		}
+		if ev.Type == prompts.EventEnvironmentDeleted {
+			// Every read of the environment in the project goes.
+			var env api.Environment
+			if api.UnmarshalLenient(ev.Data, &env) == nil {
+				inv.Environment = env.Name
+			}
+		}
 		// The reads of what changed ask for a fresh answer, before the
 		// sink drops what it holds: the replica that answers them may
 		// not have heard of the change yet.

@@ -101,6 +101,9 @@ type eventJSON struct {
 	Prompt     *filePrompt       `json:"prompt,omitempty"`
 	Version    int               `json:"version,omitempty"`    // version.created: its number
 	Deployment string            `json:"deployment,omitempty"` // deployment.created: its id
+	// Environment is an environment event's environment, which may change
+	// or go later: held, as a prompt's event holds its prompt.
+	Environment *fileEnvironment `json:"environment,omitempty"`
 }
 
 // logJSON is the state of the log beyond its events: the newest id given,
@@ -147,7 +150,8 @@ func (s *Store) stepDelivery(id string, queued bool) {
 
 // eventJSONOf returns the journal's form of e.
 func eventJSONOf(e *prompts.Event) *eventJSON {
-	ej := &eventJSON{ID: e.ID, Type: e.Type, ProjectID: e.ProjectID, PromptID: e.PromptID, CreatedAt: e.CreatedAt, Prompt: (*filePrompt)(e.Prompt)}
+	ej := &eventJSON{ID: e.ID, Type: e.Type, ProjectID: e.ProjectID, PromptID: e.PromptID, CreatedAt: e.CreatedAt, Prompt: (*filePrompt)(e.Prompt),
+		Environment: (*fileEnvironment)(e.Environment)}
 	switch {
 	case e.Version != nil:
 		ej.Version = e.Version.VersionNumber
@@ -189,8 +193,10 @@ func (s *Store) event(ej *eventJSON) (prompts.Event, bool) {
 		}
 		d := copyDeployment(rec.deployments[i])
 		e.Deployment = &d
+	case prompts.EventEnvironmentCreated, prompts.EventEnvironmentUpdated, prompts.EventEnvironmentDeleted:
+		e.Environment = (*prompts.ProjectEnvironment)(ej.Environment)
 	}
-	return e, e.Project != nil || e.Prompt != nil || e.Version != nil || e.Deployment != nil
+	return e, e.Project != nil || e.Prompt != nil || e.Version != nil || e.Deployment != nil || e.Environment != nil
 }
 
 // deliveryJSONOf returns the journal's form of d, with its event when

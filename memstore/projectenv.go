@@ -72,6 +72,8 @@ func (s *Store) PutEnvironment(ctx context.Context, in prompts.NewEnvironment) (
 		}
 		l := slices.Clone(s.environments(in.ProjectID))
 		i := slices.IndexFunc(l, func(e prompts.ProjectEnvironment) bool { return e.Name == in.Name })
+		now := s.clock.Now()
+		typ := prompts.EventEnvironmentUpdated
 		switch {
 		case i >= 0 && l[i].Protected == in.Protected:
 			out = l[i]
@@ -79,11 +81,13 @@ func (s *Store) PutEnvironment(ctx context.Context, in prompts.NewEnvironment) (
 		case i >= 0:
 			l[i].Protected = in.Protected
 		default:
-			i = len(l)
-			l = append(l, prompts.ProjectEnvironment{Name: in.Name, Protected: in.Protected, CreatedAt: s.clock.Now()})
+			i, typ = len(l), prompts.EventEnvironmentCreated
+			l = append(l, prompts.ProjectEnvironment{Name: in.Name, Protected: in.Protected, CreatedAt: now})
 		}
 		s.setEnvironments(in.ProjectID, l)
 		out = l[i]
+		e := out
+		s.emit(prompts.Event{Type: typ, ProjectID: p.ID, CreatedAt: now, Environment: &e})
 		return *p, nil
 	})
 	if err != nil {
@@ -136,7 +140,9 @@ func (s *Store) DeleteEnvironment(ctx context.Context, projectID string, name pr
 				return prompts.Project{}, prompts.EnvironmentInUse(name)
 			}
 		}
+		removed := l[i]
 		s.setEnvironments(projectID, slices.Delete(slices.Clone(l), i, i+1))
+		s.emit(prompts.Event{Type: prompts.EventEnvironmentDeleted, ProjectID: p.ID, CreatedAt: s.clock.Now(), Environment: &removed})
 		return *p, nil
 	})
 	return err

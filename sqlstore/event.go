@@ -45,7 +45,7 @@ type pendingEvent struct {
 	typ           prompts.EventType
 	projectID     string
 	promptID      string
-	data          string // a prompt's JSON, for the prompt's events
+	data          string // a prompt's JSON, for the prompt's events; an environment's, for its events
 	versionNumber int    // for version.created
 	deploymentID  string // for deployment.created
 	at            time.Time
@@ -287,6 +287,13 @@ func (r *eventRow) event() (prompts.Event, error) {
 		var d prompts.Deployment
 		if d, ok = r.deployment.deployment(e.PromptID); ok {
 			e.Deployment = &d
+		}
+	case prompts.EventEnvironmentCreated, prompts.EventEnvironmentUpdated, prompts.EventEnvironmentDeleted:
+		var ee eventEnvironment
+		if err := json.Unmarshal(r.data, &ee); err == nil {
+			env := prompts.ProjectEnvironment(ee)
+			env.CreatedAt = env.CreatedAt.UTC()
+			e.Environment, ok = &env, true
 		}
 	}
 	if !ok {

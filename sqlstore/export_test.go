@@ -48,9 +48,10 @@ var queryNames = [numQueries]string{
 	qFinishDelivery:               "FinishDelivery",
 	qListEnvironments:             "ListEnvironments",
 	qPutEnvironment:               "PutEnvironment",
+	qSetEnvironment:               "PutEnvironment (protection)",
 	qEnvironmentOfPrompt:          "GetActive (environment)",
 	qEnvironmentOfProject:         "GetActiveByKey (environment)",
-	qLockEnvironment:              "DeleteEnvironment (lock)",
+	qLockEnvironment:              "PutEnvironment, DeleteEnvironment (lock)",
 	qEnvironmentInUse:             "DeleteEnvironment (in use)",
 	qDeleteEnvironment:            "DeleteEnvironment",
 }

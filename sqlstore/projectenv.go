@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
@@ -17,30 +19,140 @@ import (
 // that nothing is active there: the two take turns, so that nothing is
 // ever active in a removed environment.
 
-// PutEnvironment implements prompts.Store.
+// PutEnvironment implements prompts.Store. In one transaction it locks
+// the environment's row (when it has one), adds it or sets its protection,
+// and appends the event of the change, if any.
 func (s *Store) PutEnvironment(ctx context.Context, in prompts.NewEnvironment) (prompts.ProjectEnvironment, error) {
-	return bounded(ctx, func() (prompts.ProjectEnvironment, error) {
+	e, err := bounded(ctx, func() (prompts.ProjectEnvironment, error) {
 		if err := in.Validate(); err != nil {
 			return prompts.ProjectEnvironment{}, err
 		}
 		if !prompts.ValidID(in.ProjectID) {
 			return prompts.ProjectEnvironment{}, prompts.NotFound("project")
 		}
-		st, err := s.stmt(ctx, qPutEnvironment)
-		if err != nil {
-			return prompts.ProjectEnvironment{}, s.fail(ctx, err)
+		// A writer that adds the same environment at the same time makes
+		// the insert find it: then the transaction runs again, and locks it.
+		for range 3 {
+			e, done, err := s.putEnvironment(ctx, in)
+			if err != nil || done {
+				return e, err
+			}
 		}
-		var e prompts.ProjectEnvironment
-		err = st.QueryRowContext(ctx, in.ProjectID, string(in.Name), in.Protected, s.clock.Now()).Scan(&e.Name, &e.Protected, &e.CreatedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return prompts.ProjectEnvironment{}, prompts.NotFound("project")
-		}
+		return prompts.ProjectEnvironment{}, prompts.Unavailable(errors.New("sqlstore: the environment kept changing while it was put"))
+	})
+	return woke(s, e, err)
+}
+
+// putEnvironment is one attempt of PutEnvironment; done is false when
+// another writer added the environment after its lock found none.
+func (s *Store) putEnvironment(ctx context.Context, in prompts.NewEnvironment) (e prompts.ProjectEnvironment, done bool, err error) {
+	tx, err := s.begin(ctx, qLockEnvironment, qPutEnvironment, qSetEnvironment, qGetProject)
+	if err != nil {
+		return e, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op once committed
+	e, done, err = func() (prompts.ProjectEnvironment, bool, error) {
+		e := prompts.ProjectEnvironment{Name: in.Name, Protected: in.Protected}
+		now := s.clock.Now()
+		row, found, err := lockEnvironment(ctx, tx, in.ProjectID, in.Name)
 		if err != nil {
-			return prompts.ProjectEnvironment{}, s.fail(ctx, err)
+			return e, false, err
+		}
+		typ := prompts.EventEnvironmentUpdated
+		switch {
+		case found && row.Protected == in.Protected:
+			return row, true, nil // nothing changes
+		case found:
+			st, err := tx.stmt(ctx, qSetEnvironment)
+			if err != nil {
+				return e, false, err
+			}
+			if _, err := st.ExecContext(ctx, in.ProjectID, string(in.Name), in.Protected); err != nil {
+				return e, false, err
+			}
+			e.CreatedAt = row.CreatedAt
+		default:
+			st, err := tx.stmt(ctx, qGetProject)
+			if err != nil {
+				return e, false, err
+			}
+			var p projectRow
+			err = st.QueryRowContext(ctx, in.ProjectID).Scan(p.dest()...)
+			if errors.Is(err, sql.ErrNoRows) {
+				return e, false, prompts.NotFound("project")
+			}
+			if err != nil {
+				return e, false, err
+			}
+			created := now
+			if in.Name.Builtin() {
+				// Built in: it has no row until first protected, and dates
+				// from its project.
+				created = p.created.Time
+				if !in.Protected {
+					return prompts.ProjectEnvironment{Name: in.Name, CreatedAt: created.UTC()}, true, nil
+				}
+			} else {
+				typ = prompts.EventEnvironmentCreated
+			}
+			put, err := tx.stmt(ctx, qPutEnvironment)
+			if err != nil {
+				return e, false, err
+			}
+			err = put.QueryRowContext(ctx, in.ProjectID, string(in.Name), in.Protected, created).Scan(&e.Name, &e.Protected, &e.CreatedAt)
+			if errors.Is(err, sql.ErrNoRows) {
+				return e, false, nil // added meanwhile: again
+			}
+			if err != nil {
+				return e, false, err
+			}
 		}
 		e.CreatedAt = e.CreatedAt.UTC()
-		return e, nil
-	})
+		ev, err := environmentEvent(typ, in.ProjectID, e, now)
+		if err != nil {
+			return e, false, err
+		}
+		tx.emit(ev)
+		return e, true, nil
+	}()
+	if err != nil || !done {
+		return e, done, s.fail(ctx, err)
+	}
+	return e, true, s.fail(ctx, tx.commit(ctx))
+}
+
+// lockEnvironment locks the row of the project's environment name, for
+// the rest of tx, and returns it; found is false when there is none.
+func lockEnvironment(ctx context.Context, tx *tx, projectID string, name prompts.Environment) (e prompts.ProjectEnvironment, found bool, err error) {
+	st, err := tx.stmt(ctx, qLockEnvironment)
+	if err != nil {
+		return e, false, err
+	}
+	e.Name = name
+	err = st.QueryRowContext(ctx, projectID, string(name)).Scan(&e.Protected, &e.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, false, nil
+	}
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, err == nil, err
+}
+
+// eventEnvironment is an environment as the data of its event's row holds
+// it. It has the fields of prompts.ProjectEnvironment, so that a
+// conversion moves one to the other.
+type eventEnvironment struct {
+	Name      prompts.Environment `json:"name"`
+	Protected bool                `json:"protected"`
+	CreatedAt time.Time           `json:"created_at"`
+}
+
+// environmentEvent is the event of a change of the project's environment e.
+func environmentEvent(typ prompts.EventType, projectID string, e prompts.ProjectEnvironment, at time.Time) (pendingEvent, error) {
+	b, err := json.Marshal(eventEnvironment(e))
+	if err != nil {
+		return pendingEvent{}, err
+	}
+	return pendingEvent{typ: typ, projectID: projectID, data: string(b), at: at}, nil
 }
 
 // ListEnvironments implements prompts.Store.
@@ -109,7 +221,8 @@ func (s *Store) unknownEnvironment(ctx context.Context, projectID, field string)
 // the environment's row, checks that no prompt of the project has a
 // version active there, and removes it, telling the caches.
 func (s *Store) DeleteEnvironment(ctx context.Context, projectID string, name prompts.Environment) error {
-	_, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.deleteEnvironment(ctx, projectID, name) })
+	v, err := bounded(ctx, func() (struct{}, error) { return struct{}{}, s.deleteEnvironment(ctx, projectID, name) })
+	_, err = woke(s, v, err)
 	return err
 }
 
@@ -137,13 +250,11 @@ func (s *Store) deleteEnvironment(ctx context.Context, projectID string, name pr
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	err = func() error {
-		lock, err := tx.stmt(ctx, qLockEnvironment)
+		removed, found, err := lockEnvironment(ctx, tx, projectID, name)
 		if err != nil {
 			return err
 		}
-		var ok bool
-		err = lock.QueryRowContext(ctx, projectID, string(name)).Scan(&ok)
-		if errors.Is(err, sql.ErrNoRows) {
+		if !found {
 			list, err := tx.stmt(ctx, qListEnvironments)
 			if err != nil {
 				return err
@@ -152,9 +263,6 @@ func (s *Store) deleteEnvironment(ctx context.Context, projectID string, name pr
 				return err // the project is unknown
 			}
 			return prompts.NotFound("environment")
-		}
-		if err != nil {
-			return err
 		}
 		use, err := tx.stmt(ctx, qEnvironmentInUse)
 		if err != nil {
@@ -171,8 +279,15 @@ func (s *Store) deleteEnvironment(ctx context.Context, projectID string, name pr
 		if err != nil {
 			return err
 		}
-		_, err = del.ExecContext(ctx, projectID, string(name))
-		return err
+		if _, err = del.ExecContext(ctx, projectID, string(name)); err != nil {
+			return err
+		}
+		ev, err := environmentEvent(prompts.EventEnvironmentDeleted, projectID, removed, s.clock.Now())
+		if err != nil {
+			return err
+		}
+		tx.emit(ev)
+		return nil
 	}()
 	if err != nil {
 		return s.fail(ctx, err)

@@ -50,6 +50,7 @@ const (
 	qFinishDelivery
 	qListEnvironments
 	qPutEnvironment
+	qSetEnvironment
 	qEnvironmentOfPrompt
 	qEnvironmentOfProject
 	qLockEnvironment
@@ -613,14 +614,15 @@ SELECT e.name, e.protected, e.created_at, 2 FROM {s}.project_environments e
 WHERE e.project_id = $1 AND e.name NOT IN ('production', 'staging')
 ORDER BY 4, 3, 1`,
 
-		// Add environment $2 to project $1, protected $3, created at $4 (a
-		// built-in one at its project's creation), or set its protection.
-		// No row: the project is unknown.
-		qPutEnvironment: `INSERT INTO {s}.project_environments AS e (project_id, name, protected, created_at)
-SELECT j.id, $2::text, $3::boolean, CASE WHEN $2::text IN ('production', 'staging') THEN j.created_at ELSE $4::timestamptz END
-FROM {s}.projects j WHERE j.id = $1
-ON CONFLICT (project_id, name) DO UPDATE SET protected = excluded.protected
-RETURNING e.name, e.protected, e.created_at`,
+		// In PutEnvironment's transaction, once qLockEnvironment found no
+		// row: add environment $2 to project $1, protected $3, created at $4.
+		// No row: another writer added it meanwhile.
+		qPutEnvironment: `INSERT INTO {s}.project_environments (project_id, name, protected, created_at)
+VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, name) DO NOTHING
+RETURNING name, protected, created_at`,
+
+		// Under qLockEnvironment's lock: set its protection.
+		qSetEnvironment: `UPDATE {s}.project_environments SET protected = $3 WHERE project_id = $1 AND name = $2`,
 
 		// A read of prompt $1 in environment $2: its project, and whether
 		// the project has the environment. No row: the prompt is unknown.
@@ -632,9 +634,11 @@ FROM {s}.prompts p WHERE p.id = $1`,
 		qEnvironmentOfProject: `SELECT EXISTS (SELECT 1 FROM {s}.project_environments e WHERE e.project_id = j.id AND e.name = $2)
 FROM {s}.projects j WHERE j.id = $1`,
 
-		// A removal's first statement: lock the environment's row. No row:
-		// the environment (or the project) is unknown.
-		qLockEnvironment: `SELECT true FROM {s}.project_environments WHERE project_id = $1 AND name = $2 FOR UPDATE`,
+		// The first statement of a removal, or of a change of its
+		// protection: lock the environment's row, and read it. No row: the
+		// environment (or the project) is unknown, or a built-in one was
+		// never protected.
+		qLockEnvironment: `SELECT protected, created_at FROM {s}.project_environments WHERE project_id = $1 AND name = $2 FOR UPDATE`,
 
 		// Under that lock: whether a prompt of project $1 has a version
 		// active in environment $2, by one probe of the primary key of

@@ -267,6 +267,43 @@ var environmentTests = []test{
 		_, err = dep.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: "canary", VersionNumber: prompts.Some(1)})
 		is.NoErr(err)
 	}},
+	{"a change of a project's environments appends its event", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		s.eventLog()
+		last := s.lastEvent()
+		created := s.env(proj.ID, "canary", false)
+		s.env(proj.ID, "canary", false) // no change: no event
+		s.env(proj.ID, "canary", true)
+		s.env(proj.ID, prompts.Staging, false) // no change
+		s.env(proj.ID, prompts.Staging, true)  // a built-in one's protection
+		is.NoErr(s.DeleteEnvironment(ctx, proj.ID, "canary"))
+		is.True(errors.Is(s.DeleteEnvironment(ctx, proj.ID, "canary"), prompts.ErrNotFound)) // refused: no event
+		evs := s.follow(&last)
+		want := []struct {
+			typ       prompts.EventType
+			name      prompts.Environment
+			protected bool
+		}{
+			{prompts.EventEnvironmentCreated, "canary", false},
+			{prompts.EventEnvironmentUpdated, "canary", true},
+			{prompts.EventEnvironmentUpdated, prompts.Staging, true},
+			{prompts.EventEnvironmentDeleted, "canary", true}, // as it was
+		}
+		is.Equal(len(evs), len(want))
+		for i, w := range want {
+			e := evs[i]
+			is.Equal(e.Type, w.typ)
+			is.Equal(e.ProjectID, proj.ID)
+			is.Equal(e.PromptID, "") // a project's event
+			is.True(e.Environment != nil)
+			is.Equal(e.Environment.Name, w.name)
+			is.Equal(e.Environment.Protected, w.protected)
+		}
+		is.True(evs[0].Environment.CreatedAt.Equal(created.CreatedAt))
+		is.True(evs[2].Environment.CreatedAt.Equal(proj.CreatedAt)) // a built-in one dates from its project
+	}},
 	{"a removal racing activations never leaves a version active in a removed environment", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()

@@ -20,3 +20,10 @@ CREATE TABLE project_environments (
 
 ALTER TABLE environments DROP CONSTRAINT environments_environment_check;
 ALTER TABLE deployments DROP CONSTRAINT deployments_environment_check;
+
+-- The events of a project's environments: added, protection changed,
+-- removed (data holds the environment, as a prompt's events hold the
+-- prompt).
+ALTER TABLE events DROP CONSTRAINT events_type_check;
+ALTER TABLE events ADD CONSTRAINT events_type_check CHECK (type IN ('project.created', 'prompt.created', 'prompt.updated',
+    'version.created', 'deployment.created', 'environment.created', 'environment.updated', 'environment.deleted'));
