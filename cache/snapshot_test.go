@@ -324,3 +324,49 @@ func FuzzParseSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// A snapshot holds the project's environments, each in every prompt, and
+// a cache answers from it in each of them; a snapshot of an earlier
+// release, which names none, holds production and staging.
+func TestSnapshotOfAProjectsEnvironments(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	ms, proj, list := project(t)
+	_, err := ms.PutEnvironment(ctx, prompts.NewEnvironment{ProjectID: proj.ID, Name: "canary"})
+	is.NoErr(err)
+	_, err = ms.Activate(ctx, prompts.Activation{PromptID: list[0].ID, Environment: "canary", VersionNumber: prompts.Some(1)})
+	is.NoErr(err)
+	s, err := cache.TakeSnapshot(ctx, ms, proj.ID)
+	is.NoErr(err)
+	is.Equal(s.Environments, []prompts.Environment{prompts.Production, prompts.Staging, "canary"})
+	is.True(s.Prompts[0].Active["canary"] != nil)
+	data, err := s.MarshalJSON()
+	is.NoErr(err)
+	is.True(strings.Contains(string(data), `"environments":["production","staging","canary"]`))
+	back, err := cache.ParseSnapshot(data)
+	is.NoErr(err)
+	is.True(reflect.DeepEqual(back, s)) // the same snapshot
+
+	d := &down{Store: ms}
+	d.isDown.Store(true)
+	c := cache.New(d, cache.WithFallback(back))
+	a, err := c.GetActive(ctx, list[0].ID, "canary")
+	is.NoErr(err) // from the snapshot
+	is.Equal(a.ActiveVersion.VersionNumber, 1)
+
+	old, err := cache.ParseSnapshot([]byte(validSnapshot))
+	is.NoErr(err)
+	is.Equal(old.Environments, prompts.Environments) // an earlier release's
+	for _, tc := range []struct{ list, want string }{
+		{`["staging","production"]`, "environments[0]: must be production"},
+		{`["production"]`, "environments: must hold the built-in environments"},
+		{`["production","staging","Canary"]`, "environments[2]: is not an environment name"},
+		{`["production","staging","eu","eu"]`, "environments[3]: is given twice"},
+		{`["production","staging","eu"]`, "prompts[0].environments.eu: missing"},
+	} {
+		doc := strings.Replace(validSnapshot, `"prompts":[`, `"environments":`+tc.list+`,"prompts":[`, 1)
+		_, err := cache.ParseSnapshot([]byte(doc))
+		is.True(err != nil)
+		is.True(strings.Contains(err.Error(), tc.want)) // says what is wrong, and where
+	}
+}
