@@ -42,6 +42,12 @@ func TestLanguage(t *testing.T) {
 		{"comment", "a{{! c }}b{{!-- }} --}}c", "abc"},
 		{"escape", `\{{name}} {{name}}`, "{{name}} Ada"},
 		{"escaped backslash", `\\{{name}}`, `\Ada`},
+		// An escaped stretch ends before the backslash of the next
+		// escape (a panic before), as Handlebars.js 4.7 renders them.
+		{"two escapes", `\{{name}}\{{name}}`, "{{name}}{{name}}"},
+		{"escape then escaped backslash", `\{{name}}\\{{name}}`, `{{name}}\Ada`},
+		{"escape ending in backslashes", `\{{a\\\{{name}}`, `{{a\\Ada`},
+		{"escape then tag", `x\{{name}}{{name}}`, "x{{name}}Ada"},
 		{"if else", "{{#if zero}}y{{else}}n{{/if}}{{#if n}}y{{/if}}", "ny"},
 		{"else if chain", "{{#if zero}}1{{else if empty}}2{{else if n}}3{{else}}4{{/if}}", "3"},
 		{"unless", "{{#unless empty}}e{{/unless}}", "e"},
