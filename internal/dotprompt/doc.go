@@ -14,7 +14,8 @@
 // Handlebars' standalone-line rules; \{{ escapes; {{{x}}} and {{&x}}
 // (the same as {{x}}: nothing is escaped); subexpressions. Dotprompt's
 // helpers: role, history, media, section, json (indent=N), ifEquals,
-// unlessEquals; and lookup. Partials {{> name}}, {{> name ctx}} and
+// unlessEquals (JavaScript's ===: numbers by value, an object or a
+// non-empty list equals only itself); and lookup. Partials {{> name}}, {{> name ctx}} and
 // {{> name key=value}}, resolved at render time, at most MaxPartialDepth
 // deep, cycles refused; errors are *PartialError naming the chain.
 // Not supported (a parse error): partial blocks {{#> x}}, inline partials

@@ -64,6 +64,10 @@ func TestLanguage(t *testing.T) {
 		{"json", `{{json user.langs}}`, `{"x":1,"y":2}`},
 		{"json no html escape", `{{json html}}`, `"<b>&</b>"`},
 		{"subexpression", `{{#if (ifEquals n 3)}}y{{/if}}`, "y"},
+		// === on objects and lists: each equals itself only (as
+		// Handlebars.js with Dotprompt's helpers renders it).
+		{"ifEquals same object", `{{#ifEquals user user}}y{{else}}n{{/ifEquals}}{{#with user}}{{#ifEquals this @root.user}}y{{else}}n{{/ifEquals}}{{/with}}`, "yy"},
+		{"ifEquals other objects", `{{#ifEquals user user.langs}}y{{else}}n{{/ifEquals}}{{#ifEquals tags tags}}y{{/ifEquals}}{{#ifEquals empty empty}}y{{else}}n{{/ifEquals}}{{#unlessEquals tags name}}u{{/unlessEquals}}`, "nynu"},
 		{"string literal with quote", `{{#ifEquals name "A\"da"}}y{{else}}n{{/ifEquals}}`, "n"},
 	}
 	for _, c := range cases {

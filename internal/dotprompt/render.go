@@ -744,7 +744,9 @@ func toNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-// equal is JavaScript's === on JSON values: objects and lists are never equal.
+// equal is JavaScript's === on JSON values: an object or a list equals
+// only itself (the same value reached by two paths, as {{#with obj}}
+// this and @root.obj).
 func equal(a, b any) bool {
 	if fa, ok := toNumber(a); ok {
 		fb, ok := toNumber(b)
@@ -759,6 +761,26 @@ func equal(a, b any) bool {
 	case bool:
 		y, ok := b.(bool)
 		return ok && x == y
+	}
+	return sameObject(a, b)
+}
+
+// sameObject reports whether a and b are the same map, or the same
+// non-empty list (empty lists may share their address: they count as
+// different, as two [] do in JavaScript).
+func sameObject(a, b any) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if ra.Type() != rb.Type() {
+		return false
+	}
+	switch ra.Kind() {
+	case reflect.Map:
+		return ra.UnsafePointer() == rb.UnsafePointer()
+	case reflect.Slice:
+		return ra.Len() > 0 && ra.Len() == rb.Len() && ra.UnsafePointer() == rb.UnsafePointer()
 	}
 	return false
 }
