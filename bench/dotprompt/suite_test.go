@@ -56,18 +56,18 @@ type specData struct {
 // msg is a message in the shape both sides are compared in: a role and
 // its text and media parts.
 type msg struct {
-	Role    string `yaml:"role"`
-	Content []part `yaml:"content"`
+	Role    string `yaml:"role" json:"role"`
+	Content []part `yaml:"content" json:"content"`
 }
 
 type part struct {
-	Text  string `yaml:"text,omitempty"`
-	Media *media `yaml:"media,omitempty"`
+	Text  string `yaml:"text,omitempty" json:"text,omitempty"`
+	Media *media `yaml:"media,omitempty" json:"media,omitempty"`
 }
 
 type media struct {
-	URL         string `yaml:"url"`
-	ContentType string `yaml:"contentType,omitempty"`
+	URL         string `yaml:"url" json:"url"`
+	ContentType string `yaml:"contentType,omitempty" json:"contentType,omitempty"`
 }
 
 func (p part) String() string {
