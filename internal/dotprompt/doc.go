@@ -36,8 +36,11 @@
 // # Bounds
 //
 // Rendering stops as soon as the output would pass Options.MaxBytes
-// (default 4 MiB), inside loops too, without building the rest; every
-// node and loop iteration is a step, and Options.MaxSteps (default 4Mi)
+// (default 4 MiB), inside loops too, without building the rest. A
+// marker (role, media, section, history) counts as the text Dotprompt
+// writes for it (24 bytes and its arguments), and {{history}} also as
+// the history it inserts, so that a loop of markers cannot make messages
+// without bound. Every node and loop iteration is a step, and Options.MaxSteps (default 4Mi)
 // bounds loops that print nothing. Both return a *LimitError (ErrTooLarge).
 // Blocks and subexpressions nest at most MaxNesting (64) deep. A parse
 // error is a *ParseError with line and column.
