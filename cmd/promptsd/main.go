@@ -133,6 +133,11 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	if err != nil {
 		return err
 	}
+	tr, err := newTracing(context.Background(), os.Getenv, logger) // nil without OTEL_EXPORTER_OTLP_ENDPOINT
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown(logger) // the last spans, after the drain
 	// Listening comes first: a port in use stops the start before the
 	// database is touched, and the probes have an answer (/livez ok,
 	// /readyz 503) while the store opens.
@@ -158,7 +163,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	f := newFront(m, cfg.ui)
 	limit := newConnLimit(cfg.maxConns, cfg.maxConnsAddr)
 	srv := &http.Server{
-		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
+		Handler:           observed(tr.handler(f), newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
 		ConnState:         limit.connState,
 		ConnContext:       limit.connContext,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -202,7 +207,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 		}
 	}()
 
-	release, err := openAPI(ctx, cfg, base, entries, logger, stdout, f, m, srv.RegisterOnShutdown)
+	release, err := openAPI(ctx, cfg, base, entries, logger, stdout, f, m, tr, srv.RegisterOnShutdown)
 	if release != nil {
 		defer release() // after the drain
 	}
