@@ -58,7 +58,11 @@
 // database up to -wait-db. Besides the API it serves, without a key,
 // /livez, /readyz (/healthz is /livez) and /metrics (Prometheus). It logs
 // one line a request, and the store's changes of state, through log/slog
-// on stderr. The README's "Running it" says more.
+// on stderr. With OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, it traces every request and
+// every call of its store with OpenTelemetry, exported over OTLP, and
+// does no tracing at all otherwise (see tracing.go). The README's
+// "Running it" says more.
 package main
 
 import (
