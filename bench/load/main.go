@@ -25,6 +25,11 @@
 // way to measure a change, since the ratio of two builds run back to back
 // moves far less with the host's noise than either's ratio to bare.
 //
+// With -traced it also starts the current build with OpenTelemetry
+// tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a helper that receives OTLP
+// over HTTP and discards it), and reports its ratio to the same build
+// without tracing: the cost of tracing every request.
+//
 // Before measuring, it checks that each baseline answers exactly what its
 // server answers: the same body and headers.
 //
@@ -109,6 +114,7 @@ type config struct {
 	server      string
 	openedUI    bool
 	before      string
+	traced      bool
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -126,6 +132,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk command")
 	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
 	fs.StringVar(&c.before, "before", "", "the standalone server binary of an earlier build, also measured on memstore; the memstore row is then its ratio to that build (goal 0.95x), alternating with it round by round")
+	fs.BoolVar(&c.traced, "traced", false, "also measure the server on memstore with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that discards the spans), against the same build without")
 	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
@@ -190,6 +197,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		targets = 4
 	}
 	if cfg.before != "" {
+		targets++
+	}
+	if cfg.traced {
 		targets++
 	}
 	lifetime := time.Duration(targets)*(cfg.warmup+time.Duration(cfg.rounds)*(cfg.duration+3*time.Second)) + 5*time.Minute
@@ -262,6 +272,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		beforeT := &target{name: "memstore-before", url: p.base + beforeRead.Path, proc: p, baseline: bareT}
 		memT.baseline, memT.goal = beforeT, 0.95
 		list = append(list, beforeT)
+	}
+	if cfg.traced {
+		// The same build with tracing on, exporting every span (the
+		// default sampler) to a receiver on this host: what tracing
+		// costs read 3, as a ratio to the build without it.
+		sink, err := procs.startHelper(ctx, "otlp-sink", "otlp")
+		if err != nil {
+			return err
+		}
+		traced, tracedRead, err := func() (*process, readResponse, error) {
+			p, err := procs.startServer(ctx, "memstore-traced", server, nil, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.base)
+			if err != nil {
+				return nil, readResponse{}, err
+			}
+			read, err := seed(ctx, p.base)
+			return p, read, err
+		}()
+		if err != nil {
+			return fmt.Errorf("memstore-traced: %w", err)
+		}
+		list = append(list, &target{name: "memstore-traced", url: traced.base + tracedRead.Path, proc: traced, baseline: memT})
 	}
 	if cfg.openedUI {
 		// The same server once someone opened its web interface: the
