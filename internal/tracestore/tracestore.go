@@ -85,17 +85,21 @@ func end(span trace.Span, err error) {
 
 func env(e prompts.Environment) attribute.KeyValue { return Environment.String(string(e)) }
 
-// promptAttrs are the attributes of a prompt returned.
-func promptAttrs(span trace.Span, p prompts.Prompt) {
-	span.SetAttributes(PromptID.String(p.ID), ProjectID.String(p.ProjectID))
-}
-
-// activeAttrs are the attributes of an active prompt returned.
-func activeAttrs(span trace.Span, a prompts.ActivePrompt) {
-	promptAttrs(span, a.Prompt)
-	if v := a.ActiveVersion; v != nil {
-		span.SetAttributes(VersionID.String(v.ID), VersionNumber.Int(v.VersionNumber))
+// activeAttrs sets, in one call, the attributes of an active prompt
+// returned that its call's span does not have yet: its prompt's id when
+// it was read by key, else its project's; its version's id and number;
+// and more.
+func activeAttrs(span trace.Span, a prompts.ActivePrompt, byKey bool, more ...attribute.KeyValue) {
+	kv := make([]attribute.KeyValue, 0, 3+len(more))
+	if byKey {
+		kv = append(kv, PromptID.String(a.ID))
+	} else {
+		kv = append(kv, ProjectID.String(a.ProjectID))
 	}
+	if v := a.ActiveVersion; v != nil {
+		kv = append(kv, VersionID.String(v.ID), VersionNumber.Int(v.VersionNumber))
+	}
+	span.SetAttributes(append(kv, more...)...)
 }
 
 func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (p prompts.Project, err error) {
@@ -208,7 +212,7 @@ func (s *Store) GetActive(ctx context.Context, promptID string, e prompts.Enviro
 	defer func() { end(span, err) }()
 	a, err = s.next.GetActive(ctx, promptID, e)
 	if err == nil {
-		activeAttrs(span, a)
+		activeAttrs(span, a, false)
 	}
 	return a, err
 }
@@ -218,7 +222,7 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, e pro
 	defer func() { end(span, err) }()
 	a, err = s.next.GetActiveByKey(ctx, projectID, key, e)
 	if err == nil {
-		activeAttrs(span, a)
+		activeAttrs(span, a, true)
 	}
 	return a, err
 }
@@ -235,8 +239,7 @@ func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (a prompt
 	defer func() { end(span, err) }()
 	a, stale, err = prompts.ReadActive(ctx, s.next, q)
 	if err == nil {
-		activeAttrs(span, a)
-		span.SetAttributes(Stale.Bool(stale))
+		activeAttrs(span, a, q.PromptID == "", Stale.Bool(stale))
 	}
 	return a, stale, err
 }
@@ -253,7 +256,7 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (a prompts.
 	defer func() { end(span, err) }()
 	a, err = s.next.Activate(ctx, in)
 	if err == nil {
-		activeAttrs(span, a)
+		activeAttrs(span, a, false)
 	}
 	return a, err
 }
@@ -263,7 +266,7 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (a prom
 	defer func() { end(span, err) }()
 	a, err = s.next.Deactivate(ctx, in)
 	if err == nil {
-		activeAttrs(span, a)
+		activeAttrs(span, a, false)
 	}
 	return a, err
 }
@@ -273,7 +276,7 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (a prompts.Ac
 	defer func() { end(span, err) }()
 	a, err = s.next.Rollback(ctx, in)
 	if err == nil {
-		activeAttrs(span, a)
+		activeAttrs(span, a, false)
 	}
 	return a, err
 }
