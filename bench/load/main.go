@@ -28,7 +28,9 @@
 // With -traced it also starts the current build with OpenTelemetry
 // tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a helper that receives OTLP
 // over HTTP and discards it), and reports its ratio to the same build
-// without tracing: the cost of tracing every request.
+// without tracing: the cost of tracing every request, or those the
+// sampler keeps (the harness's own OTEL_ variables, such as
+// OTEL_TRACES_SAMPLER, go to that server, and to no other).
 //
 // Before measuring, it checks that each baseline answers exactly what its
 // server answers: the same body and headers.
@@ -76,6 +78,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -282,7 +285,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		traced, tracedRead, err := func() (*process, readResponse, error) {
-			p, err := procs.startServer(ctx, "memstore-traced", server, nil, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.base)
+			// The harness's own OTEL_ variables (a sampler, say) go to
+			// this server, but for the endpoints.
+			env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.base}
+			for _, kv := range os.Environ() {
+				if strings.HasPrefix(kv, "OTEL_") && !strings.Contains(strings.SplitN(kv, "=", 2)[0], "ENDPOINT") {
+					env = append(env, kv)
+				}
+			}
+			p, err := procs.startServer(ctx, "memstore-traced", server, nil, env...)
 			if err != nil {
 				return nil, readResponse{}, err
 			}
