@@ -123,8 +123,7 @@ func (t *tracing) handler(next http.Handler) http.Handler {
 			method = "_OTHER" // as the semantic conventions name it
 		}
 		ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method)))
+		ctx, span := t.tracer.Start(ctx, method, serverKind...)
 		defer span.End()
 		traced := r.WithContext(ctx)
 		next.ServeHTTP(w, traced)
@@ -132,8 +131,12 @@ func (t *tracing) handler(next http.Handler) http.Handler {
 		// request it was given: the access log and the metrics read it
 		// from r.
 		r.Pattern = traced.Pattern
+		if !span.IsRecording() {
+			return // the sampler dropped it: no attribute to pay for
+		}
 		route := routeOf(r.Pattern)
-		attrs := make([]attribute.KeyValue, 0, 4)
+		attrs := make([]attribute.KeyValue, 0, 5)
+		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method))
 		if route != "unmatched" {
 			span.SetName(method + " " + route)
 			attrs = append(attrs, semconv.HTTPRoute(route))
@@ -157,6 +160,9 @@ func (t *tracing) handler(next http.Handler) http.Handler {
 		span.SetAttributes(attrs...)
 	})
 }
+
+// serverKind is the option of every request's span, made once.
+var serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // store returns s with a span for every call; s itself when tracing is
 // off.

@@ -19,7 +19,17 @@ import (
 // exporter that discards them (the export's own cost, the encoding and
 // the sending, is on the batcher's goroutine: the load harness's -traced
 // measures it with the rest).
+// The sub-benchmark sampled-1pct keeps one trace in a hundred
+// (OTEL_TRACES_SAMPLER=parentbased_traceidratio, ARG 0.01): the cost of
+// the spans that are not recorded.
 func BenchmarkServerReadTraced(b *testing.B) {
+	b.Run("always", func(b *testing.B) { benchmarkServerReadTraced(b, sdktrace.AlwaysSample()) })
+	b.Run("sampled-1pct", func(b *testing.B) {
+		benchmarkServerReadTraced(b, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)))
+	})
+}
+
+func benchmarkServerReadTraced(b *testing.B, sampler sdktrace.Sampler) {
 	store, id := benchServerStore(b)
 	keys := httpapi.NewKeys()
 	if err := keys.Add(httpapi.Key{Name: "bench", Role: httpapi.RoleAdmin, Secret: benchKey}); err != nil {
@@ -28,7 +38,7 @@ func BenchmarkServerReadTraced(b *testing.B) {
 	logs := newLogWriter(io.Discard, logFlushEvery)
 	defer logs.Close()
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithSampler(sampler))
 	defer tp.Shutdown(context.Background()) //nolint:errcheck
 	tr := &tracing{tp: tp, tracer: tp.Tracer("bench"), prop: propagation.TraceContext{}}
 	m := newMetrics()

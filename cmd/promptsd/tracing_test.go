@@ -10,17 +10,23 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/matryer/is"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/promptkit/prompts/httpapi"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -291,4 +297,46 @@ func TestServerRefusesAnUnknownOTLPProtocol(t *testing.T) {
 	// slog quotes the error: its quotes come escaped.
 	is.True(strings.Contains(string(out), `OTEL_EXPORTER_OTLP_PROTOCOL: \"carrier-pigeon\" is not a protocol`))
 	is.True(!strings.Contains(string(out), "listening")) // before the port is taken
+}
+
+// The request's route reaches the access log (and the metrics) through
+// the tracing layer, whether the sampler keeps the span or drops it; a
+// kept span is named by it.
+func TestTracingKeepsTheRouteForTheLog(t *testing.T) {
+	for _, sampler := range []sdktrace.Sampler{sdktrace.AlwaysSample(), sdktrace.NeverSample()} {
+		t.Run(sampler.Description(), func(t *testing.T) {
+			is := is.New(t)
+			store, id := benchServerStore(t)
+			keys := httpapi.NewKeys()
+			is.NoErr(keys.Add(httpapi.Key{Name: "reader", Role: httpapi.RoleRead, Secret: benchKey}))
+			var out syncBuffer
+			logs := newLogWriter(&out, logFlushEvery)
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))
+			tr := &tracing{tp: tp, tracer: tp.Tracer("test"), prop: propagation.TraceContext{}}
+			m := newMetrics()
+			f := newFront(m, false)
+			f.open(httpapi.New(tr.store(store), httpapi.WithAuthenticator(namedKeys{keys: keys})), nil,
+				func(context.Context) (string, error) { return "memory", nil })
+			h := observed(tr.handler(f), newAccessLog(logs, slog.LevelInfo, true), m, defaultRequestTimeout)
+			req := httptest.NewRequest("GET", "/v1/integration/prompts/"+id+"?environment=production", nil)
+			req.Header.Set("X-API-Key", benchKey)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			is.Equal(w.Code, 200)
+			logs.Close() // flushes the line
+			// The route, not "unmatched".
+			is.True(strings.Contains(out.String(), `route=/v1/integration/prompts/{prompt_id}`))
+			spans := rec.Ended()
+			if sampler == sdktrace.NeverSample() {
+				is.Equal(len(spans), 0)
+				return
+			}
+			is.Equal(len(spans), 2) // the store's read, then the request
+			is.Equal(spans[0].Name(), "Store.ReadActive")
+			is.Equal(spans[1].Name(), "GET /v1/integration/prompts/{prompt_id}")
+			is.Equal(spans[0].Parent().SpanID(), spans[1].SpanContext().SpanID())
+			is.True(slices.Contains(spans[1].Attributes(), attribute.String("prompts.api_key.name", "reader")))
+		})
+	}
 }

@@ -65,10 +65,15 @@ func New(next prompts.Store, tp trace.TracerProvider) *Store {
 // Unwrap returns the store s wraps.
 func (s *Store) Unwrap() prompts.Store { return s.next }
 
-// start starts the span of the call name.
-func (s *Store) start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+// start starts the span of the call name. The caller sets its attributes
+// when the span records (span.IsRecording): a span the sampler dropped
+// costs no attribute.
+func (s *Store) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	return s.tracer.Start(ctx, name, internalKind...)
 }
+
+// internalKind is the option of every span, made once.
+var internalKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 
 // end ends span with err's code: the status Error for the store's own
 // failures (unavailable, internal), an attribute only for the others.
@@ -89,6 +94,7 @@ func env(e prompts.Environment) attribute.KeyValue { return Environment.String(s
 // returned that its call's span does not have yet: its prompt's id when
 // it was read by key, else its project's; its version's id and number;
 // and more.
+// The caller checks that span records.
 func activeAttrs(span trace.Span, a prompts.ActivePrompt, byKey bool, more ...attribute.KeyValue) {
 	kv := make([]attribute.KeyValue, 0, 3+len(more))
 	if byKey {
@@ -113,13 +119,19 @@ func (s *Store) CreateProject(ctx context.Context, in prompts.NewProject) (p pro
 }
 
 func (s *Store) GetProject(ctx context.Context, id string) (p prompts.Project, err error) {
-	ctx, span := s.start(ctx, "Store.GetProject", ProjectID.String(id))
+	ctx, span := s.start(ctx, "Store.GetProject")
+	if span.IsRecording() {
+		span.SetAttributes(ProjectID.String(id))
+	}
 	defer func() { end(span, err) }()
 	return s.next.GetProject(ctx, id)
 }
 
 func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) (page []prompts.Project, more bool, err error) {
-	ctx, span := s.start(ctx, "Store.ListProjects", Limit.Int(f.Limit))
+	ctx, span := s.start(ctx, "Store.ListProjects")
+	if span.IsRecording() {
+		span.SetAttributes(Limit.Int(f.Limit))
+	}
 	defer func() { end(span, err) }()
 	page, more, err = s.next.ListProjects(ctx, f)
 	span.SetAttributes(Found.Int(len(page)))
@@ -127,7 +139,10 @@ func (s *Store) ListProjects(ctx context.Context, f prompts.ProjectFilter) (page
 }
 
 func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (p prompts.Prompt, err error) {
-	ctx, span := s.start(ctx, "Store.CreatePrompt", ProjectID.String(in.ProjectID), PromptKey.String(in.Key))
+	ctx, span := s.start(ctx, "Store.CreatePrompt")
+	if span.IsRecording() {
+		span.SetAttributes(ProjectID.String(in.ProjectID), PromptKey.String(in.Key))
+	}
 	defer func() { end(span, err) }()
 	p, err = s.next.CreatePrompt(ctx, in)
 	if err == nil {
@@ -137,7 +152,10 @@ func (s *Store) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (p promp
 }
 
 func (s *Store) GetPrompt(ctx context.Context, id string) (p prompts.Prompt, err error) {
-	ctx, span := s.start(ctx, "Store.GetPrompt", PromptID.String(id))
+	ctx, span := s.start(ctx, "Store.GetPrompt")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(id))
+	}
 	defer func() { end(span, err) }()
 	p, err = s.next.GetPrompt(ctx, id)
 	if err == nil {
@@ -147,7 +165,10 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (p prompts.Prompt, err
 }
 
 func (s *Store) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (p prompts.Prompt, err error) {
-	ctx, span := s.start(ctx, "Store.UpdatePrompt", PromptID.String(id))
+	ctx, span := s.start(ctx, "Store.UpdatePrompt")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(id))
+	}
 	defer func() { end(span, err) }()
 	p, err = s.next.UpdatePrompt(ctx, id, in)
 	if err == nil {
@@ -164,7 +185,10 @@ func (s *Store) ListPrompts(ctx context.Context, f prompts.PromptFilter) (page [
 	if f.Key != "" {
 		attrs = append(attrs, PromptKey.String(f.Key))
 	}
-	ctx, span := s.start(ctx, "Store.ListPrompts", attrs...)
+	ctx, span := s.start(ctx, "Store.ListPrompts")
+	if span.IsRecording() {
+		span.SetAttributes(attrs...)
+	}
 	defer func() { end(span, err) }()
 	page, more, err = s.next.ListPrompts(ctx, f)
 	span.SetAttributes(Found.Int(len(page)))
@@ -180,7 +204,10 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (v pro
 		}
 		attrs = append(attrs, Environment.StringSlice(envs))
 	}
-	ctx, span := s.start(ctx, "Store.CreateVersion", attrs...) // never the content
+	ctx, span := s.start(ctx, "Store.CreateVersion")
+	if span.IsRecording() {
+		span.SetAttributes(attrs...)
+	}
 	defer func() { end(span, err) }()
 	v, err = s.next.CreateVersion(ctx, in)
 	if err == nil {
@@ -190,7 +217,10 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (v pro
 }
 
 func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (v prompts.PromptVersion, err error) {
-	ctx, span := s.start(ctx, "Store.GetVersion", PromptID.String(promptID), VersionNumber.Int(number))
+	ctx, span := s.start(ctx, "Store.GetVersion")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(promptID), VersionNumber.Int(number))
+	}
 	defer func() { end(span, err) }()
 	v, err = s.next.GetVersion(ctx, promptID, number)
 	if err == nil {
@@ -200,7 +230,10 @@ func (s *Store) GetVersion(ctx context.Context, promptID string, number int) (v 
 }
 
 func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Page) (page []prompts.PromptVersion, more bool, err error) {
-	ctx, span := s.start(ctx, "Store.ListVersions", PromptID.String(promptID), Limit.Int(p.Limit))
+	ctx, span := s.start(ctx, "Store.ListVersions")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(promptID), Limit.Int(p.Limit))
+	}
 	defer func() { end(span, err) }()
 	page, more, err = s.next.ListVersions(ctx, promptID, p)
 	span.SetAttributes(Found.Int(len(page)))
@@ -208,20 +241,26 @@ func (s *Store) ListVersions(ctx context.Context, promptID string, p prompts.Pag
 }
 
 func (s *Store) GetActive(ctx context.Context, promptID string, e prompts.Environment) (a prompts.ActivePrompt, err error) {
-	ctx, span := s.start(ctx, "Store.GetActive", PromptID.String(promptID), env(e))
+	ctx, span := s.start(ctx, "Store.GetActive")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(promptID), env(e))
+	}
 	defer func() { end(span, err) }()
 	a, err = s.next.GetActive(ctx, promptID, e)
-	if err == nil {
+	if err == nil && span.IsRecording() {
 		activeAttrs(span, a, false)
 	}
 	return a, err
 }
 
 func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, e prompts.Environment) (a prompts.ActivePrompt, err error) {
-	ctx, span := s.start(ctx, "Store.GetActiveByKey", ProjectID.String(projectID), PromptKey.String(key), env(e))
+	ctx, span := s.start(ctx, "Store.GetActiveByKey")
+	if span.IsRecording() {
+		span.SetAttributes(ProjectID.String(projectID), PromptKey.String(key), env(e))
+	}
 	defer func() { end(span, err) }()
 	a, err = s.next.GetActiveByKey(ctx, projectID, key, e)
-	if err == nil {
+	if err == nil && span.IsRecording() {
 		activeAttrs(span, a, true)
 	}
 	return a, err
@@ -230,15 +269,17 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, e pro
 // ReadActive implements prompts.ActiveReader: the store's own ReadActive
 // when it has one, else its GetActive or GetActiveByKey, in one span.
 func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (a prompts.ActivePrompt, stale bool, err error) {
-	var span trace.Span
-	if q.PromptID != "" {
-		ctx, span = s.start(ctx, "Store.ReadActive", PromptID.String(q.PromptID), env(q.Environment), Fresh.Bool(q.Fresh))
-	} else {
-		ctx, span = s.start(ctx, "Store.ReadActive", ProjectID.String(q.ProjectID), PromptKey.String(q.Key), env(q.Environment), Fresh.Bool(q.Fresh))
+	ctx, span := s.start(ctx, "Store.ReadActive")
+	if span.IsRecording() {
+		if q.PromptID != "" {
+			span.SetAttributes(PromptID.String(q.PromptID), env(q.Environment), Fresh.Bool(q.Fresh))
+		} else {
+			span.SetAttributes(ProjectID.String(q.ProjectID), PromptKey.String(q.Key), env(q.Environment), Fresh.Bool(q.Fresh))
+		}
 	}
 	defer func() { end(span, err) }()
 	a, stale, err = prompts.ReadActive(ctx, s.next, q)
-	if err == nil {
+	if err == nil && span.IsRecording() {
 		activeAttrs(span, a, q.PromptID == "", Stale.Bool(stale))
 	}
 	return a, stale, err
@@ -252,30 +293,39 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (a prompts.
 	if in.VersionID.Set {
 		attrs = append(attrs, VersionID.String(in.VersionID.Value))
 	}
-	ctx, span := s.start(ctx, "Store.Activate", attrs...)
+	ctx, span := s.start(ctx, "Store.Activate")
+	if span.IsRecording() {
+		span.SetAttributes(attrs...)
+	}
 	defer func() { end(span, err) }()
 	a, err = s.next.Activate(ctx, in)
-	if err == nil {
+	if err == nil && span.IsRecording() {
 		activeAttrs(span, a, false)
 	}
 	return a, err
 }
 
 func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (a prompts.ActivePrompt, err error) {
-	ctx, span := s.start(ctx, "Store.Deactivate", PromptID.String(in.PromptID), env(in.Environment))
+	ctx, span := s.start(ctx, "Store.Deactivate")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(in.PromptID), env(in.Environment))
+	}
 	defer func() { end(span, err) }()
 	a, err = s.next.Deactivate(ctx, in)
-	if err == nil {
+	if err == nil && span.IsRecording() {
 		activeAttrs(span, a, false)
 	}
 	return a, err
 }
 
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (a prompts.ActivePrompt, err error) {
-	ctx, span := s.start(ctx, "Store.Rollback", PromptID.String(in.PromptID), env(in.Environment))
+	ctx, span := s.start(ctx, "Store.Rollback")
+	if span.IsRecording() {
+		span.SetAttributes(PromptID.String(in.PromptID), env(in.Environment))
+	}
 	defer func() { end(span, err) }()
 	a, err = s.next.Rollback(ctx, in)
-	if err == nil {
+	if err == nil && span.IsRecording() {
 		activeAttrs(span, a, false)
 	}
 	return a, err
@@ -286,7 +336,10 @@ func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter)
 	if f.Environment != "" {
 		attrs = append(attrs, env(f.Environment))
 	}
-	ctx, span := s.start(ctx, "Store.ListDeployments", attrs...)
+	ctx, span := s.start(ctx, "Store.ListDeployments")
+	if span.IsRecording() {
+		span.SetAttributes(attrs...)
+	}
 	defer func() { end(span, err) }()
 	page, more, err = s.next.ListDeployments(ctx, f)
 	span.SetAttributes(Found.Int(len(page)))
