@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,6 +25,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/promptkit/prompts/httpapi"
@@ -38,6 +40,7 @@ type otlpReceiver struct {
 	requests int
 	spans    []*tracepb.Span
 	services []string
+	headers  []string // each export's X-Collector-Key
 }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
@@ -68,6 +71,7 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 		}
 		rc.mu.Lock()
 		rc.requests++
+		rc.headers = append(rc.headers, r.Header.Get("X-Collector-Key"))
 		for _, rs := range req.GetResourceSpans() {
 			for _, a := range rs.GetResource().GetAttributes() {
 				if a.GetKey() == "service.name" {
@@ -151,7 +155,8 @@ func everyText(sp *tracepb.Span) string {
 func TestServerTraces(t *testing.T) {
 	is := is.New(t)
 	rc := newOTLPReceiver(t)
-	s := start(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url, "OTEL_SERVICE_NAME=prompts-test"})
+	s := start(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.url, "OTEL_SERVICE_NAME=prompts-test",
+		"OTEL_EXPORTER_OTLP_HEADERS=x-collector-key=k-123"})
 	is.True(strings.Contains(s.out.String(), "tracing on"))
 
 	const secretContent, secretValue = "CONTENT-d1f0c2a7", "VALUE-8e41b9f3"
@@ -180,6 +185,11 @@ func TestServerTraces(t *testing.T) {
 
 	_, spans, services := rc.received()
 	is.True(len(services) > 0)
+	rc.mu.Lock()
+	for _, h := range rc.headers {
+		is.Equal(h, "k-123") // OTEL_EXPORTER_OTLP_HEADERS
+	}
+	rc.mu.Unlock()
 	for _, name := range services {
 		is.Equal(name, "prompts-test") // OTEL_SERVICE_NAME
 	}
@@ -339,4 +349,44 @@ func TestTracingKeepsTheRouteForTheLog(t *testing.T) {
 			is.True(slices.Contains(spans[1].Attributes(), attribute.String("prompts.api_key.name", "reader")))
 		})
 	}
+}
+
+// grpcReceiver is an OTLP/gRPC trace receiver keeping the spans' names.
+type grpcReceiver struct {
+	coltracepb.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	names []string
+}
+
+func (g *grpcReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				g.names = append(g.names, sp.GetName())
+			}
+		}
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc exports over gRPC.
+func TestServerTracesOverGRPC(t *testing.T) {
+	is := is.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	g := &grpcReceiver{}
+	gs := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(gs, g)
+	go gs.Serve(ln) //nolint:errcheck
+	t.Cleanup(gs.Stop)
+
+	s := start(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + ln.Addr().String(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"})
+	s.call(t, "GET", "/projects", "", nil)
+	is.NoErr(s.stop(t))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	is.True(slices.Contains(g.names, "GET /v1/integration/projects"))
+	is.True(slices.Contains(g.names, "Store.ListProjects"))
 }
