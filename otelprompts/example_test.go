@@ -34,7 +34,7 @@ func Example() {
 
 	for _, kv := range rec.Ended()[0].Attributes() {
 		if kv.Key == otelprompts.PromptName || kv.Key == otelprompts.PromptVersion || kv.Key == otelprompts.Environment {
-			fmt.Printf("%s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Printf("%s=%s\n", kv.Key, kv.Value.String())
 		}
 	}
 	// Output:
