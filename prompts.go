@@ -67,9 +67,12 @@
 // or FormatDotprompt (Dotprompt's Handlebars, rendered to chat messages
 // by Template.Render: roles, history, media); a version naming none
 // takes its prompt's latest version's, a prompt's first is plain.
-// Current limitations: a dotprompt template may not include partials
-// ({{> name}}: such a version is refused), and its front matter is not
-// read.
+// A dotprompt template includes other prompts of its project as partials
+// ({{> KEY}}, at their versions active in the environment rendered:
+// Renderer renders them over any Store; PromptVersion.Partials lists
+// them, and a Store refuses to activate a version whose partials are not
+// active there, or to deactivate a prompt an active version includes,
+// unless told to). Its front matter is not read.
 //
 // The types here know no wire format: the JSON of the HTTP interface,
 // with its field names (metadata_ included), is package api's, with
