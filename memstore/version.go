@@ -14,10 +14,13 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	}
 	md := in.Metadata.Normalize()
 	// Before the lock when the format is given: it reads the whole content.
-	var given []string
+	var given, givenPartials []string
 	if in.TemplateFormat != "" {
 		var err error
 		if given, err = prompts.TemplateVariables(in.TemplateFormat, in.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
+		if givenPartials, err = prompts.TemplatePartials(in.TemplateFormat, in.Content); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 	}
@@ -26,7 +29,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		if !ok {
 			return prompts.PromptVersion{}, prompts.NotFound("prompt")
 		}
-		format, vars := in.TemplateFormat, given
+		format, vars, partials := in.TemplateFormat, given, givenPartials
 		if format == "" {
 			format = prompts.FormatPlain // a prompt's first version
 			if n := len(rec.versions); n > 0 {
@@ -36,8 +39,14 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 			if vars, err = prompts.TemplateVariables(format, in.Content); err != nil {
 				return prompts.PromptVersion{}, err
 			}
+			if partials, err = prompts.TemplatePartials(format, in.Content); err != nil {
+				return prompts.PromptVersion{}, err
+			}
 		}
 		for _, e := range in.Environments {
+			if err := s.partialGuard(rec, e, partials, in.AllowMissingPartials); err != nil {
+				return prompts.PromptVersion{}, err // before anything changes
+			}
 			if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
 				return prompts.PromptVersion{}, err // before anything changes
 			}
@@ -53,6 +62,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 			CreatedAt:      now,
 			TemplateFormat: format,
 			Variables:      vars,
+			Partials:       partials,
 		}
 		rec.versions = append(rec.versions, v)
 		rec.p.LatestVersionID = v.ID
