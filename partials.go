@@ -309,7 +309,7 @@ func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey s
 		done   = 2
 	)
 	state := map[string]int{rootKey: onPath}
-	depth := map[string]int{}   // done keys: the partials on the longest chain from it, itself included
+	depth := map[string]int{}      // done keys: the partials on the longest chain from it, itself included
 	deepest := map[string]string{} // done keys: the next key on that chain
 	longest := func(from string) []string {
 		var chain []string

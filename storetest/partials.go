@@ -191,7 +191,7 @@ var partialTests = []test{
 		s.dp(main.ID, "{{> support/header}}! {{x}}\n{{> sig who=x}}", prompts.Production, prompts.Staging)
 		vars := map[string]any{"name": "Ada", "x": "1", "role": "admin"}
 		out, err := s.render(prompts.RenderRequest{PromptID: main.ID, Variables: vars})
-		is.NoErr(err) // name and role are read by partials only: not unused
+		is.NoErr(err)                                          // name and role are read by partials only: not unused
 		is.Equal(out.Text, "Hello Ada! 1\n-- 1 {{#if}} admin") // a plain partial as a plain version renders
 		_, err = s.render(prompts.RenderRequest{PromptID: main.ID, Variables: map[string]any{"vip": true, "x": "1"}})
 		s.invalid(err, "variables.vip") // only staging's header reads it
