@@ -155,7 +155,23 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	case prompts.ValidID(in.VersionID.Value):
 		id = in.VersionID.Value
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	// The version's partials, before the locks (a version never changes),
+	// so that the guard's locks are taken in their order.
+	var partials []string
+	if !in.AllowMissingPartials {
+		var err error
+		if partials, err = s.readPartials(ctx, qVersionPartials, in.PromptID, number, id); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+	}
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, partials, func(ctx context.Context, tx *tx, c change) error {
+		if c.holds { // the precondition before the conflict
+			// partials are none when the version does not exist: point
+			// says so.
+			if err := c.partialGuard(ctx, tx, partials); err != nil {
+				return err
+			}
+		}
 		found, err := c.point(ctx, tx, number, id, prompts.ActionActivate)
 		switch {
 		case err != nil:
@@ -164,7 +180,82 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 			return prompts.NotFound("version") // existence before the precondition
 		}
 		return c.precondition()
-	}, qPointEnvironment)
+	}, qPointEnvironment, qLockPartials, qMissingPartials)
+}
+
+// readPartials reads, with q (qVersionPartials or qRollbackPartials),
+// the partials of the version a change would point at, as they are
+// before its locks: nil when there is none, or when it is unknown.
+func (s *Store) readPartials(ctx context.Context, q query, args ...any) ([]string, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	var partials pq.StringArray
+	err = st.QueryRowContext(ctx, args...).Scan(&partials)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil // an unknown prompt: the change says so, under its lock
+	}
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return partials, nil
+}
+
+// partialGuard is the partials guard of the change to a version with
+// these partials: unless the change allows it, it takes the locks of the
+// partials' prompts (in their order, with the prompt's: those it holds
+// already are taken again at once) and refuses when one of them names no
+// prompt of the project with a version active in the environment. A
+// deactivation of one of them takes the same lock, so the two take turns.
+func (c change) partialGuard(ctx context.Context, tx *tx, partials []string) error {
+	if c.AllowMissingPartials || len(partials) == 0 {
+		return nil
+	}
+	if err := lockPartials(ctx, tx, c.promptID, partials); err != nil {
+		return err
+	}
+	st, err := tx.stmt(ctx, qMissingPartials)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, c.projectID, string(c.env), pq.StringArray(partials))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var missing []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		missing = append(missing, k)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return prompts.PartialUnavailable(c.env, missing)
+	}
+	return nil
+}
+
+// lockPartials locks the rows of the prompt and of the prompts of its
+// project with these keys, in the order of their ids (qLockPartials).
+func lockPartials(ctx context.Context, tx *tx, promptID string, keys []string) error {
+	st, err := tx.stmt(ctx, qLockPartials)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, promptID, pq.StringArray(keys))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
 }
 
 // Deactivate implements prompts.Store. In one transaction it locks the
@@ -183,9 +274,14 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, nil, func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil {
 			return err
+		}
+		if !in.Force {
+			if err := c.inUse(ctx, tx); err != nil {
+				return err
+			}
 		}
 		st, err := tx.stmt(ctx, qClearEnvironment)
 		if err != nil {
@@ -198,7 +294,37 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 			tx.emit(c.event())
 		}
 		return err
-	}, qClearEnvironment)
+	}, qClearEnvironment, qIncluders)
+}
+
+// inUse refuses the deactivation c when a version active in its
+// environment includes the prompt as a partial. The caller holds the
+// prompt's lock, which an activation of such a version takes too.
+func (c change) inUse(ctx context.Context, tx *tx) error {
+	st, err := tx.stmt(ctx, qIncluders)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, c.promptID, string(c.env))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var by []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		by = append(by, k)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(by) > 0 {
+		return prompts.PartialInUse(c.env, c.key, by)
+	}
+	return nil
 }
 
 // Rollback implements prompts.Store. In one transaction it locks the
@@ -218,6 +344,17 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	// The partials of the version it would go back to, before the locks,
+	// so that the guard's locks are taken in their order; read again under
+	// them (another change may come first: then the guard takes the locks
+	// of the partials it finds, after the prompt's).
+	var guess []string
+	if !in.AllowMissingPartials {
+		var err error
+		if guess, err = s.readPartials(ctx, qRollbackPartials, in.PromptID, string(in.Environment)); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
+	}
 	step := func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil { // the precondition before the conflict
 			return err
@@ -226,12 +363,18 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		if err != nil {
 			return err
 		}
-		var target sql.NullInt64
-		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target)
+		var (
+			target   sql.NullInt64
+			partials pq.StringArray
+		)
+		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target, &partials)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && !target.Valid {
 			return prompts.NothingToRollBack()
 		}
 		if err != nil {
+			return err
+		}
+		if err := c.partialGuard(ctx, tx, partials); err != nil {
 			return err
 		}
 		_, err = c.point(ctx, tx, target.Int64, nil, prompts.ActionRollback)
@@ -239,10 +382,10 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	}
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opRollback, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.ActivePrompt, error) {
-			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, step)
-		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive)
+			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, guess, step)
+		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive, qLockPartials, qMissingPartials)
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, step, qRollbackTarget, qPointEnvironment)
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, guess, step, qRollbackTarget, qPointEnvironment, qLockPartials, qMissingPartials)
 }
 
 // change is a change of what an environment of a prompt points at, as
@@ -250,6 +393,7 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 type change struct {
 	promptID  string
 	projectID string
+	key       string // the prompt's
 	env       prompts.Environment
 	prompts.Change
 	now          time.Time
@@ -308,9 +452,12 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 // locks the prompt and reads, under that
 // lock, whether the change's precondition holds (step answers it in the
 // order of checks: after existence, before conflicts), and then answers
-// as GetActive. uses are the statements step runs.
+// as GetActive. uses are the statements step runs. partials, when not
+// empty, are those of the version the change will point at, as read
+// before: their prompts' locks are taken first, with the prompt's, in
+// the order of their ids (see qLockPartials).
 func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, env prompts.Environment, ch prompts.Change,
-	step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
+	partials []string, step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
 	own := tx == nil
 	if own {
 		var err error
@@ -320,12 +467,17 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
 	a, err := func() (prompts.ActivePrompt, error) {
-		revision, latest, projectID, err := lockEnvironments(ctx, tx, promptID)
+		if len(partials) > 0 {
+			if err := lockPartials(ctx, tx, promptID, partials); err != nil {
+				return prompts.ActivePrompt{}, err
+			}
+		}
+		revision, latest, projectID, key, err := lockEnvironments(ctx, tx, promptID)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		c := change{promptID: promptID, projectID: projectID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
+		c := change{promptID: promptID, projectID: projectID, key: key, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
 			holds: ch.IfRevision == 0 || ch.IfRevision == revision}
 		if err := step(ctx, tx, c); err != nil {
 			return prompts.ActivePrompt{}, err
@@ -352,17 +504,17 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 // its revision, latest deployment id and project. An unknown prompt is
 // ErrNotFound. What tx reads after it is what the writer it may have
 // waited for committed.
-func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment, projectID string, err error) {
+func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment, projectID, key string, err error) {
 	st, err := tx.stmt(ctx, qLockEnvironments)
 	if err != nil {
-		return 0, "", "", err
+		return 0, "", "", "", err
 	}
 	var latest sql.NullString
-	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest, &projectID)
+	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest, &projectID, &key)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", "", prompts.NotFound("prompt")
+		return 0, "", "", "", prompts.NotFound("prompt")
 	}
-	return revision, latest.String, projectID, err
+	return revision, latest.String, projectID, key, err
 }
 
 // nonEmpty returns nil for "", else a pointer to s.

@@ -31,6 +31,11 @@ const (
 	qPointEnvironment
 	qClearEnvironment
 	qRollbackTarget
+	qVersionPartials
+	qRollbackPartials
+	qLockPartials
+	qMissingPartials
+	qIncluders
 	qListDeployments
 	qListDeploymentsByEnvironment
 	qClaimIdempotency
@@ -54,10 +59,10 @@ const (
 const (
 	projectCols = `id, name, slug, description, is_private, created_at`
 	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at, p.revision`
-	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables, v.template_format`
+	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables, v.template_format, v.partials`
 	// versionColsW are versionCols of the versions table aliased w, in
 	// subqueries whose result is v.
-	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables, w.template_format`
+	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables, w.template_format, w.partials`
 	// deploymentCols are a record's columns, with the ids of its versions.
 	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.actor, d.reason, d.created_at`
 	// nextRevision is prompts.NextRevision of the row's revision at the
@@ -247,8 +252,8 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		// version's template format; when $12 is not NULL, nothing happens
 		// unless the latest version's format is $12 (the format a version
 		// that names none takes: then CreateVersion retries under a lock,
-		// where it reads the latest format). Answers the number and the
-		// prompt's project.
+		// where it reads the latest format). $13 is the version's
+		// partials. Answers the number and the prompt's project.
 		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
@@ -257,8 +262,8 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
 	RETURNING id, project_id, version_count
 ), v AS (
-	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format)
-	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text FROM p
+	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format, partials)
+	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text, $13::text[] FROM p
 	RETURNING version_number
 ), new_events AS (
 	SELECT 1 AS ord, 'version.created'::text AS type, p.project_id, p.id AS prompt_id, NULL::json AS data,
@@ -324,7 +329,7 @@ WHERE j.id = $1`,
 		// READ COMMITTED each statement sees what was committed when it
 		// began, so a writer that waited here sees the change of the writer
 		// it waited for.
-		qLockEnvironments: `SELECT revision, latest_deployment_id, project_id FROM {s}.prompts
+		qLockEnvironments: `SELECT revision, latest_deployment_id, project_id, key FROM {s}.prompts
 WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR UPDATE`,
 
 		// Under that lock: point environment $2 at the version numbered $3
@@ -402,8 +407,58 @@ SELECT EXISTS (SELECT 1 FROM clear)`,
 		qExpireIdempotency: `DELETE FROM {s}.idempotency WHERE ctid = ANY (ARRAY(
 			SELECT ctid FROM {s}.idempotency WHERE created_at < $1 ORDER BY created_at LIMIT 16 FOR UPDATE SKIP LOCKED))`,
 
-		qRollbackTarget: `SELECT previous_version_number FROM {s}.deployments
-WHERE prompt_id = $1 AND environment = $2 ORDER BY id DESC LIMIT 1`,
+		qRollbackTarget: `SELECT d.previous_version_number, v.partials FROM {s}.deployments d
+LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.previous_version_number
+WHERE d.prompt_id = $1 AND d.environment = $2 ORDER BY d.id DESC LIMIT 1`,
+
+		// Before a change's locks (a version never changes): the partials
+		// of the version numbered $2 or with id $3 of prompt $1, NULL when
+		// there is no such version. No row: the prompt is unknown.
+		qVersionPartials: `SELECT v.partials FROM {s}.prompts p
+LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND (v.version_number = $2::integer OR v.id = $3::text)
+WHERE p.id = $1`,
+
+		// Before a rollback's locks: the partials of the version it would
+		// go back to now (under the locks, qRollbackTarget reads it again).
+		qRollbackPartials: `SELECT v.partials FROM {s}.prompts p
+LEFT JOIN LATERAL (
+	SELECT d.previous_version_number FROM {s}.deployments d
+	WHERE d.prompt_id = p.id AND d.environment = $2 ORDER BY d.id DESC LIMIT 1
+) d ON true
+LEFT JOIN {s}.versions v ON v.prompt_id = p.id AND v.version_number = d.previous_version_number
+WHERE p.id = $1`,
+
+		// The partials guard's locks: the rows of prompt $1 and of the
+		// prompts of its project with the keys $2, in the order of their
+		// ids, the one order every transaction that takes more than one
+		// prompt's lock follows (so two never wait for each other). A
+		// deactivation of one of them takes its row's lock too: the two
+		// take turns.
+		qLockPartials: `SELECT id FROM {s}.prompts
+WHERE id = $1 OR (project_id = (SELECT q.project_id FROM {s}.prompts q WHERE q.id = $1) AND key = ANY($2::text[]))
+ORDER BY id FOR UPDATE`,
+
+		// Under those locks: the keys of $3 that name no prompt of project
+		// $1 with a version active in environment $2, sorted.
+		qMissingPartials: `SELECT k.key FROM unnest($3::text[]) AS k(key)
+WHERE NOT EXISTS (
+	SELECT 1 FROM {s}.prompts p JOIN {s}.environments e ON e.prompt_id = p.id AND e.environment = $2
+	WHERE p.project_id = $1 AND p.key = k.key
+)
+ORDER BY k.key COLLATE "C"`,
+
+		// Under the lock of prompt $1: the keys, sorted, of the other
+		// prompts of its project whose version active in environment $2
+		// includes it as a partial; none when nothing of it is active
+		// there. The versions that include its key come from the index on
+		// partials.
+		qIncluders: `SELECT p.key FROM {s}.prompts me
+JOIN {s}.environments mine ON mine.prompt_id = me.id AND mine.environment = $2
+JOIN {s}.versions v ON v.partials @> ARRAY[me.key]
+JOIN {s}.environments e ON e.prompt_id = v.prompt_id AND e.version_number = v.version_number AND e.environment = $2
+JOIN {s}.prompts p ON p.id = v.prompt_id AND p.project_id = me.project_id
+WHERE me.id = $1 AND p.id <> me.id
+ORDER BY p.key`,
 
 		// Newest first, from below $2. At least one row when the prompt exists
 		// (NULL columns when the page is empty).

@@ -53,6 +53,9 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 		if v.Variables, err = prompts.TemplateVariables(in.TemplateFormat, in.Content); err != nil {
 			return prompts.PromptVersion{}, err
 		}
+		if v.Partials, err = prompts.TemplatePartials(in.TemplateFormat, in.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
 	}
 	envs := environments(in.Environments)
 	if !in.Idempotency.IsZero() {
@@ -79,10 +82,10 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	// reads the latest format): the format of every part A client.
 	fv, expect := v, any(nil)
 	if fv.TemplateFormat == "" {
-		fv.TemplateFormat, fv.Variables, expect = prompts.FormatPlain, prompts.Variables(in.Content), string(prompts.FormatPlain)
+		fv.TemplateFormat, fv.Variables, fv.Partials, expect = prompts.FormatPlain, prompts.Variables(in.Content), []string{}, string(prompts.FormatPlain)
 	}
 	var projectID string
-	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect)...).Scan(&fv.VersionNumber, &projectID)
+	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect, pq.StringArray(fv.Partials))...).Scan(&fv.VersionNumber, &projectID)
 	switch {
 	case err == nil:
 		return fv, nil
@@ -109,7 +112,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment); err != nil {
+		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment, qLockPartials, qMissingPartials); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -120,6 +123,20 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		projectID                  string
 		latestFormat, storedFormat sql.NullString
 	)
+	if len(envs) > 0 && !ch.AllowMissingPartials {
+		// The partials guard's locks first, in their order: those of the
+		// partials the content would have as a dotprompt template (its
+		// format may be known only under the lock), the prompt's among them.
+		guess := v.Partials
+		if v.TemplateFormat == "" {
+			guess, _ = prompts.TemplatePartials(prompts.FormatDotprompt, v.Content)
+		}
+		if len(guess) > 0 {
+			if err := lockPartials(ctx, tx, v.PromptID, guess); err != nil {
+				return prompts.PromptVersion{}, s.fail(ctx, err)
+			}
+		}
+	}
 	lock, err := tx.stmt(ctx, qLockPrompt)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
@@ -136,13 +153,18 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		v.VersionNumber = int(stored.Int64)
 		if v.TemplateFormat == "" {
 			v.TemplateFormat = prompts.TemplateFormat(storedFormat.String)
-			v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content)
+			if v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content); err == nil {
+				v.Partials, err = prompts.TemplatePartials(v.TemplateFormat, v.Content)
+			}
 		}
 		return v, err // the deferred Rollback ends what only read
 	}
 	if v.TemplateFormat == "" { // the latest version's, plain for the first
 		v.TemplateFormat = prompts.TemplateFormat(latestFormat.String).Or(prompts.FormatPlain)
 		if v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
+		if v.Partials, err = prompts.TemplatePartials(v.TemplateFormat, v.Content); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 	}
@@ -160,7 +182,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	// The event: appended by this statement when it is the transaction's
 	// last, else at the commit, after the records.
 	inline := own && len(envs) == 0
-	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil)...).Scan(&v.VersionNumber, &projectID)
+	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil, pq.StringArray(v.Partials))...).Scan(&v.VersionNumber, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -177,6 +199,9 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
 		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: ch, now: v.CreatedAt, recordID: record, holds: true}
+		if err := c.partialGuard(ctx, tx, v.Partials); err != nil {
+			return prompts.PromptVersion{}, s.fail(ctx, err)
+		}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
@@ -192,7 +217,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 // deploy is the change that in's Environments make: its actor, reason
 // and promotion guard.
 func deploy(in prompts.NewVersion) prompts.Change {
-	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange}
+	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange, AllowMissingPartials: in.AllowMissingPartials}
 }
 
 func versionArgs(v prompts.PromptVersion) []any {
@@ -314,10 +339,11 @@ type versionRow struct {
 	created                        sql.NullTime
 	variables                      pq.StringArray
 	format                         sql.NullString
+	partials                       pq.StringArray
 }
 
 func (r *versionRow) dest() []any {
-	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables, &r.format}
+	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables, &r.format, &r.partials}
 }
 
 // version returns the version, or false when the columns were NULL.
@@ -337,6 +363,9 @@ func (r *versionRow) version(promptID string) (prompts.PromptVersion, bool) {
 	}
 	if v.Variables == nil {
 		v.Variables = []string{}
+	}
+	if v.Partials = []string(r.partials); v.Partials == nil {
+		v.Partials = []string{}
 	}
 	if r.summary.Valid {
 		v.ChangeSummary = &r.summary.String

@@ -275,7 +275,7 @@ var partialTests = []test{
 		is := is.New(t)
 		ctx := t.Context()
 		proj := s.project()
-		for round := range 8 {
+		for round := range 40 {
 			r := strconv.Itoa(round)
 			header := s.prompt(proj.ID, "header"+r)
 			s.version(header.ID, "Hello", prompts.Staging)
@@ -301,7 +301,7 @@ var partialTests = []test{
 	{"activations of prompts that include each other do not deadlock", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		proj := s.project()
-		for round := range 8 {
+		for round := range 40 {
 			r := strconv.Itoa(round)
 			a, b := s.prompt(proj.ID, "a"+r), s.prompt(proj.ID, "b"+r)
 			s.dp(a.ID, "a", prompts.Staging)
