@@ -174,8 +174,20 @@ type Renderer struct {
 // text and variables as the plain version does) and the keys it includes.
 type parsed struct {
 	t        *Template
-	dp       *dotprompt.Template
 	partials []string
+
+	once sync.Once // a plain version's dp is made on its first inclusion
+	dp   *dotprompt.Template
+}
+
+// included returns the template that includes p as a partial.
+func (p *parsed) included() *dotprompt.Template {
+	p.once.Do(func() {
+		if p.dp == nil {
+			p.dp = plainPartial(p.t.v.Content)
+		}
+	})
+	return p.dp
 }
 
 // NewRenderer returns a Renderer that reads versions from s.
@@ -266,8 +278,6 @@ func (r *Renderer) parse(v PromptVersion) (*parsed, error) {
 	p = &parsed{t: t, dp: t.dp, partials: []string{}}
 	if t.dp != nil {
 		p.partials = t.dp.Partials()
-	} else {
-		p.dp = plainPartial(v.Content)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -341,9 +351,10 @@ func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey s
 				if err != nil {
 					return 0, "", err
 				}
-				ps.templates[p] = t.dp
-				ps.vars = append(ps.vars, t.dp.Variables()...)
-				ps.readsAll = ps.readsAll || t.dp.ReadsAll()
+				dp := t.included()
+				ps.templates[p] = dp
+				ps.vars = append(ps.vars, dp.Variables()...)
+				ps.readsAll = ps.readsAll || dp.ReadsAll()
 				state[p] = onPath
 				d, next, err := visit(chain, t.partials)
 				if err != nil {
