@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -155,20 +156,13 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	case prompts.ValidID(in.VersionID.Value):
 		id = in.VersionID.Value
 	}
-	// The version's partials, before the locks (a version never changes),
-	// so that the guard's locks are taken in their order.
-	var partials []string
-	if !in.AllowMissingPartials {
-		var err error
-		if partials, err = s.readPartials(ctx, qVersionPartials, in.PromptID, number, id); err != nil {
-			return prompts.ActivePrompt{}, err
+	target := lockTarget{mode: "version", number: number, id: id, guard: !in.AllowMissingPartials}
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, target, func(ctx context.Context, tx *tx, c change) error {
+		if !c.targetFound {
+			return prompts.NotFound("version") // existence before the precondition
 		}
-	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, partials, func(ctx context.Context, tx *tx, c change) error {
 		if c.holds { // the precondition before the conflict
-			// partials are none when the version does not exist: point
-			// says so.
-			if err := c.partialGuard(ctx, tx, partials); err != nil {
+			if err := c.partialGuard(ctx, tx, c.targetPartials, true); err != nil {
 				return err
 			}
 		}
@@ -177,43 +171,29 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 		case err != nil:
 			return err
 		case !found:
-			return prompts.NotFound("version") // existence before the precondition
+			return prompts.NotFound("version")
 		}
 		return c.precondition()
-	}, qPointEnvironment, qLockPartials, qMissingPartials)
-}
-
-// readPartials reads, with q (qVersionPartials or qRollbackPartials),
-// the partials of the version a change would point at, as they are
-// before its locks: nil when there is none, or when it is unknown.
-func (s *Store) readPartials(ctx context.Context, q query, args ...any) ([]string, error) {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return nil, s.fail(ctx, err)
-	}
-	var partials pq.StringArray
-	err = st.QueryRowContext(ctx, args...).Scan(&partials)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil // an unknown prompt: the change says so, under its lock
-	}
-	if err != nil {
-		return nil, s.fail(ctx, err)
-	}
-	return partials, nil
+	}, qPointEnvironment, qMissingPartials)
 }
 
 // partialGuard is the partials guard of the change to a version with
-// these partials: unless the change allows it, it takes the locks of the
-// partials' prompts (in their order, with the prompt's: those it holds
-// already are taken again at once) and refuses when one of them names no
-// prompt of the project with a version active in the environment. A
-// deactivation of one of them takes the same lock, so the two take turns.
-func (c change) partialGuard(ctx context.Context, tx *tx, partials []string) error {
+// these partials: unless the change allows it, it refuses when one of
+// them names no prompt of the project with a version active in the
+// environment. The partials' prompts must be locked (as the first
+// statement of the change locks them, with the prompt's, in the order of
+// their ids), so that a deactivation of one of them, which takes the same
+// lock, waits for the change or the change for it; unless locked, it
+// locks them first (after the prompt's: only when another change came
+// between the lock and the read of what a rollback goes back to).
+func (c change) partialGuard(ctx context.Context, tx *tx, partials []string, locked bool) error {
 	if c.AllowMissingPartials || len(partials) == 0 {
 		return nil
 	}
-	if err := lockPartials(ctx, tx, c.promptID, partials); err != nil {
-		return err
+	if !locked {
+		if err := lockPartials(ctx, tx, c.promptID, partials); err != nil {
+			return err
+		}
 	}
 	st, err := tx.stmt(ctx, qMissingPartials)
 	if err != nil {
@@ -274,57 +254,30 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, nil, func(ctx context.Context, tx *tx, c change) error {
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, lockTarget{}, func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil {
 			return err
-		}
-		if !in.Force {
-			if err := c.inUse(ctx, tx); err != nil {
-				return err
-			}
 		}
 		st, err := tx.stmt(ctx, qClearEnvironment)
 		if err != nil {
 			return err
 		}
-		var changed bool
+		var (
+			changed bool
+			by      pq.StringArray // the prompts whose active version includes it
+		)
 		err = st.QueryRowContext(ctx, c.promptID, string(c.env), c.now.UnixMicro(), c.recordID,
-			nullString(c.actor()), nullString(c.reason()), c.now).Scan(&changed)
-		if err == nil && changed {
+			nullString(c.actor()), nullString(c.reason()), c.now, in.Force).Scan(&changed, &by)
+		switch {
+		case err != nil:
+			return err
+		case len(by) > 0: // nothing was written
+			return prompts.PartialInUse(c.env, c.key, by)
+		case changed:
 			tx.emit(c.event())
 		}
-		return err
-	}, qClearEnvironment, qIncluders)
-}
-
-// inUse refuses the deactivation c when a version active in its
-// environment includes the prompt as a partial. The caller holds the
-// prompt's lock, which an activation of such a version takes too.
-func (c change) inUse(ctx context.Context, tx *tx) error {
-	st, err := tx.stmt(ctx, qIncluders)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, c.promptID, string(c.env))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var by []string
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return err
-		}
-		by = append(by, k)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(by) > 0 {
-		return prompts.PartialInUse(c.env, c.key, by)
-	}
-	return nil
+		return nil
+	}, qClearEnvironment)
 }
 
 // Rollback implements prompts.Store. In one transaction it locks the
@@ -344,17 +297,7 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	// The partials of the version it would go back to, before the locks,
-	// so that the guard's locks are taken in their order; read again under
-	// them (another change may come first: then the guard takes the locks
-	// of the partials it finds, after the prompt's).
-	var guess []string
-	if !in.AllowMissingPartials {
-		var err error
-		if guess, err = s.readPartials(ctx, qRollbackPartials, in.PromptID, string(in.Environment)); err != nil {
-			return prompts.ActivePrompt{}, err
-		}
-	}
+	target := lockTarget{mode: "rollback", guard: !in.AllowMissingPartials}
 	step := func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil { // the precondition before the conflict
 			return err
@@ -374,7 +317,9 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		if err != nil {
 			return err
 		}
-		if err := c.partialGuard(ctx, tx, partials); err != nil {
+		// Locked with the prompt, unless another change came between.
+		locked := slices.Equal(partials, c.targetPartials)
+		if err := c.partialGuard(ctx, tx, partials, locked); err != nil {
 			return err
 		}
 		_, err = c.point(ctx, tx, target.Int64, nil, prompts.ActionRollback)
@@ -382,10 +327,10 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	}
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opRollback, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.ActivePrompt, error) {
-			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, guess, step)
+			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, target, step)
 		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive, qLockPartials, qMissingPartials)
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, guess, step, qRollbackTarget, qPointEnvironment, qLockPartials, qMissingPartials)
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, target, step, qRollbackTarget, qPointEnvironment, qMissingPartials)
 }
 
 // change is a change of what an environment of a prompt points at, as
@@ -394,7 +339,11 @@ type change struct {
 	promptID  string
 	projectID string
 	key       string // the prompt's
-	env       prompts.Environment
+	// The version the change points at, as its first statement found it
+	// (see lockTarget): whether it exists, and its partials.
+	targetFound    bool
+	targetPartials []string
+	env            prompts.Environment
 	prompts.Change
 	now          time.Time
 	recordID     string // the id of the change's deployment record
@@ -452,12 +401,11 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 // locks the prompt and reads, under that
 // lock, whether the change's precondition holds (step answers it in the
 // order of checks: after existence, before conflicts), and then answers
-// as GetActive. uses are the statements step runs. partials, when not
-// empty, are those of the version the change will point at, as read
-// before: their prompts' locks are taken first, with the prompt's, in
-// the order of their ids (see qLockPartials).
+// as GetActive. uses are the statements step runs. target names the
+// version the change points at, whose partials' prompts the first
+// statement locks with the prompt (see lockTarget).
 func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, env prompts.Environment, ch prompts.Change,
-	partials []string, step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
+	target lockTarget, step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
 	own := tx == nil
 	if own {
 		var err error
@@ -467,17 +415,13 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
 	a, err := func() (prompts.ActivePrompt, error) {
-		if len(partials) > 0 {
-			if err := lockPartials(ctx, tx, promptID, partials); err != nil {
-				return prompts.ActivePrompt{}, err
-			}
-		}
-		revision, latest, projectID, key, err := lockEnvironments(ctx, tx, promptID)
+		l, err := lockEnvironments(ctx, tx, promptID, env, target)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
+		revision, latest := l.revision, l.latestDeployment
 		now := s.clock.Now()
-		c := change{promptID: promptID, projectID: projectID, key: key, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
+		c := change{promptID: promptID, projectID: l.projectID, key: l.key, targetFound: l.found, targetPartials: l.partials, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
 			holds: ch.IfRevision == 0 || ch.IfRevision == revision}
 		if err := step(ctx, tx, c); err != nil {
 			return prompts.ActivePrompt{}, err
@@ -499,22 +443,72 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	return a, nil
 }
 
+// lockTarget names the version a change of an environment points at, for
+// the partials guard: mode "version" (the one numbered number or with id
+// id), "rollback" (the one the environment pointed at before its latest
+// change) or "" (none, a deactivation). guard says to lock the rows of
+// the prompts it includes.
+type lockTarget struct {
+	mode       string
+	number, id any
+	guard      bool
+}
+
+// locked is what lockEnvironments read under the lock.
+type locked struct {
+	revision                         int64
+	latestDeployment, projectID, key string
+	found                            bool     // the target version exists
+	partials                         []string // its partials
+}
+
 // lockEnvironments locks the prompt's row for the rest of tx, which
-// serializes the changes of what its environments point at, and returns
-// its revision, latest deployment id and project. An unknown prompt is
-// ErrNotFound. What tx reads after it is what the writer it may have
-// waited for committed.
-func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment, projectID, key string, err error) {
+// serializes the changes of what its environments point at, with the
+// rows of the prompts its target version includes (when target.guard),
+// in the order of their ids, and returns the prompt's revision, latest
+// deployment id, project and key, and the target's partials. An unknown
+// prompt is ErrNotFound. What tx reads after it is what the writer it may
+// have waited for committed.
+func lockEnvironments(ctx context.Context, tx *tx, promptID string, env prompts.Environment, target lockTarget) (locked, error) {
 	st, err := tx.stmt(ctx, qLockEnvironments)
 	if err != nil {
-		return 0, "", "", "", err
+		return locked{}, err
 	}
-	var latest sql.NullString
-	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest, &projectID, &key)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", "", "", prompts.NotFound("prompt")
+	mode := target.mode
+	if mode == "" {
+		mode = "none"
 	}
-	return revision, latest.String, projectID, key, err
+	rows, err := st.QueryContext(ctx, promptID, string(env), mode, target.number, target.id, target.guard)
+	if err != nil {
+		return locked{}, err
+	}
+	defer rows.Close()
+	var (
+		l     locked
+		found bool
+	)
+	for rows.Next() {
+		var (
+			id       string
+			latest   sql.NullString
+			partials pq.StringArray
+			r        locked
+		)
+		if err := rows.Scan(&id, &r.revision, &latest, &r.projectID, &r.key, &r.found, &partials); err != nil {
+			return locked{}, err
+		}
+		if id == promptID {
+			r.latestDeployment, r.partials = latest.String, partials
+			l, found = r, true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return locked{}, err
+	}
+	if !found {
+		return locked{}, prompts.NotFound("prompt")
+	}
+	return l, nil
 }
 
 // nonEmpty returns nil for "", else a pointer to s.
