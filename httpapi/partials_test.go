@@ -89,7 +89,7 @@ func TestRenderPartialConflicts(t *testing.T) {
 	conflict(t, r, "partial_unavailable", "b → a → b")
 	e.version(a, `{"content":"{{> missing}}","environments":["staging"],"allow_missing_partials":true}`)
 	r = e.do("POST", a+"/render", `{"environment":"staging","variables":{}}`)
-	conflict(t, r, "partial_unavailable", `"missing"`) // no such prompt
+	conflict(t, r, "partial_unavailable", `"missing"`)         // no such prompt
 	is.Equal(len(e.do("GET", a+"/deployments", "").arr(t)), 2) // rendering changed nothing
 
 	// 17 partials deep is refused, 16 renders.
