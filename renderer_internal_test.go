@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,4 +38,33 @@ func TestRendererParsesOnce(t *testing.T) {
 	is.True(err != nil)
 	_, cached := r.cache["bad"]
 	is.True(!cached)
+}
+
+// A template rendered on its own, without a Renderer, has no partials to
+// include: its partial is unavailable, named, never an internal error.
+func TestTemplateAloneRefusesPartials(t *testing.T) {
+	is := is.New(t)
+	tp, err := ParseTemplate(PromptVersion{TemplateFormat: FormatDotprompt, Content: "a {{> header}}"})
+	is.NoErr(err)
+	_, err = tp.Render(t.Context(), RenderInput{})
+	is.Equal(ErrorCode(err), CodePartialUnavailable)
+	is.True(strings.Contains(err.Error(), `"header"`))
+}
+
+// A partial names a prompt key; anything else is invalid content.
+func TestTemplatePartials(t *testing.T) {
+	is := is.New(t)
+	ps, err := TemplatePartials(FormatDotprompt, `{{> b}}{{#if x}}{{> a/c.d k=1}}{{/if}}{{> b}}`)
+	is.NoErr(err)
+	is.Equal(ps, []string{"a/c.d", "b"})
+	ps, err = TemplatePartials(FormatPlain, `{{> b}}`)
+	is.NoErr(err)
+	is.Equal(ps, []string{}) // plain: text
+	ps, err = TemplatePartials(FormatDotprompt, `none`)
+	is.NoErr(err)
+	is.Equal(ps, []string{}) // never nil
+	_, err = TemplatePartials(FormatDotprompt, `{{> _x}}`)
+	is.Equal(ErrorCode(err), CodeInvalid)
+	_, err = TemplatePartials(FormatDotprompt, `{{> (dyn)}}`)
+	is.Equal(ErrorCode(err), CodeInvalid)
 }
