@@ -82,12 +82,14 @@
 //
 // A Store of one's own calls the inputs' Validate first, stamps ids and
 // times with a Clock (NewID, NewIDAfter, Clock.Now), moves revisions on
-// with NextRevision, computes a version's Variables once when it stores
-// it, writes a Deployment for every change of an environment in the same
-// atomic step (checking Change.IfRevision and the promotion guard,
-// DiffVariables, under the same lock), returns the errors that NotFound,
+// with NextRevision, computes a version's Variables and Partials once
+// when it stores it (TemplateVariables, TemplatePartials), writes a
+// Deployment for every change of an environment in the same atomic step
+// (checking Change.IfRevision, the promotion guard, DiffVariables, and the
+// partials guards, under the same lock), returns the errors that NotFound,
 // Conflict, KeyTaken, SlugTaken, NothingToRollBack, PreconditionFailed,
-// VariablesChanged, Unavailable, ContextDone and Internal make, and passes
+// VariablesChanged, PartialUnavailable, PartialInUse, Unavailable,
+// ContextDone and Internal make, and passes
 // storetest.Run. Its optional abilities are interfaces found by type
 // assertion: ActiveReader (reads with options, such as a shared answer),
 // EventLog and WebhookStore; a wrapper of another Store has Unwrap
