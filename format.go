@@ -47,8 +47,8 @@ func (f TemplateFormat) Or(def TemplateFormat) TemplateFormat {
 // TemplateVariables returns the variables of content in format f, sorted,
 // each once, non-nil: for FormatPlain those of Variables, for
 // FormatDotprompt the top-level names the template reads. A dotprompt
-// template that does not parse is an invalid-input error for the field "content" giving the line and column.
-// Stores call it when they store a version, once its format is known.
+// template that does not parse is an invalid-input error for the field
+// "content" giving the line and column. Stores call it when they store a version, once its format is known.
 func TemplateVariables(f TemplateFormat, content string) ([]string, error) {
 	if f != FormatDotprompt {
 		return Variables(content), nil
