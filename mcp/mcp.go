@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"errors"
 	"io"
@@ -208,7 +210,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	release := func() {}
-	if h.gate != nil {
+	if h.gate != nil && h.opensSession(w, r) {
 		rel, ok := h.gate(a)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
@@ -225,6 +227,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewCtxKey{}, v)))
 	h.settle(v, w.Header().Get("Mcp-Session-Id"), release)
+}
+
+// opensSession reports whether r is an initialize request, the one that
+// opens a session that lives: a new session's first request. It reads the
+// body (at most sdk.DefaultMaxRequestBodyBytes, as the SDK does) and puts
+// it back.
+func (h *Handler) opensSession(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, sdk.DefaultMaxRequestBodyBytes))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return err == nil && json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+}
+
+// errReader returns its error, or io.EOF.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
 }
 
 // settle follows the session that a request without a session id made,
