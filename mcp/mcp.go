@@ -3,8 +3,8 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -214,7 +214,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rel, ok := h.gate(a)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
-			problem(w, http.StatusTooManyRequests, "too_many_requests", "the key holds the most sessions and event streams it may; end one (DELETE), or retry after Retry-After")
+			problem(w, http.StatusTooManyRequests, "too_many_requests", "the key holds the most sessions it may; end one (DELETE), or retry after Retry-After")
 			return
 		}
 		release = rel
