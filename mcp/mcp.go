@@ -149,6 +149,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 	}, &sdk.StreamableHTTPOptions{
 		Logger:         h.log,
 		SessionTimeout: h.sessionTimeout,
+		JSONResponse:   true,
 		// The SDK's protection against DNS rebinding refuses a request
 		// to a loopback address whose Host is not a loopback name: keys
 		// protect this handler, and a server behind a local proxy needs
