@@ -148,8 +148,9 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		return nil // the SDK answers: no session
 	}, &sdk.StreamableHTTPOptions{
 		Logger:         h.log,
-		SessionTimeout: h.sessionTimeout,
-		JSONResponse:   true,
+		// Idle sessions are ended by the handler (session.idle), which
+		// sees every request, prompts/get's fast path's too.
+		JSONResponse: true,
 		// The SDK's protection against DNS rebinding refuses a request
 		// to a loopback address whose Host is not a loopback name: keys
 		// protect this handler, and a server behind a local proxy needs
@@ -163,6 +164,31 @@ func New(store prompts.Store, opts ...Option) *Handler {
 type session struct {
 	view *view
 	ss   *sdk.ServerSession // nil until its first request is answered
+
+	// Under h.mu: the requests of the session under way, and the timer
+	// that ends it once it has had none for h.sessionTimeout.
+	busy  int
+	timer *time.Timer
+}
+
+// start marks a request of s under way: s is not idle.
+func (h *Handler) start(s *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.busy++
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// done marks a request of s done; with none under way, s is idle, and ends
+// after h.sessionTimeout unless another comes.
+func (h *Handler) done(s *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.busy--; s.busy == 0 && s.timer != nil {
+		s.timer.Reset(h.sessionTimeout)
+	}
 }
 
 type viewCtxKey struct{}
@@ -201,7 +227,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.Method == http.MethodGet {
+			// The server's stream: it neither keeps the session alive
+			// (a ping's answer does) nor makes it idle.
 			w = &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), every: 2 * h.keepAlive}
+			h.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewCtxKey{}, s.view)))
+			return
+		}
+		h.start(s)
+		defer h.done(s)
+		if r.Method == http.MethodPost && h.fastGet(w, r, s) {
+			return
 		}
 		h.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewCtxKey{}, s.view)))
 		return
@@ -276,6 +311,10 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		return
 	}
 	s.ss = ss
+	s.timer = time.AfterFunc(h.sessionTimeout, func() { ss.Close() })
+	if s.busy > 0 {
+		s.timer.Stop()
+	}
 	v.sessions++
 	closed := h.closed
 	h.wg.Add(1)
@@ -287,6 +326,7 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		defer h.wg.Done()
 		ss.Wait()
 		h.mu.Lock()
+		s.timer.Stop()
 		delete(h.sessions, sid)
 		v.sessions--
 		h.mu.Unlock()

@@ -60,6 +60,8 @@ type view struct {
 
 	mu     sync.Mutex        // orders the syncs of listed
 	listed map[string]listed // by prompt id: what the server lists now
+	names  sync.RWMutex      // guards byName (written under mu too)
+	byName map[string]string // the prompt ids of listed, by name
 }
 
 // listed is one prompt as the server lists it.
@@ -142,7 +144,7 @@ func (h *Handler) closeView(v *view) {
 
 func (h *Handler) newView(k viewKey, a httpapi.Access, env prompts.Environment) *view {
 	a.ProjectIDs = slices.Clone(a.ProjectIDs)
-	v := &view{h: h, key: k, access: a, env: env, ready: make(chan struct{}), listed: make(map[string]listed)}
+	v := &view{h: h, key: k, access: a, env: env, ready: make(chan struct{}), listed: make(map[string]listed), byName: make(map[string]string)}
 	opts := &sdk.ServerOptions{
 		Instructions: "The prompts of a prompt registry, as active in the " + string(env) + " environment, named PROJECT/KEY. " +
 			"Tools read, render, create and activate versions, as the API key's role allows.",
@@ -199,6 +201,7 @@ func (v *view) syncAll(ctx context.Context) error {
 	for id := range v.listed {
 		if !seen[id] {
 			v.server.RemovePrompts(v.listed[id].name)
+			v.setName(v.listed[id].name, "")
 			delete(v.listed, id)
 		}
 	}
@@ -233,15 +236,37 @@ func (v *view) syncLocked(ctx context.Context, promptID string) error {
 	switch {
 	case !show && ok:
 		delete(v.listed, promptID)
+		v.setName(had.name, "")
 		v.server.RemovePrompts(had.name)
 	case show && (!ok || !had.equal(want)):
 		if ok && had.name != want.name {
 			v.server.RemovePrompts(had.name)
+			v.setName(had.name, "")
 		}
 		v.listed[promptID] = want
+		v.setName(want.name, promptID)
 		v.server.AddPrompt(want.prompt(), v.getPrompt(promptID))
 	}
 	return nil
+}
+
+// lookup returns the id of the prompt listed with this name.
+func (v *view) lookup(name string) (string, bool) {
+	v.names.RLock()
+	defer v.names.RUnlock()
+	id, ok := v.byName[name]
+	return id, ok
+}
+
+// setName lists the prompt with id under name, or none when id is "".
+func (v *view) setName(name, id string) {
+	v.names.Lock()
+	defer v.names.Unlock()
+	if id == "" {
+		delete(v.byName, name)
+	} else {
+		v.byName[name] = id
+	}
 }
 
 // projectCache keeps the slugs of projects, which never change.
