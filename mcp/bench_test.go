@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -133,4 +134,69 @@ func BenchmarkGetPromptRaw(b *testing.B) {
 			b.Fatal(res.Status)
 		}
 	}
+}
+
+// BenchmarkGetPromptVsRender alternates, request by request, a render
+// over the HTTP interface, the same prompts/get with that client, and the
+// same prompts/get by the SDK's client, so that the three meet the same
+// load (a shared machine's speed moves from one second to the next), and
+// reports each one's mean time and the ratios of prompts/get to the render.
+func BenchmarkGetPromptVsRender(b *testing.B) {
+	url, id := benchServer(b)
+	ctx := context.Background()
+	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", benchKey}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	client := &http.Client{}
+	do := func(path, body string, header ...string) {
+		req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+		req.Header.Set("X-API-Key", benchKey)
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatal(res.Status)
+		}
+	}
+	render := `{"environment":"production","variables":{"company":"Acme","name":"Ada"}}`
+	get := `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"bench/support/greeting","arguments":{"company":"Acme","name":"Ada"}}}`
+	params := &sdk.GetPromptParams{Name: "bench/support/greeting", Arguments: map[string]string{"company": "Acme", "name": "Ada"}}
+	var tRender, tGet, tSDK time.Duration
+	steps := []func() *time.Duration{
+		func() *time.Duration { do("/v1/integration/prompts/"+id+"/render", render); return &tRender },
+		func() *time.Duration {
+			do("/mcp", get, "Accept", "application/json, text/event-stream", "Mcp-Session-Id", cs.ID(), "Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+			return &tGet
+		},
+		func() *time.Duration {
+			if _, err := cs.GetPrompt(ctx, params); err != nil {
+				b.Fatal(err)
+			}
+			return &tSDK
+		},
+	}
+	n := 0
+	for b.Loop() {
+		for i := range steps { // each first in turn: no order favours one
+			start := time.Now()
+			t := steps[(n+i)%len(steps)]()
+			*t += time.Since(start)
+		}
+		n++
+	}
+	b.ReportMetric(float64(tRender.Nanoseconds())/float64(n), "render-ns")
+	b.ReportMetric(float64(tGet.Nanoseconds())/float64(n), "get-ns")
+	b.ReportMetric(float64(tSDK.Nanoseconds())/float64(n), "sdk-get-ns")
+	b.ReportMetric(float64(tGet)/float64(tRender), "get/render")
+	b.ReportMetric(float64(tSDK)/float64(tRender), "sdk-get/render")
 }
