@@ -22,8 +22,8 @@ import (
 // render itself. A request it is unsure of (another method, a batch, a
 // protocol version it does not know, a prompt not listed, fields beyond
 // name and arguments) goes to the SDK, which answers it as it does any.
-func (h *Handler) fastGet(w http.ResponseWriter, r *http.Request, s *session) bool {
-	if s.ss == nil || s.ss.InitializeParams() == nil || !jsonContent(r) {
+func (h *Handler) fastGet(w http.ResponseWriter, r *http.Request, v *view, ss *sdk.ServerSession) bool {
+	if ss.InitializeParams() == nil || !jsonContent(r) {
 		return false
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && (!slices.Contains(sdk.SupportedProtocolVersions(), v) || v >= "2026-07-28") {
@@ -59,11 +59,11 @@ func (h *Handler) fastGet(w http.ResponseWriter, r *http.Request, s *session) bo
 			return false
 		}
 	}
-	promptID, ok := s.view.lookup(params.Name)
+	promptID, ok := v.lookup(params.Name)
 	if !ok {
 		return false // the SDK's "unknown prompt"
 	}
-	res, err := s.view.getPrompt(promptID)(r.Context(), &sdk.GetPromptRequest{Params: &params})
+	res, err := v.getPrompt(promptID)(r.Context(), &sdk.GetPromptRequest{Params: &params})
 	out := struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

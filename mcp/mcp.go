@@ -147,7 +147,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		}
 		return nil // the SDK answers: no session
 	}, &sdk.StreamableHTTPOptions{
-		Logger:         h.log,
+		Logger: h.log,
 		// Idle sessions are ended by the handler (session.idle), which
 		// sees every request, prompts/get's fast path's too.
 		JSONResponse: true,
@@ -219,6 +219,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.mu.Lock()
 		s := h.sessions[sid]
+		var ss *sdk.ServerSession
+		if s != nil {
+			ss = s.ss
+		}
 		h.mu.Unlock()
 		if s == nil || s.view.key.access != identity(a) {
 			// Another key's session is not found either: a session id
@@ -235,7 +239,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.start(s)
 		defer h.done(s)
-		if r.Method == http.MethodPost && h.fastGet(w, r, s) {
+		if r.Method == http.MethodPost && ss != nil && h.fastGet(w, r, s.view, ss) {
 			return
 		}
 		h.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewCtxKey{}, s.view)))
