@@ -26,12 +26,11 @@ const (
 )
 
 type fixture struct {
-	store        *memstore.Store
-	demo, other  prompts.Project
-	handler      *mcp.Handler
-	srv          *httptest.Server
-	changes      chan string // a key's session saw list_changed
-	sessionsOpen int
+	store       *memstore.Store
+	demo, other prompts.Project
+	handler     *mcp.Handler
+	srv         *httptest.Server
+	changes     chan string // a key's session saw list_changed
 }
 
 func newFixture(t *testing.T, opts ...mcp.Option) *fixture {

@@ -148,7 +148,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		return nil // the SDK answers: no session
 	}, &sdk.StreamableHTTPOptions{
 		Logger: h.log,
-		// Idle sessions are ended by the handler (session.idle), which
+		// Idle sessions are ended by the handler (start, done), which
 		// sees every request, prompts/get's fast path's too.
 		JSONResponse: true,
 		// The SDK's protection against DNS rebinding refuses a request
