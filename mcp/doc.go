@@ -74,9 +74,10 @@
 // bound what its sessions see and do. A session belongs to the key that
 // opened it: another key's request with its id is 404. WithSessionGate lets
 // an application bound the sessions of a key (the standalone server counts
-// them with its event streams). The server pings a session over HTTP
-// every 30 s, and ends one whose client has sent nothing for 10 minutes
-// (WithKeepAlive).
+// them with its event streams). A session whose client has had no request
+// under way (its stream, GET, included) for 10 minutes ends
+// (WithSessionTimeout), so that a client gone without ending its session
+// gives its place back.
 //
 // # Goroutines
 //

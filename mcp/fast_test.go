@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/internal/poll"
@@ -65,13 +66,14 @@ func TestFastGetAnswersAsTheSDK(t *testing.T) {
 	}
 }
 
-// A session whose client sends nothing ends after the timeout, and gives
-// its key's place back.
+// A session whose client has no request under way, not even its stream,
+// ends after the timeout, and gives its key's place back.
 func TestIdleSessionEnds(t *testing.T) {
 	is := is.New(t)
 	g := &gate{max: 5, open: map[string]int{}}
-	f := newFixture(t, mcp.WithSessionGate(g.acquire), mcp.WithKeepAlive(time.Hour, 50*time.Millisecond))
-	cs, err := f.dial(readKey, "", keyTransport{"X-API-Key", readKey})
+	f := newFixture(t, mcp.WithSessionGate(g.acquire), mcp.WithSessionTimeout(50*time.Millisecond))
+	cs, err := f.dialWith(&sdk.StreamableClientTransport{Endpoint: f.srv.URL, HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", readKey}},
+		MaxRetries: -1, DisableStandaloneSSE: true}, readKey)
 	is.NoErr(err)
 	defer cs.Close()
 	is.Equal(g.count("reader"), 1)

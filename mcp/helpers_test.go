@@ -98,6 +98,11 @@ func (f *fixture) connect(t *testing.T, key, query string) *sdk.ClientSession {
 }
 
 func (f *fixture) dial(key, query string, rt http.RoundTripper) (*sdk.ClientSession, error) {
+	return f.dialWith(&sdk.StreamableClientTransport{Endpoint: f.srv.URL + query, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, key)
+}
+
+// dialWith opens a session over t; key names it in f.changes.
+func (f *fixture) dialWith(t *sdk.StreamableClientTransport, key string) (*sdk.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
@@ -108,7 +113,7 @@ func (f *fixture) dial(key, query string, rt http.RoundTripper) (*sdk.ClientSess
 			}
 		},
 	})
-	return c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.srv.URL + query, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, nil)
+	return c.Connect(ctx, t, nil)
 }
 
 func names(res *sdk.ListPromptsResult) []string {

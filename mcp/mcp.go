@@ -31,7 +31,6 @@ type Handler struct {
 	env            prompts.Environment
 	log            *slog.Logger
 	gate           func(httpapi.Access) (release func(), ok bool)
-	keepAlive      time.Duration
 	sessionTimeout time.Duration
 	schemas        *sdk.SchemaCache
 	http           *sdk.StreamableHTTPHandler
@@ -88,26 +87,19 @@ func WithSessionGate(acquire func(a httpapi.Access) (release func(), ok bool)) O
 	return func(h *Handler) { h.gate = acquire }
 }
 
-// DefaultKeepAlive is how often a session over HTTP is pinged, and
-// DefaultSessionTimeout how long a session over HTTP lives without a
-// request of its client (a ping's answer is one). See WithKeepAlive.
-const (
-	DefaultKeepAlive      = 30 * time.Second
-	DefaultSessionTimeout = 10 * time.Minute
-)
+// DefaultSessionTimeout is how long a session over HTTP lives without a
+// request of its client. See WithSessionTimeout.
+const DefaultSessionTimeout = 10 * time.Minute
 
-// WithKeepAlive sets how often the server pings each session over HTTP
-// (a session whose client fails three pings in a row ends) and how long a
-// session lives without any request from its client. A client gone
-// without ending its session (DELETE) holds it, and its key's count of
-// sessions, at most that long. Values below 1 keep the defaults.
-func WithKeepAlive(ping, timeout time.Duration) Option {
+// WithSessionTimeout sets how long a session over HTTP lives without a
+// request of its client; while the client holds the session's stream
+// (GET) open, it is not idle. A client gone without ending its session
+// (DELETE) holds it, and its key's count of sessions, that long at most.
+// Values below 1 keep DefaultSessionTimeout.
+func WithSessionTimeout(d time.Duration) Option {
 	return func(h *Handler) {
-		if ping > 0 {
-			h.keepAlive = ping
-		}
-		if timeout > 0 {
-			h.sessionTimeout = timeout
+		if d > 0 {
+			h.sessionTimeout = d
 		}
 	}
 }
@@ -131,7 +123,6 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		events:         events,
 		env:            prompts.Production,
 		log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
-		keepAlive:      DefaultKeepAlive,
 		sessionTimeout: DefaultSessionTimeout,
 		schemas:        sdk.NewSchemaCache(),
 		views:          make(map[viewKey]*view),
@@ -230,15 +221,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			problem(w, http.StatusNotFound, "not_found", "no such session: open a new one (initialize)")
 			return
 		}
-		if r.Method == http.MethodGet {
-			// The server's stream: it neither keeps the session alive
-			// (a ping's answer does) nor makes it idle.
-			w = &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), every: 2 * h.keepAlive}
-			h.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewCtxKey{}, s.view)))
-			return
-		}
-		h.start(s)
+		h.start(s) // a request under way, the server's stream (GET) too
 		defer h.done(s)
+		if r.Method == http.MethodGet {
+			w = &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), every: streamWriteTimeout}
+		}
 		if r.Method == http.MethodPost && ss != nil && h.fastGet(w, r, s.view, ss) {
 			return
 		}
@@ -467,6 +454,10 @@ func problem(w http.ResponseWriter, status int, code, detail string) {
 	w.WriteHeader(status)
 	io.WriteString(w, `{"type":"about:blank","title":`+strconv.Quote(http.StatusText(status))+`,"status":`+strconv.Itoa(status)+`,"detail":`+strconv.Quote(detail)+`,"code":`+strconv.Quote(code)+`}`)
 }
+
+// streamWriteTimeout is how long a write of the session's stream may
+// take: a client that stops reading is let go after it.
+const streamWriteTimeout = time.Minute
 
 // streamWriter moves the write deadline of a long-lived stream (the
 // server's GET stream of a session) forward at each write, so that a

@@ -148,11 +148,9 @@ func (h *Handler) newView(k viewKey, a httpapi.Access, env prompts.Environment) 
 	opts := &sdk.ServerOptions{
 		Instructions: "The prompts of a prompt registry, as active in the " + string(env) + " environment, named PROJECT/KEY. " +
 			"Tools read, render, create and activate versions, as the API key's role allows.",
-		Logger:                    h.log,
-		KeepAlive:                 h.keepAlive,
-		KeepAliveFailureThreshold: 3,
-		SchemaCache:               h.schemas,
-		GetSessionID:              func() string { return h.newSessionID(v) },
+		Logger:       h.log,
+		SchemaCache:  h.schemas,
+		GetSessionID: func() string { return h.newSessionID(v) },
 		Capabilities: &sdk.ServerCapabilities{
 			Prompts: &sdk.PromptCapabilities{ListChanged: true},
 			Tools:   &sdk.ToolCapabilities{},
