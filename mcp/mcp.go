@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -450,9 +449,16 @@ func (h *Handler) storeProblem(w http.ResponseWriter, err error) {
 // problem answers an RFC 9457 problem of the /v1/integration interface's
 // shape.
 func problem(w http.ResponseWriter, status int, code, detail string) {
+	b, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+		Code   string `json:"code"`
+	}{"about:blank", http.StatusText(status), status, detail, code})
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
-	io.WriteString(w, `{"type":"about:blank","title":`+strconv.Quote(http.StatusText(status))+`,"status":`+strconv.Itoa(status)+`,"detail":`+strconv.Quote(detail)+`,"code":`+strconv.Quote(code)+`}`)
+	w.Write(b)
 }
 
 // streamWriteTimeout is how long a write of the session's stream may

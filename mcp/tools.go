@@ -47,16 +47,16 @@ type (
 		Subject     string `json:"subject,omitempty" jsonschema:"who the prompt is for (a user, a session, a tenant); accepted, and changes nothing until environments split traffic"`
 	}
 	versionOut struct {
-		Name           string          `json:"name"`
-		PromptID       string          `json:"prompt_id"`
-		Environment    string          `json:"environment,omitempty"`
-		VersionID      string          `json:"version_id"`
-		VersionNumber  int             `json:"version_number"`
-		TemplateFormat string          `json:"template_format"`
-		Content        string          `json:"content"`
-		Variables      []string        `json:"variables"`
-		Metadata       json.RawMessage `json:"metadata_"`
-		CreatedAt      time.Time       `json:"created_at"`
+		Name           string    `json:"name"`
+		PromptID       string    `json:"prompt_id"`
+		Environment    string    `json:"environment,omitempty"`
+		VersionID      string    `json:"version_id"`
+		VersionNumber  int       `json:"version_number"`
+		TemplateFormat string    `json:"template_format"`
+		Content        string    `json:"content"`
+		Variables      []string  `json:"variables"`
+		Metadata       any       `json:"metadata_" jsonschema:"the version's metadata_: a JSON object, or null"`
+		CreatedAt      time.Time `json:"created_at"`
 	}
 	renderPromptIn struct {
 		getPromptIn
@@ -221,13 +221,24 @@ func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in get
 	if in.Version == 0 {
 		out.Environment = string(env)
 	}
-	return nil, out, nil
+	return exact(out), out, nil
+}
+
+// exact returns a result whose text is out's JSON as encoded here: the
+// SDK derives the structured content from out through float64, and the
+// text keeps every digit of the metadata's numbers.
+func exact(out any) *sdk.CallToolResult {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil // the SDK's text
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
 }
 
 func versionOf(name string, ver prompts.PromptVersion) versionOut {
 	out := versionOut{Name: name, PromptID: ver.PromptID, VersionID: ver.ID, VersionNumber: ver.VersionNumber,
 		TemplateFormat: string(ver.TemplateFormat.Or(prompts.FormatPlain)), Content: ver.Content, Variables: ver.Variables,
-		Metadata: json.RawMessage("null"), CreatedAt: ver.CreatedAt}
+		CreatedAt: ver.CreatedAt}
 	if !ver.Metadata.IsNull() {
 		out.Metadata = json.RawMessage(ver.Metadata)
 	}
@@ -320,7 +331,8 @@ func (v *view) createVersion(ctx context.Context, _ *sdk.CallToolRequest, in cre
 	if err != nil {
 		return nil, out, err
 	}
-	return nil, versionOf(name, ver), nil
+	out = versionOf(name, ver)
+	return exact(out), out, nil
 }
 
 func (v *view) activateVersion(ctx context.Context, _ *sdk.CallToolRequest, in activateVersionIn) (*sdk.CallToolResult, activateOut, error) {

@@ -132,3 +132,37 @@ func TestToolErrors(t *testing.T) {
 		t.Errorf("a key of one project: %q %v", text(res), out)
 	}
 }
+
+// What the tools answer holds nulls and objects where the resource does.
+func TestToolOutputs(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	f := newFixture(t)
+	p, err := f.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: f.demo.ID, Key: "bare", Name: "Bare"}) // no description, no version
+	is.NoErr(err)
+	f.prompt(t, f.demo.ID, "rich", "Hi {{name}}", prompts.FormatDotprompt, `{"model":"m","config":{"temperature":0.2,"n":12345678901234567}}`, prompts.Production)
+	cs := f.connect(t, readKey, "")
+
+	res, out := call(t, cs, "list_prompts", map[string]any{"project": "demo"})
+	is.True(!res.IsError)
+	list := out["prompts"].([]any)
+	is.Equal(len(list), 2)
+	bare := list[0].(map[string]any)
+	is.Equal(bare["prompt_id"], p.ID)
+	is.Equal(bare["description"], nil)
+	is.Equal(bare["active_version_number"], nil)
+
+	res, out = call(t, cs, "get_prompt", map[string]any{"key": "demo/rich"})
+	is.True(!res.IsError)
+	is.Equal(out["template_format"], "dotprompt")
+	is.Equal(out["metadata_"].(map[string]any)["model"], "m")
+	is.True(strings.Contains(text(res), `"n":12345678901234567`)) // every digit
+
+	res, out = call(t, cs, "list_prompts", map[string]any{"limit": 1})
+	is.True(!res.IsError)
+	is.Equal(len(out["prompts"].([]any)), 1)
+	is.True(out["next"] != "")
+	res, out = call(t, cs, "list_prompts", map[string]any{"limit": 1, "after": out["next"]})
+	is.True(!res.IsError)
+	is.Equal(out["prompts"].([]any)[0].(map[string]any)["key"], "rich")
+}
