@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/matryer/is"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/internal/poll"
@@ -72,12 +71,18 @@ func TestIdleSessionEnds(t *testing.T) {
 	is := is.New(t)
 	g := &gate{max: 5, open: map[string]int{}}
 	f := newFixture(t, mcp.WithSessionGate(g.acquire), mcp.WithSessionTimeout(50*time.Millisecond))
-	cs, err := f.dialWith(&sdk.StreamableClientTransport{Endpoint: f.srv.URL, HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", readKey}},
-		MaxRetries: -1, DisableStandaloneSSE: true}, readKey)
+	// An initialize, and nothing more from this client.
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("X-API-Key", readKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
 	is.NoErr(err)
-	defer cs.Close()
-	is.Equal(g.count("reader"), 1)
+	res.Body.Close()
+	is.Equal(res.StatusCode, 200)
+	sid := res.Header.Get("Mcp-Session-Id")
+	is.True(sid != "")
 	poll.For(t, 10*time.Second, "the idle session ended", func() bool { return g.count("reader") == 0 })
-	code, _ := post(t, f, cs.ID(), cs.InitializeResult().ProtocolVersion, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	code, _ := post(t, f, sid, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	is.Equal(code, http.StatusNotFound)
 }

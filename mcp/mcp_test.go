@@ -173,7 +173,7 @@ func TestListChangedAfterPromotion(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(names(list), []string{"demo/late"})
 
-	// A new key rename is a change of the list too.
+	// A rename is a change of the list too.
 	_, err = f.store.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Key: prompts.Some("renamed")})
 	is.NoErr(err)
 	select {
