@@ -87,7 +87,7 @@
 // prompts are kept as the store has them; and while any session is open,
 // one goroutine of the handler (not one per session) follows the event log
 // for all of them, and stops with the last session. Close ends every
-// session over HTTP and returns once all those goroutines have; Serve
+// session, Serve's too, and returns once all those goroutines have; Serve
 // returns when its session ends.
 //
 // # Partials

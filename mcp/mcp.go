@@ -41,7 +41,8 @@ type Handler struct {
 
 	mu       sync.Mutex
 	views    map[viewKey]*view
-	sessions map[string]*session // by Mcp-Session-Id
+	sessions map[string]*session             // by Mcp-Session-Id
+	served   map[*sdk.ServerSession]struct{} // Serve's
 	closed   bool
 	tail     *tail // running while a view exists; nil else
 	wg       sync.WaitGroup
@@ -126,6 +127,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		schemas:        sdk.NewSchemaCache(),
 		views:          make(map[viewKey]*view),
 		sessions:       make(map[string]*session),
+		served:         make(map[*sdk.ServerSession]struct{}),
 	}
 	for _, o := range opts {
 		o(h)
@@ -306,14 +308,7 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		s.timer.Stop()
 	}
 	v.sessions++
-	closed := h.closed
-	h.wg.Add(1)
-	h.mu.Unlock()
-	if closed {
-		ss.Close()
-	}
-	go func() {
-		defer h.wg.Done()
+	end := func() {
 		ss.Wait()
 		h.mu.Lock()
 		s.timer.Stop()
@@ -322,6 +317,18 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		h.mu.Unlock()
 		release()
 		h.closeView(v)
+	}
+	if h.closed { // Close ran while this session opened: it ends now
+		h.mu.Unlock()
+		ss.Close()
+		end()
+		return
+	}
+	h.wg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.wg.Done()
+		end()
 	}()
 }
 
@@ -346,13 +353,18 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	ss, err := v.server.Connect(ctx, t, nil)
 	h.mu.Lock()
 	v.pending--
+	closed := h.closed
 	if err == nil {
 		v.sessions++
+		h.served[ss] = struct{}{}
 	}
 	h.mu.Unlock()
 	if err != nil {
 		h.closeView(v)
 		return err
+	}
+	if closed {
+		ss.Close()
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
@@ -365,6 +377,7 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	}
 	h.mu.Lock()
 	v.sessions--
+	delete(h.served, ss)
 	h.mu.Unlock()
 	h.closeView(v)
 	if errors.Is(err, io.EOF) {
@@ -373,10 +386,10 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	return err
 }
 
-// Close ends every session over HTTP, stops following the event log and
-// waits for the goroutines of the sessions to end. A request that would
-// open a session afterwards is answered 503. Serve's sessions end with
-// their own ctx.
+// Close ends every session (Serve's too, which then return), stops
+// following the event log and waits for the goroutines of the sessions
+// to end. A request that would open a session afterwards is answered 503,
+// and Serve returns at once.
 func (h *Handler) Close() {
 	h.mu.Lock()
 	h.closed = true
@@ -385,6 +398,9 @@ func (h *Handler) Close() {
 		if s.ss != nil {
 			open = append(open, s.ss)
 		}
+	}
+	for ss := range h.served {
+		open = append(open, ss)
 	}
 	h.mu.Unlock()
 	for _, ss := range open {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
 	"github.com/promptkit/prompts/internal/poll"
 	"github.com/promptkit/prompts/mcp"
@@ -107,4 +109,34 @@ func TestCloseEndsSessions(t *testing.T) {
 	is.True(err != nil) // the session is gone
 	_, err = f.dial(readKey, "", keyTransport{"X-API-Key", readKey})
 	is.True(err != nil) // and no new one opens
+}
+
+// Serve serves one session over any transport, with the access given, and
+// returns when Close ends it.
+func TestServeEndsAtClose(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	f := newFixture(t)
+	f.prompt(t, f.demo.ID, "greeting", "Hello {{name}}", "", "", prompts.Production)
+	f.prompt(t, f.other.ID, "elsewhere", "other", "", "", prompts.Production)
+	server, client := sdk.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() {
+		served <- f.handler.Serve(ctx, server, httpapi.Access{Role: httpapi.RoleRead, ProjectIDs: []string{f.demo.ID}})
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, client, nil)
+	is.NoErr(err)
+	defer cs.Close()
+	list, err := cs.ListPrompts(ctx, nil)
+	is.NoErr(err)
+	is.Equal(names(list), []string{"demo/greeting"}) // the access's projects only
+	is.True(f.handler.Following())
+	f.handler.Close()
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return at Close")
+	}
+	is.True(!f.handler.Following())
+	is.True(f.handler.Serve(ctx, server, httpapi.Access{Role: httpapi.RoleRead}) != nil) // closed: no new session
 }
