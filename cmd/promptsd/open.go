@@ -87,6 +87,7 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 	// At the first signal, streams end, so that their clients reconnect
 	// to another replica while this one drains.
 	onShutdown(api.CloseStreams)
+	mountMCP(f, cfg, st.store, g, logger, onShutdown)
 	if cfg.webhooks {
 		runDispatcher(bg, st.store, cfg, logger)
 	}
