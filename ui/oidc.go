@@ -59,7 +59,8 @@ type OIDCConfig struct {
 	// matches is refused. At least one is required.
 	Rules []RoleRule
 	// HTTPClient talks to the provider: discovery, the token exchange,
-	// its keys and its userinfo endpoint. The default has a 10 s timeout.
+	// its keys and its userinfo endpoint. The default has a 10 s timeout;
+	// a client without a timeout is given that one.
 	HTTPClient *http.Client
 }
 
@@ -171,6 +172,12 @@ func WithOIDC(cfg OIDCConfig) Option {
 		}
 		if cfg.HTTPClient == nil {
 			cfg.HTTPClient = &http.Client{Timeout: oidcTimeout}
+		} else if cfg.HTTPClient.Timeout <= 0 {
+			// The provider's keys are fetched by a goroutine of go-oidc
+			// that only the client's timeout ends.
+			c := *cfg.HTTPClient
+			c.Timeout = oidcTimeout
+			cfg.HTTPClient = &c
 		}
 		cfg.Rules = slices.Clone(cfg.Rules)
 		cfg.Scopes = slices.Clone(cfg.Scopes)

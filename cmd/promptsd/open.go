@@ -77,6 +77,11 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 		if cfg.trustProxy {
 			uiOpts = append(uiOpts, ui.WithSecureCookiesIf(forwardedHTTPS))
 		}
+		oidcOpts, err := cfg.oidc.options(ctx, st.store, cfg.trustProxy, logger)
+		if err != nil {
+			return nil, err
+		}
+		uiOpts = append(uiOpts, oidcOpts...)
 		h, err := ui.New(st.store, auth, uiOpts...)
 		if err != nil {
 			return nil, err
