@@ -42,7 +42,7 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 		{append(ok, "-ui=false"), "which -ui=false turns off"},
 	} {
 		_, err := parseConfig(c.args, env(), io.Discard)
-		is.True(err != nil)                            // c.args
+		is.True(err != nil) // c.args
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.args, err, c.want)
 		}
