@@ -21,6 +21,7 @@ type oidcFlags struct {
 	clientSecret string
 	redirectURL  string
 	name         string
+	scopes       string // more scopes, comma-separated
 	roles        roleList
 	keySignIn    bool // -ui-key-sign-in
 
@@ -46,6 +47,7 @@ func (o *oidcFlags) register(fs *flag.FlagSet, env func(name, def string) string
 	fs.StringVar(&o.clientSecret, "oidc-client-secret", "", "the client secret at the -oidc-issuer provider; better given by PROMPTS_OIDC_CLIENT_SECRET, which ps does not show")
 	fs.StringVar(&o.redirectURL, "oidc-redirect-url", env("PROMPTS_OIDC_REDIRECT_URL", ""), "where the provider sends people back, https://HOST/ui/oidc/callback, as registered at the provider; by default derived from each request (with -trust-proxy from X-Forwarded-Proto and X-Forwarded-Host) (PROMPTS_OIDC_REDIRECT_URL)")
 	fs.StringVar(&o.name, "oidc-name", env("PROMPTS_OIDC_NAME", ""), "the provider's `NAME` on the sign-in page, \"Sign in with NAME\"; the issuer's host by default (PROMPTS_OIDC_NAME)")
+	fs.StringVar(&o.scopes, "oidc-scopes", env("PROMPTS_OIDC_SCOPES", ""), "more scopes to ask for, comma-separated, besides openid, email and profile, such as groups for Dex (PROMPTS_OIDC_SCOPES)")
 	fs.Var(&o.roles, "oidc-role", "a rule `CLAIM=VALUE:ROLE[:SLUG,SLUG…]` giving the people whose ID token's CLAIM is VALUE (or, for a list such as groups, holds it) the ROLE read, write, deploy or admin in the projects of the SLUGs (all when none); CLAIM email_domain is the domain of the verified email. The first rule that matches decides; a person matching none is refused. Repeatable")
 	fs.BoolVar(&o.keySignIn, "ui-key-sign-in", true, "let people sign in to the web interface with an API key; false leaves only -oidc-issuer")
 }
@@ -60,7 +62,7 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"-oidc-client-id", o.clientID != ""}, {"-oidc-client-secret", o.clientSecret != ""}, {"-oidc-redirect-url", o.redirectURL != ""}, {"-oidc-name", o.name != ""}, {"-oidc-role", len(o.roles) > 0}} {
+		}{{"-oidc-client-id", o.clientID != ""}, {"-oidc-client-secret", o.clientSecret != ""}, {"-oidc-redirect-url", o.redirectURL != ""}, {"-oidc-name", o.name != ""}, {"-oidc-scopes", o.scopes != ""}, {"-oidc-role", len(o.roles) > 0}} {
 			if f.set {
 				return fmt.Errorf("%s needs -oidc-issuer", f.name)
 			}
@@ -147,8 +149,20 @@ func (o *oidcFlags) options(ctx context.Context, store prompts.Store, trustProxy
 		ClientSecret:       o.clientSecret,
 		RedirectURL:        o.redirectURL,
 		Name:               o.name,
+		Scopes:             o.scopeList(),
 		TrustForwardedHost: trustProxy,
 		Rules:              rules,
 	}))
 	return opts, nil
+}
+
+// scopeList is -oidc-scopes as a list.
+func (o *oidcFlags) scopeList() []string {
+	var list []string
+	for _, sc := range strings.Split(o.scopes, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			list = append(list, sc)
+		}
+	}
+	return list
 }

@@ -51,6 +51,10 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(cfg.oidc.clientSecret, "from-the-env")
 	is.Equal(len(cfg.oidc.rules), 1)
+	is.Equal(cfg.oidc.scopeList(), []string(nil))
+	cfg, err = parseConfig(append(ok, "-oidc-scopes", "groups, offline_access"), env(), io.Discard)
+	is.NoErr(err)
+	is.Equal(cfg.oidc.scopeList(), []string{"groups", "offline_access"})
 	cfg, err = parseConfig(append(ok, "-oidc-client-secret", "from-the-flag"), env("PROMPTS_OIDC_CLIENT_SECRET", "from-the-env"), io.Discard)
 	is.NoErr(err)
 	is.Equal(cfg.oidc.clientSecret, "from-the-flag") // a flag wins over its variable
