@@ -107,11 +107,8 @@ func build() (string, error) {
 			return
 		}
 		tmp := fmt.Sprintf("%s.%d", out, os.Getpid())
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			goBin = "go"
-		}
-		cmd := exec.Command(goBin, "build", "-o", tmp, ".")
+		// go test puts its own go first in the PATH.
+		cmd := exec.Command("go", "build", "-o", tmp, ".")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 		if b, err := cmd.CombinedOutput(); err != nil {
