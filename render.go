@@ -71,9 +71,10 @@ type Template struct {
 
 // ParseTemplate parses v's content in its format (a version without one
 // is plain), and a dotprompt version's front matter (its metadata_),
-// compiling its input schema. A dotprompt template renders without its
-// surrounding white space, as Dotprompt renders the body of a .prompt
-// file; a plain one renders every byte. A dotprompt template that does
+// compiling its input schema. A dotprompt template with front matter
+// (a metadata_) renders without its surrounding white space, as Dotprompt
+// renders the body of a .prompt file; without, and a plain one, every
+// byte, as Dotprompt renders a source without front matter. A dotprompt template that does
 // not parse, or front matter of the wrong shape, is an invalid-input
 // error for "content" or the key, as when it is stored (see
 // VersionSignature).
@@ -85,10 +86,15 @@ func ParseTemplate(v PromptVersion) (*Template, error) {
 		}
 		return t, nil
 	}
-	// Dotprompt trims the body of a source before it renders it: the
+	// Dotprompt trims the body of a source with front matter before it
+	// renders it, and renders a source without front matter as it is: the
 	// stored content keeps every byte, and renders as Dotprompt (and
 	// Genkit) render the file it came from.
-	dp, err := parseTemplate(dotprompt.Body(v.Content))
+	body := v.Content
+	if !v.Metadata.IsNull() {
+		body = dotprompt.Body(body)
+	}
+	dp, err := parseTemplate(body)
 	if err != nil {
 		return nil, err
 	}

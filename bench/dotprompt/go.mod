@@ -1,6 +1,6 @@
 module github.com/promptkit/prompts/bench/dotprompt
 
-go 1.25.0
+go 1.26.0
 
 replace github.com/promptkit/prompts => ../..
 
@@ -20,6 +20,6 @@ require (
 	github.com/oklog/ulid/v2 v2.1.2 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/wk8/go-ordered-map/v2 v2.1.8 // indirect
-	golang.org/x/text v0.28.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
