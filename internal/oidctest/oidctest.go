@@ -1,8 +1,10 @@
 // Package oidctest starts a real OpenID Connect provider for tests: the
-// program in internal/testop (zitadel/oidc's example provider, a module
-// of its own so that its dependencies stay out of the main module),
-// built once per version of its source and run as a process of its own,
-// on a free port of 127.0.0.1. Its people and clients are listed in
+// program in internal/testop (zitadel/oidc's example provider), built
+// once per version of its source and run as a process of its own, on a
+// free port of 127.0.0.1. It is a module of its own, so that the
+// provider's dependencies stay out of the main module's go.mod, and a
+// process, since the example provider keeps its clients in a global
+// registry and sets the process's default logger. Its people and clients are listed in
 // internal/testop's documentation.
 package oidctest
 
