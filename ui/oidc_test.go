@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -382,4 +383,75 @@ func TestParseRoleRule(t *testing.T) {
 		_, err := ui.ParseRoleRule(bad)
 		is.True(err != nil) // bad
 	}
+}
+
+func TestOIDCSessionEndsAfterIdleTimeout(t *testing.T) {
+	is := is.New(t)
+	e, _ := newOIDCEnv(t, ui.OIDCConfig{}, ui.WithIdleTimeout(time.Hour))
+	b := e.browser()
+	b.callback(b.login(oidctest.Alice))
+	is.True(strings.Contains(text(b.get(e.prefix)), "Signed in as alice@example.com"))
+	e.clock.Advance(59 * time.Minute)
+	is.True(strings.Contains(text(b.get(e.prefix)), "Signed in as alice@example.com"))
+	e.clock.Advance(time.Hour)
+	p := b.get(e.prefix)
+	is.True(!strings.Contains(text(p), "Signed in as"))
+	is.True(hasLink(p, "Sign in with Test IdP"))
+}
+
+func TestOIDCSessionStoreHoldsThePersonSealed(t *testing.T) {
+	is := is.New(t)
+	store := &recordingSessions{MemorySessions: ui.NewMemorySessions(nil)}
+	e, _ := newOIDCEnv(t, ui.OIDCConfig{}, ui.WithSessionStore(store))
+	alice, bob := e.browser(), e.browser()
+	alice.callback(alice.login(oidctest.Alice))
+	bob.signIn(readKey)
+	var aliceID, bobID string
+	var entry ui.Session
+	for _, saved := range store.all() {
+		if len(saved.s.SealedPerson) > 0 {
+			aliceID, entry = saved.id, saved.s
+			is.True(!strings.Contains(string(saved.s.SealedPerson), "alice")) // sealed, not only encoded
+			is.Equal(len(saved.s.SealedKey), 0)
+		} else {
+			bobID = saved.id
+		}
+	}
+	is.True(aliceID != "" && bobID != "")
+	// Alice's entry put under Bob's id does not open with Bob's cookie:
+	// his session ends, and he is not Alice.
+	is.NoErr(store.Save(context.Background(), bobID, entry, time.Now().Add(time.Hour)))
+	p := bob.get(e.prefix)
+	is.True(!strings.Contains(text(p), "alice@example.com"))
+	is.True(hasField(p, "API key"))
+}
+
+func TestOIDCRedirectURLFromForwardedHost(t *testing.T) {
+	is := is.New(t)
+	e, _ := newOIDCEnv(t, ui.OIDCConfig{TrustForwardedHost: true}, ui.WithSecureCookiesIf(func(r *http.Request) bool {
+		return r.Header.Get("X-Forwarded-Proto") == "https"
+	}))
+	req, err := http.NewRequest("GET", e.srv.URL+e.prefix+"oidc/start", nil)
+	is.NoErr(err)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Add("X-Forwarded-Host", "evil.example")
+	req.Header.Add("X-Forwarded-Host", "prompts.example.com") // the proxy's, last
+	p := e.browser().do(req)
+	is.Equal(p.StatusCode, http.StatusSeeOther)
+	to, _ := url.Parse(p.Header.Get("Location"))
+	is.Equal(to.Query().Get("redirect_uri"), "https://prompts.example.com/ui/oidc/callback")
+
+	// Not trusted: the request's own Host.
+	e2, _ := newOIDCEnv(t, ui.OIDCConfig{})
+	req, _ = http.NewRequest("GET", e2.srv.URL+e2.prefix+"oidc/start", nil)
+	req.Header.Set("X-Forwarded-Host", "prompts.example.com")
+	p = e2.browser().do(req)
+	to, _ = url.Parse(p.Header.Get("Location"))
+	is.Equal(to.Query().Get("redirect_uri"), e2.srv.URL+"/ui/oidc/callback")
+
+	// Given: as given.
+	e3, _ := newOIDCEnv(t, ui.OIDCConfig{RedirectURL: "https://fixed.example.com/ui/oidc/callback"})
+	p = e3.browser().get(e3.prefix + "oidc/start")
+	to, _ = url.Parse(p.Header.Get("Location"))
+	is.Equal(to.Query().Get("redirect_uri"), "https://fixed.example.com/ui/oidc/callback")
 }
