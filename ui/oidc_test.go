@@ -455,3 +455,21 @@ func TestOIDCRedirectURLFromForwardedHost(t *testing.T) {
 	to, _ = url.Parse(p.Header.Get("Location"))
 	is.Equal(to.Query().Get("redirect_uri"), "https://fixed.example.com/ui/oidc/callback")
 }
+
+func TestOIDCSessionsPerPersonAreLimited(t *testing.T) {
+	is := is.New(t)
+	e, _ := newOIDCEnv(t, ui.OIDCConfig{}, ui.WithSessionLimits(2, 100))
+	var bs []*browser
+	for range 3 {
+		b := e.browser()
+		b.callback(b.login(oidctest.Alice))
+		bs = append(bs, b)
+	}
+	dave := e.browser()
+	dave.callback(dave.login(oidctest.Dave))
+	// Alice's third session ended her first; Dave's are his own.
+	is.True(!strings.Contains(text(bs[0].get(e.prefix)), "Signed in as"))
+	is.True(strings.Contains(text(bs[1].get(e.prefix)), "Signed in as alice@example.com"))
+	is.True(strings.Contains(text(bs[2].get(e.prefix)), "Signed in as alice@example.com"))
+	is.True(strings.Contains(text(dave.get(e.prefix)), "Signed in as dave@example.com"))
+}

@@ -166,3 +166,15 @@ func (o *oidcFlags) scopeList() []string {
 	}
 	return list
 }
+
+// howToSignIn says, where the server prints the web interface's address,
+// how people sign in to it.
+func (o *oidcFlags) howToSignIn() string {
+	switch {
+	case o.issuer == "":
+		return "sign in with the API key"
+	case !o.keySignIn:
+		return "sign in with the identity provider"
+	}
+	return "sign in with the identity provider, or with the API key"
+}

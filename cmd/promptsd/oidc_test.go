@@ -74,6 +74,7 @@ func TestServerSignsPeopleInWithOIDC(t *testing.T) {
 		"-oidc-role", "email_domain=example.com:write:alpha",
 		"-ui-key-sign-in=false")
 	is.True(!strings.Contains(s.out.String(), oidctest.ClientSecret)) // never logged
+	is.True(strings.Contains(s.out.String(), "/ui/ (sign in with the identity provider)\n"))
 
 	signIn := func(person string) *webClient {
 		w := newWebClient(t, s)
