@@ -32,6 +32,12 @@
 // The web interface, at /ui/ (-ui=false turns it off), lets people sign
 // in with an API key and read, compare, write, promote and roll back
 // prompts, bounded by the key's role and projects as over the API.
+// With -oidc-issuer, -oidc-client-id, -oidc-client-secret (better
+// PROMPTS_OIDC_CLIENT_SECRET, out of ps) and -oidc-role
+// CLAIM=VALUE:ROLE[:SLUG,…] (repeatable; the first rule that matches
+// decides), people sign in with an OpenID Connect provider instead, their
+// email the actor of what they change; -ui-key-sign-in=false leaves only
+// that. docs/ui.md says how to set up Google, Okta, Keycloak and Dex.
 //
 // MCP clients reach the prompts at /mcp (the Model Context Protocol over
 // Streamable HTTP, package mcp; -mcp=false turns it off), with an API key
