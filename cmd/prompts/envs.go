@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
@@ -92,4 +93,13 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		tw.Flush()
 	}
 	return exitOK
+}
+
+// joinEnvironments lists names for people: "production, staging, canary".
+func joinEnvironments(names []prompts.Environment) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
 }

@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
 	"github.com/promptkit/prompts/mcp"
 )
@@ -31,6 +33,13 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	cl, project, err := f.connect(ctx)
 	if err != nil {
 		return e.errorf("%s", describe(err))
+	}
+	envs, err := cl.ListEnvironments(ctx, project.ID)
+	if err != nil {
+		return e.errorf("%s", describe(err))
+	}
+	if names := prompts.EnvironmentNames(envs); !slices.Contains(names, env) {
+		return e.errorf("the environment %q is not one of the project's: %s", env, joinEnvironments(names))
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	h := mcp.New(cl, mcp.WithEnvironment(env), mcp.WithLogger(logger))
