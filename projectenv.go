@@ -37,7 +37,10 @@ type NewEnvironment struct {
 	ProjectID string
 	Name      Environment
 	Protected bool
-	// Actor names who makes the change, for the record; "" records none.
+	// Actor names who makes the change (httpapi: the key's name). No
+	// Store keeps it (an environment has no history of its own, and its
+	// events carry none); it is there for a wrapper that logs or traces
+	// the change.
 	Actor string
 }
 
