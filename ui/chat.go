@@ -403,7 +403,7 @@ const (
 var placeholderRe = regexp.MustCompile(placeholderOpen + "([^" + placeholderOpen + placeholderClose + "]*)" + placeholderClose)
 
 // preview renders v for its page, as chatView says.
-func preview(ctx context.Context, v prompts.PromptVersion, fm frontMatter) chatView {
+func preview(ctx context.Context, r *prompts.Renderer, v prompts.PromptVersion, fm frontMatter) chatView {
 	var cv chatView
 	values := maps.Clone(fm.defaults)
 	if values == nil {
@@ -430,12 +430,8 @@ func preview(ctx context.Context, v prompts.PromptVersion, fm frontMatter) chatV
 	if len(cv.Needs) > 0 {
 		return cv
 	}
-	t, err := prompts.ParseTemplate(v)
-	if err != nil {
-		cv.Err = errorText(err)
-		return cv
-	}
-	r, err := t.Render(ctx, prompts.RenderInput{Values: values, AllowUnused: true})
+	// By number: partials at their versions active in production.
+	_, out, err := r.Render(ctx, prompts.RenderRequest{PromptID: v.PromptID, VersionNumber: prompts.Some(v.VersionNumber), Variables: values, AllowUnused: true})
 	if err != nil {
 		cv.Err = errorText(err)
 		for _, name := range cv.Placeholders { // an error may quote a placeholder, as it is or JSON-escaped
@@ -444,7 +440,7 @@ func preview(ctx context.Context, v prompts.PromptVersion, fm frontMatter) chatV
 		}
 		return cv
 	}
-	for _, m := range r.Messages {
+	for _, m := range out.Messages {
 		pm := previewMessage{Role: m.Role}
 		for _, part := range m.Content {
 			if part.Media != nil {

@@ -517,3 +517,41 @@ func TestChatRenderOddName(t *testing.T) {
 	is.Equal(p.StatusCode, 200)
 	is.True(strings.Contains(p.body, "<pre>Hi Ada &amp; &lt;b&gt;&lt;i&gt;&lt;/b&gt;</pre>")) // escaped on the page, not by the template
 }
+
+// A version that includes a partial renders it, on its page and on the
+// render page, at the partial's version active in production; a partial
+// with nothing active there is said so, and nothing is rendered.
+func TestChatRenderPartial(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ctx := context.Background()
+	tone, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/tone", Name: "Tone"})
+	is.NoErr(err)
+	_, err = e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: tone.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content: "Be kind to {{name}}.", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/chat", Name: "Chat"})
+	is.NoErr(err)
+	_, err = e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content: `{{role "system"}}{{> support/tone}}{{role "user"}}Hi, I am {{name}}.`,
+		Metadata: `{"input":{"schema":{"name":"string"},"default":{"name":"Bo"}}}`})
+	is.NoErr(err)
+	f := &fixture{env: e, prompt: p}
+	b := f.browser()
+	b.signIn(readKey)
+	page := b.get(f.url("/versions/1"))
+	is.Equal(page.StatusCode, 200)
+	is.True(strings.Contains(text(page), "System Be kind to Bo. User Hi, I am Bo.")) // the preview, the partial included
+
+	form := sent(b.get(f.url("/versions/1/render")))
+	form.Set("var.name", "Ada")
+	page = b.post(f.url("/versions/1/render"), form)
+	is.Equal(page.StatusCode, 200)
+	is.True(strings.Contains(text(page), "System Be kind to Ada. User Hi, I am Ada."))
+
+	_, err = e.store.Deactivate(ctx, prompts.Deactivation{PromptID: tone.ID, Environment: prompts.Production, Force: true})
+	is.NoErr(err)
+	page = b.post(f.url("/versions/1/render"), form)
+	is.Equal(page.StatusCode, http.StatusConflict) // the partial has nothing active in production
+	is.True(strings.Contains(text(page), "support/tone"))
+}

@@ -297,7 +297,7 @@ func (c *call) storeError(err error) {
 			d.Details = append(d.Details, f.Field+": "+f.Detail)
 		}
 		c.fail(http.StatusBadRequest, d)
-	case prompts.CodeConflict, prompts.CodeVariablesChanged:
+	case prompts.CodeConflict, prompts.CodeVariablesChanged, prompts.CodePartialUnavailable, prompts.CodePartialInUse:
 		c.fail(http.StatusConflict, errorData{Title: "Refused", Message: pe.Message + ". Nothing was changed."})
 	case prompts.CodePreconditionFailed:
 		c.fail(http.StatusPreconditionFailed, errorData{Title: "This page was out of date", Message: "The prompt changed since the page was loaded. Nothing was changed."})
