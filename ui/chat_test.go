@@ -533,7 +533,7 @@ func TestChatRenderPartial(t *testing.T) {
 	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/chat", Name: "Chat"})
 	is.NoErr(err)
 	_, err = e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt,
-		Content: `{{role "system"}}{{> support/tone}}{{role "user"}}Hi, I am {{name}}.`,
+		Content:  `{{role "system"}}{{> support/tone}}{{role "user"}}Hi, I am {{name}}.`,
 		Metadata: `{"input":{"schema":{"name":"string"},"default":{"name":"Bo"}}}`})
 	is.NoErr(err)
 	f := &fixture{env: e, prompt: p}
