@@ -288,6 +288,12 @@ func (r *eventRow) event() (prompts.Event, error) {
 		if d, ok = r.deployment.deployment(e.PromptID); ok {
 			e.Deployment = &d
 		}
+	case prompts.EventKeyCreated, prompts.EventKeyRevoked:
+		var ek eventKey
+		if err := json.Unmarshal(r.data, &ek); err == nil {
+			k := ek.key()
+			e.Key, ok = &k, true
+		}
 	}
 	if !ok {
 		return prompts.Event{}, fmt.Errorf("sqlstore: event %d (%s) names no resource", e.ID, e.Type)
