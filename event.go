@@ -71,7 +71,8 @@ type EventFilter struct {
 	// 0 starts at the oldest event kept.
 	After int64
 	// ProjectIDs, when not nil, keeps the events of these projects only
-	// (an empty, non-nil list keeps none).
+	// (an empty, non-nil list keeps none); "" among them keeps the events
+	// of no project, those of keys.
 	ProjectIDs []string
 	// Limit is 1 to MaxLimit; 0 means DefaultLimit.
 	Limit int

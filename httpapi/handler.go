@@ -36,6 +36,7 @@ type Handler struct {
 	// The event log and webhooks, when the store keeps them (nil else).
 	events       prompts.EventLog
 	hooks        prompts.WebhookStore
+	keys         prompts.KeyStore // nil: the key routes answer 501
 	allowPrivate bool          // AllowPrivateWebhooks
 	keepAlive    time.Duration // WithStreamKeepAlive
 	tail         *tail         // what every stream reads; nil without events
@@ -176,6 +177,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrCache:   []string{"private, no-cache"},
 	}
 	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
+	h.keys, _ = prompts.KeyStoreOf(store)
 	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
 	h.answers.seed = maphash.MakeSeed()

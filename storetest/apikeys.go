@@ -101,7 +101,7 @@ var apiKeyTests = []test{
 
 		k2, secret2, err := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "other", Role: prompts.KeyRead, Creator: admin})
 		is.NoErr(err)
-		is.True(secret2 != secret)   // every key its own secret
+		is.True(secret2 != secret)    // every key its own secret
 		is.True(k2.ProjectIDs == nil) // every project
 		is.True(k2.ID > k.ID)         // ids grow
 		is.Equal(s.keyNames(prompts.KeyFilter{}), []string{"ci.deploy_1", "other"})
@@ -137,13 +137,13 @@ var apiKeyTests = []test{
 		}
 		deployAll := prompts.Grant{Role: prompts.KeyDeploy}
 		adminA := prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID}}
-		is.True(errors.Is(try(deployAll, prompts.KeyAdmin, nil), prompts.ErrForbidden))               // above its role
-		is.True(errors.Is(try(adminA, prompts.KeyRead, nil), prompts.ErrForbidden))                   // every project, beyond a
+		is.True(errors.Is(try(deployAll, prompts.KeyAdmin, nil), prompts.ErrForbidden))              // above its role
+		is.True(errors.Is(try(adminA, prompts.KeyRead, nil), prompts.ErrForbidden))                  // every project, beyond a
 		is.True(errors.Is(try(adminA, prompts.KeyRead, []string{a.ID, b.ID}), prompts.ErrForbidden)) // b too
 		is.True(errors.Is(try(adminA, prompts.KeyRead, []string{b.ID}), prompts.ErrForbidden))       // b only
-		is.Equal(s.keyNames(prompts.KeyFilter{}), []string(nil))                                       // nothing stored
-		is.NoErr(try(deployAll, prompts.KeyDeploy, nil))                                              // its own role, every project
-		is.NoErr(try(adminA, prompts.KeyAdmin, []string{a.ID}))                                       // within its projects
+		is.Equal(s.keyNames(prompts.KeyFilter{}), []string(nil))                                     // nothing stored
+		is.NoErr(try(deployAll, prompts.KeyDeploy, nil))                                             // its own role, every project
+		is.NoErr(try(adminA, prompts.KeyAdmin, []string{a.ID}))                                      // within its projects
 		is.NoErr(try(prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID, b.ID}}, prompts.KeyWrite, []string{b.ID}))
 		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 3)
 	}},
@@ -259,6 +259,10 @@ var apiKeyTests = []test{
 		page, _, err := l.ListEvents(t.Context(), prompts.EventFilter{After: last, ProjectIDs: []string{p.ID}})
 		is.NoErr(err)
 		is.Equal(len(page), 0) // no project's
+		page, _, err = l.ListEvents(t.Context(), prompts.EventFilter{After: 0, ProjectIDs: []string{""}, Limit: 1})
+		is.NoErr(err)
+		is.Equal(len(page), 1)                          // the events of no project: the keys'
+		is.Equal(page[0].Type, prompts.EventKeyCreated) // the project's events left out
 		// A refused change appends nothing.
 		_, _, err = ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "x", Role: prompts.KeyAdmin, Creator: prompts.Grant{Role: prompts.KeyRead}})
 		is.True(errors.Is(err, prompts.ErrForbidden))
