@@ -22,7 +22,7 @@ type Key struct {
 	ID         *string    `json:"id"`
 	Name       string     `json:"name"`
 	Role       string     `json:"role"`
-	ProjectIDs []string   `json:"project_ids"`
+	ProjectIDs []string   `json:"project_ids,format:emitnull"`
 	CreatedAt  *time.Time `json:"created_at,format:'2006-01-02T15:04:05.000000Z07:00'"`
 	ExpiresAt  *time.Time `json:"expires_at,format:'2006-01-02T15:04:05.000000Z07:00'"`
 	LastUsedAt *time.Time `json:"last_used_at,format:'2006-01-02T15:04:05.000000Z07:00'"`

@@ -89,7 +89,6 @@ func (h *Handler) createKey() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		w.Header()["Cache-Control"] = []string{"no-store"}
 		writeValue(h, w, api.FromNewAPIKey(k, secret), appendJSON[api.Key])
 	}
 }
