@@ -37,10 +37,10 @@ type Handler struct {
 	events       prompts.EventLog
 	hooks        prompts.WebhookStore
 	keys         prompts.KeyStore // nil: the key routes answer 501
-	allowPrivate bool          // AllowPrivateWebhooks
-	keepAlive    time.Duration // WithStreamKeepAlive
-	tail         *tail         // what every stream reads; nil without events
-	closing      closing       // ends at CloseStreams
+	allowPrivate bool             // AllowPrivateWebhooks
+	keepAlive    time.Duration    // WithStreamKeepAlive
+	tail         *tail            // what every stream reads; nil without events
+	closing      closing          // ends at CloseStreams
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.

@@ -199,8 +199,8 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.Equal(appliedCount(t, schema), migrationCount(t)) // every migration recorded
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
-	is.Equal(tables, []string{"deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
-		"projects", "prompts", "schema_migrations", "server_keys", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events, webhooks and the servers' keys are new
+	is.Equal(tables, []string{"api_keys", "deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
+		"projects", "prompts", "schema_migrations", "server_keys", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events, webhooks, the servers' keys and the API keys are new
 	var records int
 	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))
 	is.Equal(records, 0) // and empty: the first release kept none
