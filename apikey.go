@@ -210,6 +210,13 @@ func (in NewAPIKey) CheckKey(now time.Time) error {
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
 		return &Error{Code: CodeInvalid, Message: "invalid input", Fields: []FieldError{{Field: "expires_at", Detail: "must be in the future"}}}
 	}
+	return in.CheckGrant()
+}
+
+// CheckGrant checks that the creator may make the key (ErrForbidden):
+// its role is not above the creator's, and its projects are among the
+// creator's.
+func (in NewAPIKey) CheckGrant() error {
 	if in.Creator.Role.Rank() < in.Role.Rank() {
 		return &Error{Code: CodeForbidden, Message: "a key may not create a key of a higher role than its own (" + string(in.Creator.Role) + ")"}
 	}
@@ -287,14 +294,11 @@ func (f KeyFilter) Keeps(k APIKey) bool {
 // LastUsedAt.
 const KeyTouchInterval = time.Minute
 
-// KeyStore is what a Store that keeps API keys offers besides Store;
-// memstore's, sqlstore's and package client's do. Find it with
-// KeyStoreOf, which also finds it under a wrapper that passes it through
-// (a cache).
-//
-// Key events (EventKeyCreated, EventKeyRevoked) go into the Store's
-// EventLog in the step that makes the change, when it keeps one.
-type KeyStore interface {
+// KeyManager manages the API keys a Store keeps: a KeyStore does, and so
+// does package client's Client, over the HTTP interface (where the
+// server checks the grant of the key the client sends, whatever Creator
+// or Revoker says).
+type KeyManager interface {
 	// CreateKey stores a new key and returns it with its secret
 	// (NewKeySecret's), which nothing returns again: the Store keeps its
 	// SHA-256 only. A name another key has is ErrConflict; an unknown
@@ -309,6 +313,18 @@ type KeyStore interface {
 	// revoker may not remove is ErrNotFound or ErrForbidden (see
 	// KeyRevocation.CheckRevoke).
 	RevokeKey(ctx context.Context, in KeyRevocation) (APIKey, error)
+}
+
+// KeyStore is what a Store that keeps API keys offers besides Store;
+// memstore's and sqlstore's do. Find it with KeyStoreOf, which also finds
+// it under a wrapper that passes it through (a cache). Beside managing
+// keys, it finds the key of a secret, for the server that authenticates
+// requests.
+//
+// Key events (EventKeyCreated, EventKeyRevoked) go into the Store's
+// EventLog in the step that makes the change, when it keeps one.
+type KeyStore interface {
+	KeyManager
 	// LookupKey returns the key whose secret has this SHA-256
 	// (HashKeySecret). A revoked, expired or unknown key is ErrNotFound.
 	LookupKey(ctx context.Context, hash [sha256.Size]byte) (APIKey, error)
