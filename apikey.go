@@ -165,11 +165,10 @@ type NewAPIKey struct {
 	// not be above its role, and its projects must be among the
 	// creator's; else the call is ErrForbidden.
 	Creator Grant
-	Actor   string // who asks, for the event; may be empty
 }
 
 // Validate checks the name, the role, the projects (well-formed ids, each
-// once, not an empty list), the creator's grant and the actor. Whether
+// once, not an empty list) and the creator's grant. Whether
 // ExpiresAt lies ahead is the Store's to check, with its clock.
 func (in NewAPIKey) Validate() error {
 	var fe fieldErrors
@@ -181,7 +180,6 @@ func (in NewAPIKey) Validate() error {
 	}
 	checkProjectIDs(&fe, in.ProjectIDs)
 	in.Creator.check(&fe, "creator")
-	checkText(&fe, "actor", in.Actor, MaxName)
 	return fe.err()
 }
 
@@ -233,14 +231,12 @@ type KeyRevocation struct {
 	// created is, to it, ErrNotFound when it reaches none of the key's
 	// projects, else ErrForbidden.
 	Revoker Grant
-	Actor   string // who asks, for the event; may be empty
 }
 
-// Validate checks the revoker's grant and the actor.
+// Validate checks the revoker's grant.
 func (in KeyRevocation) Validate() error {
 	var fe fieldErrors
 	in.Revoker.check(&fe, "revoker")
-	checkText(&fe, "actor", in.Actor, MaxName)
 	return fe.err()
 }
 

@@ -61,7 +61,7 @@ func (h *Handler) createKey() handlerFunc {
 		if !h.decode(w, body, &req) {
 			return
 		}
-		in := prompts.NewAPIKey{Name: req.Name, Role: prompts.KeyRole(req.Role), ProjectIDs: req.ProjectIDs, ExpiresAt: req.ExpiresAt, Creator: a.grant(), Actor: a.Name}
+		in := prompts.NewAPIKey{Name: req.Name, Role: prompts.KeyRole(req.Role), ProjectIDs: req.ProjectIDs, ExpiresAt: req.ExpiresAt, Creator: a.grant()}
 		if in.ProjectIDs == nil {
 			// Every project the key may see.
 			in.ProjectIDs = in.Creator.ProjectIDs
@@ -159,7 +159,7 @@ func (h *Handler) revokeKey() handlerFunc {
 			return
 		}
 		id := r.PathValue("key_id")
-		if _, err := h.keys.RevokeKey(r.Context(), prompts.KeyRevocation{ID: id, Revoker: a.grant(), Actor: a.Name}); err != nil {
+		if _, err := h.keys.RevokeKey(r.Context(), prompts.KeyRevocation{ID: id, Revoker: a.grant()}); err != nil {
 			h.storeError(w, r, err)
 			return
 		}

@@ -37,7 +37,7 @@ func (s *fixture) apiKey(role prompts.KeyRole, projectIDs []string) (prompts.API
 	is.Helper()
 	s.n++
 	k, secret, err := s.keyStore().CreateKey(s.t.Context(), prompts.NewAPIKey{
-		Name: "key-" + strconv.Itoa(s.n), Role: role, ProjectIDs: projectIDs, Creator: admin, Actor: "tester",
+		Name: "key-" + strconv.Itoa(s.n), Role: role, ProjectIDs: projectIDs, Creator: admin,
 	})
 	is.NoErr(err) // create key
 	return k, secret
@@ -169,7 +169,7 @@ var apiKeyTests = []test{
 		ks := s.keyStore()
 		k, secret := s.apiKey(prompts.KeyWrite, nil)
 		kept, _ := s.apiKey(prompts.KeyRead, nil)
-		got, err := ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: k.ID, Revoker: admin, Actor: "tester"})
+		got, err := ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: k.ID, Revoker: admin})
 		is.NoErr(err)
 		is.Equal(keyText(got), keyText(k))
 		_, err = ks.LookupKey(t.Context(), prompts.HashKeySecret(secret))

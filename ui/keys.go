@@ -140,7 +140,7 @@ func (c *call) createKey() {
 	}
 	form := c.r.PostForm
 	d := keysData{Name: form.Get("name"), Role: form.Get("role")}
-	in := prompts.NewAPIKey{Name: d.Name, Role: prompts.KeyRole(d.Role), Creator: c.grant(), Actor: c.access.Name}
+	in := prompts.NewAPIKey{Name: d.Name, Role: prompts.KeyRole(d.Role), Creator: c.grant()}
 	// One checkbox per project, named project.ID: a form field is given
 	// once (fieldsOK).
 	var ps []string
@@ -236,7 +236,7 @@ func (c *call) revokeKey() {
 		return
 	}
 	id := c.r.PathValue("key_id")
-	k, err := ks.RevokeKey(c.r.Context(), prompts.KeyRevocation{ID: id, Revoker: c.grant(), Actor: c.access.Name})
+	k, err := ks.RevokeKey(c.r.Context(), prompts.KeyRevocation{ID: id, Revoker: c.grant()})
 	if err != nil {
 		if prompts.ErrorCode(err) == prompts.CodeForbidden {
 			c.fail(http.StatusForbidden, errorData{Title: "Refused", Message: "This key may revoke only keys it could create: of its projects, and of a role not above its own. Nothing was changed."})

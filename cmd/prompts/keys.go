@@ -26,9 +26,8 @@ func runKeys(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	f := newFlags(e, "keys", false)
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		f.usage(e.stdout)
-		return exitOK
+	if _, code, ok := f.parse(args, -1); !ok { // -h, a bad flag
+		return code
 	}
 	return f.bad("want create, list or revoke")
 }
