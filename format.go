@@ -49,7 +49,8 @@ func (f TemplateFormat) Or(def TemplateFormat) TemplateFormat {
 // FormatDotprompt the top-level names the template reads. A dotprompt
 // template that does not parse, or that includes a partial, is an
 // invalid-input error for the field "content" giving the line and column.
-// Stores call it when they store a version, once its format is known.
+// It does not read the front matter: stores call VersionSignature, whose
+// variables are an input schema's properties when the version has one.
 func TemplateVariables(f TemplateFormat, content string) ([]string, error) {
 	if f != FormatDotprompt {
 		return Variables(content), nil

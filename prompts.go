@@ -68,8 +68,19 @@
 // by Template.Render: roles, history, media); a version naming none
 // takes its prompt's latest version's, a prompt's first is plain.
 // Current limitations: a dotprompt template may not include partials
-// ({{> name}}: such a version is refused), and its front matter is not
-// read.
+// ({{> name}}: such a version is refused).
+//
+// A dotprompt version's Metadata is its Dotprompt front matter (less name
+// and description): model, config, input (schema, default), output
+// (format, schema), tools, metadata and namespaced ns.key extensions.
+// The keys Dotprompt defines must have their shape when the version is
+// stored, and its schemas, in Picoschema or JSON Schema, must compile
+// (VersionSignature; nothing is ever fetched for a schema). With an input
+// schema, the version's Variables are the schema's properties, rendering
+// checks the values against it (after input.default), and the promotion
+// guard also refuses a change of a variable's type or of what is
+// required (DiffSignatures). Template.Render answers the model, config
+// and output with the messages.
 //
 // The types here know no wire format: the JSON of the HTTP interface,
 // with its field names (metadata_ included), is package api's, with
@@ -79,10 +90,12 @@
 //
 // A Store of one's own calls the inputs' Validate first, stamps ids and
 // times with a Clock (NewID, NewIDAfter, Clock.Now), moves revisions on
-// with NextRevision, computes a version's Variables once when it stores
-// it, writes a Deployment for every change of an environment in the same
-// atomic step (checking Change.IfRevision and the promotion guard,
-// DiffVariables, under the same lock), returns the errors that NotFound,
+// with NextRevision, computes a version's Signature (VersionSignature:
+// its Variables, and its typed inputs, which it keeps beside them) once
+// when it stores it and knows its format, writes a Deployment for every
+// change of an environment in the same atomic step (checking
+// Change.IfRevision and the promotion guard, DiffSignatures, under the
+// same lock), returns the errors that NotFound,
 // Conflict, KeyTaken, SlugTaken, NothingToRollBack, PreconditionFailed,
 // VariablesChanged, Unavailable, ContextDone and Internal make, and passes
 // storetest.Run. Its optional abilities are interfaces found by type

@@ -48,10 +48,15 @@ type RenderInput struct {
 }
 
 // Rendered is a rendered version: its messages, and the text parts of
-// all of them joined.
+// all of them joined; for a dotprompt version, the model, config and
+// output of its front matter (see VersionSignature): Model "" when
+// absent, Config and Output the JSON text of the object, "" when absent.
 type Rendered struct {
 	Messages []Message
 	Text     string
+	Model    string
+	Config   string
+	Output   string
 }
 
 // Template is a version's content parsed once, to render many times. It
@@ -60,14 +65,19 @@ type Template struct {
 	format TemplateFormat
 	v      PromptVersion       // plain: rendered by PromptVersion.Render
 	dp     *dotprompt.Template // dotprompt
+	fm     *frontMatter        // dotprompt: its metadata_
 	vars   []string
 }
 
 // ParseTemplate parses v's content in its format (a version without one
-// is plain). A dotprompt template renders without its surrounding white
-// space, as Dotprompt renders the body of a .prompt file; a plain one
-// renders every byte. A dotprompt template that does not parse is an
-// invalid-input error for "content", as when it is stored.
+// is plain), and a dotprompt version's front matter (its metadata_),
+// compiling its input schema. A dotprompt template with front matter
+// (a metadata_) renders without its surrounding white space, as Dotprompt
+// renders the body of a .prompt file; without, and a plain one, every
+// byte, as Dotprompt renders a source without front matter. A dotprompt template that does
+// not parse, or front matter of the wrong shape, is an invalid-input
+// error for "content" or the key, as when it is stored (see
+// VersionSignature).
 func ParseTemplate(v PromptVersion) (*Template, error) {
 	t := &Template{format: v.TemplateFormat.Or(FormatPlain), v: v}
 	if t.format != FormatDotprompt {
@@ -76,14 +86,26 @@ func ParseTemplate(v PromptVersion) (*Template, error) {
 		}
 		return t, nil
 	}
-	// Dotprompt trims the body of a source before it renders it: the
+	// Dotprompt trims the body of a source with front matter before it
+	// renders it, and renders a source without front matter as it is: the
 	// stored content keeps every byte, and renders as Dotprompt (and
 	// Genkit) render the file it came from.
-	dp, err := parseTemplate(dotprompt.Body(v.Content))
+	body := v.Content
+	if !v.Metadata.IsNull() {
+		body = dotprompt.Body(body)
+	}
+	dp, err := parseTemplate(body)
 	if err != nil {
 		return nil, err
 	}
-	t.dp, t.vars = dp, dp.Variables()
+	var fe fieldErrors
+	t.dp, t.vars, t.fm = dp, dp.Variables(), readFrontMatter(v.Metadata, &fe)
+	if len(fe) > 0 {
+		return nil, fe.err()
+	}
+	if t.fm.schema != nil {
+		t.vars = t.fm.props
+	}
 	return t, nil
 }
 
@@ -106,12 +128,17 @@ func (v PromptVersion) RenderMessages(ctx context.Context, in RenderInput) (Rend
 // variable needs a value, and each value must be a string), to one user
 // message; Context and History do not apply to it.
 //
-// A dotprompt version renders as Dotprompt does: a variable without a
-// value renders empty; role markers split the output into messages
-// (output before any marker is a user message); {{history}} inserts
-// in.History; {{media}} is a media part. A value for a name the template
+// A dotprompt version renders as Dotprompt does, with the values of
+// in.Values over its input.default: a variable without a value renders
+// empty; role markers split the output into messages (output before any
+// marker is a user message); {{history}} inserts in.History; {{media}} is
+// a media part. Without an input schema, a value for a name the template
 // never reads is an error unless in.AllowUnused (or the template reads
-// its input as a whole, as {{json this}} does).
+// its input as a whole, as {{json this}} does). With an input schema the
+// values (defaults applied) are checked against it: a required value
+// missing, a value of the wrong type, and (unless in.AllowUnused, which
+// leaves it out) a value for a name the schema does not name (as a
+// property, or by an additionalProperties it gives) are errors.
 //
 // Errors are invalid-input errors with one field each, "variables.NAME",
 // in name order; an output that would pass MaxRenderSize (loops
@@ -143,7 +170,8 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 		return Rendered{Messages: []Message{{Role: "user", Content: []Part{{Text: text}}}}, Text: text}, nil
 	}
 	var fe fieldErrors
-	if !in.AllowUnused && !t.dp.ReadsAll() {
+	values := t.fm.values(in, &fe)
+	if t.fm.schema == nil && !in.AllowUnused && !t.dp.ReadsAll() {
 		for _, name := range sortedNames(in.Values) {
 			if _, found := slices.BinarySearch(t.vars, name); !found {
 				fe.add("variables."+name, "is not used by this version")
@@ -158,7 +186,7 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 	if len(fe) > 0 {
 		return Rendered{}, fe.err()
 	}
-	res, err := t.dp.Render(ctx, dotprompt.Data{Input: in.Values, Context: in.Context, History: toDotprompt(in.History)},
+	res, err := t.dp.Render(ctx, dotprompt.Data{Input: values, Context: in.Context, History: toDotprompt(in.History)},
 		dotprompt.Options{MaxBytes: MaxRenderSize})
 	var le *dotprompt.LimitError
 	switch {
@@ -177,7 +205,7 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 		}
 		return Rendered{}, err
 	}
-	return Rendered{Messages: fromDotprompt(res.Messages), Text: res.Text}, nil
+	return Rendered{Messages: fromDotprompt(res.Messages), Text: res.Text, Model: t.fm.model, Config: t.fm.config, Output: t.fm.output}, nil
 }
 
 func sortedNames(m map[string]any) []string {

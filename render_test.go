@@ -105,17 +105,23 @@ func TestRenderTextOfDotprompt(t *testing.T) {
 	is.Equal(fieldsOf(err), []string{"variables.c"})
 }
 
-// A dotprompt version renders as Dotprompt renders the body of a .prompt
-// file: without its surrounding white space. The content keeps it, and a
+// A dotprompt version renders as Dotprompt renders the source it came
+// from: a version with front matter (metadata_) as the body of a .prompt
+// file, without its surrounding white space; one without, as a source
+// without front matter, every byte. The content keeps it all, and a
 // plain version renders every byte.
 func TestRenderDotpromptTrimsTheBody(t *testing.T) {
 	is := is.New(t)
 	content := "\n\n  Hello {{name}}.\n\n"
-	v := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: content}
+	v := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: content, Metadata: `{"model":"m"}`}
 	out, err := v.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"name": "Bo"}})
 	is.NoErr(err)
-	is.Equal(out.Text, "Hello Bo.")
-	is.Equal(v.Content, content) // the content as it was
+	is.Equal(out.Text, "Hello Bo.") // with front matter: trimmed
+	is.Equal(v.Content, content)    // the content as it was
+	v.Metadata = ""
+	out, err = v.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"name": "Bo"}})
+	is.NoErr(err)
+	is.Equal(out.Text, "\n\n  Hello Bo.\n\n") // without: every byte
 	plain := prompts.PromptVersion{Content: content}
 	out, err = plain.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"name": "Bo"}})
 	is.NoErr(err)

@@ -232,9 +232,11 @@ func (in RenderRequest) Target() Environment {
 
 // VariableChange is what a promotion changes in the variables an
 // environment's active version uses: the names the new version adds and
-// those it removes, each sorted.
+// those it removes, each sorted; and the variables both use whose type or
+// requiredness in the input schema differs (see DiffSignatures), by name.
 type VariableChange struct {
 	Added, Removed []string
+	Inputs         []InputChange
 }
 
 // DiffVariables returns what going from the variables from to the
@@ -256,13 +258,14 @@ func DiffVariables(from, to []string) VariableChange {
 }
 
 // Changed reports whether the variables differ.
-func (c VariableChange) Changed() bool { return len(c.Added)+len(c.Removed) > 0 }
+func (c VariableChange) Changed() bool { return len(c.Added)+len(c.Removed)+len(c.Inputs) > 0 }
 
 // VariablesChanged is the error of an activation refused by the promotion
 // guard: the version to activate uses other variables than the one
 // active there now, and the caller did not allow it. Its message names
 // them; its Fields hold one entry a variable, "variables.NAME", "is
-// added" or "is removed".
+// added" or "is removed", then one for each of c.Inputs, with its Detail
+// (as "changes type from string to integer" or "becomes required").
 //
 // For Store authors (see "Writing a Store" in the package doc).
 func VariablesChanged(c VariableChange) error {
@@ -279,6 +282,16 @@ func VariablesChanged(c VariableChange) error {
 		msg.WriteString("; removed: " + strings.Join(c.Removed, ", "))
 		for _, n := range c.Removed {
 			e.Fields = append(e.Fields, FieldError{Field: "variables." + n, Detail: "is removed"})
+		}
+	}
+	if len(c.Inputs) > 0 {
+		msg.WriteString("; changed in the input schema: ")
+		for i, in := range c.Inputs {
+			if i > 0 {
+				msg.WriteString(", ")
+			}
+			msg.WriteString(in.Name)
+			e.Fields = append(e.Fields, FieldError{Field: "variables." + in.Name, Detail: in.Detail()})
 		}
 	}
 	msg.WriteString(" (allow_variable_change allows it)")

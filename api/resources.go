@@ -191,9 +191,9 @@ func (d Deployment) Domain() prompts.Deployment {
 }
 
 // Rendered is the answer of a render: the version rendered, its format,
-// its messages and the text parts of all of them joined. Model, config
-// and output (a dotprompt version's front matter) are null: front matter
-// is not read yet.
+// its messages and the text parts of all of them joined; model, config
+// and output from a dotprompt version's front matter, null when absent
+// (and for a plain version).
 type Rendered struct {
 	PromptID       string                 `json:"prompt_id"`
 	VersionID      string                 `json:"version_id"`
@@ -212,6 +212,15 @@ func FromRendered(v prompts.PromptVersion, r prompts.Rendered) Rendered {
 		PromptID: v.PromptID, VersionID: v.ID, VersionNumber: v.VersionNumber,
 		TemplateFormat: v.TemplateFormat.Or(prompts.FormatPlain), Messages: make([]Message, len(r.Messages)),
 		Model: null, Config: null, Output: null, Text: r.Text,
+	}
+	if r.Model != "" {
+		out.Model, _ = jsontext.AppendQuote(nil, r.Model)
+	}
+	if r.Config != "" {
+		out.Config = jsontext.Value(r.Config)
+	}
+	if r.Output != "" {
+		out.Output = jsontext.Value(r.Output)
 	}
 	for i, m := range r.Messages {
 		out.Messages[i] = FromMessage(m)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/promptkit/prompts"
 )
 
@@ -42,6 +44,7 @@ type Client struct {
 	memo      *memo
 	sinks     sinks // of the feeds running (see Client.wrote)
 	maxAnswer int64 // the most of a JSON answer read (WithMaxAnswerSize)
+	prop      propagation.TextMapPropagator
 }
 
 var (
@@ -86,6 +89,24 @@ func WithUserAgent(ua string) Option {
 	return func(c *Client) {
 		if ua != "" {
 			c.userAgent = ua
+		}
+	}
+}
+
+// WithPropagator sets how the client puts the trace of a call's context
+// in its requests' headers (OpenTelemetry's propagation), so that the
+// server's spans join the caller's trace. The default is W3C Trace
+// Context (propagation.TraceContext: traceparent and tracestate), from the
+// span in the context: a context without one adds no header and costs
+// next to nothing. The client reads no global state: an application that
+// set its propagator with otel.SetTextMapPropagator passes
+// otel.GetTextMapPropagator() here; an empty composite propagator
+// (propagation.NewCompositeTextMapPropagator()) sends nothing. A nil p
+// keeps the default.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(c *Client) {
+		if p != nil {
+			c.prop = p
 		}
 	}
 }
@@ -205,6 +226,7 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		fresh:     newFreshness(DefaultFreshWindow),
 		memo:      newMemo(),
 		maxAnswer: DefaultMaxAnswerSize,
+		prop:      propagation.TraceContext{},
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -354,6 +376,7 @@ func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, erro
 	if r.body != nil {
 		req.Header["Content-Type"] = []string{"application/json"}
 	}
+	c.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	return req, nil
 }
 

@@ -13,7 +13,8 @@ import (
 // with an Idempotency-Key (in.Idempotency's, or one of the client's own),
 // so that it is done once however often it is retried. The answer's body
 // holds no change summary, template format or variables: the version has
-// the ones asked for, and those of its content (prompts.TemplateVariables),
+// the ones asked for, and those of its content and metadata_
+// (prompts.VersionSignature),
 // as the server computed them; the template format, which a version
 // naming none takes from the prompt's latest version, from the answer's
 // Template-Format header. in.Actor is not sent: the server records the API key's
@@ -42,9 +43,11 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 	// The server names the format in a header (the body's fields are
 	// fixed); a server that does not knows plain only.
 	v.TemplateFormat = prompts.TemplateFormat(res.header.Get("Template-Format")).Or(in.TemplateFormat).Or(prompts.FormatPlain)
-	if v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content); err != nil {
+	sig, err := prompts.VersionSignature(v.TemplateFormat, v.Content, v.Metadata)
+	if err != nil {
 		return prompts.PromptVersion{}, err // the server stored it: cannot happen
 	}
+	v.Variables = sig.Variables
 	v.Replayed = replayed(res.header)
 	c.memo.version(v)
 	c.wrote(v.PromptID, "")

@@ -145,12 +145,17 @@
 // (a missing, non-string or unused value is 400 with one errors entry a
 // variable), a dotprompt version as Dotprompt does (values any JSON, a
 // value not given empty, an unused one 400 unless allow_unused; history
-// and context). model, config and output are null: front matter is not
-// read yet. The promotion
-// guard (prompts.Change.AllowVariableChange) answers 409
+// and context). A dotprompt version's metadata_ is its front matter:
+// the Dotprompt keys of the wrong shape are 400 naming the key
+// (metadata_.config, metadata_.input.schema, …; see
+// prompts.VersionSignature); with an input schema, the values are
+// checked against it (400, one entry a variable); the answer's model,
+// config and output are the front matter's, null when absent. The
+// promotion guard (prompts.Change.AllowVariableChange) answers 409
 // variables_changed, with one errors entry a variable added or removed,
-// to a PUT, rollback or version created active whose version would
-// change the variables the environment's version uses; the body's
+// or whose type or requiredness in the input schema changes, to a PUT,
+// rollback or version created active whose version would change the
+// variables the environment's version uses; the body's
 // "allow_variable_change": true lets it through.
 //
 // # Events

@@ -77,7 +77,7 @@ func TestRenderDotprompt(t *testing.T) {
 	got := r.obj(t)
 	is.Equal(keysOf(got), sortedFields("prompt_id", "version_id", "version_number", "template_format", "messages", "model", "config", "output", "text"))
 	is.Equal(got["template_format"], "dotprompt")
-	is.Equal(got["model"], nil) // no front matter yet
+	is.Equal(got["model"], nil) // no front matter
 	is.Equal(got["config"], nil)
 	is.Equal(got["output"], nil)
 	is.Equal(got["messages"], []any{

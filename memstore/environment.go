@@ -102,7 +102,7 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 		if err := precondition(rec, in.Change); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
+		if err := rec.guard(in.Environment, rec.signature(n), in.AllowVariableChange); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
@@ -153,7 +153,7 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		if n == 0 {
 			return prompts.ActivePrompt{}, prompts.NothingToRollBack()
 		}
-		if err := rec.guard(in.Environment, rec.versions[n-1].Variables, in.AllowVariableChange); err != nil {
+		if err := rec.guard(in.Environment, rec.signature(n), in.AllowVariableChange); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
@@ -184,17 +184,22 @@ func precondition(rec *prompt, c prompts.Change) error {
 }
 
 // guard is the promotion guard: it refuses to point env at a version with
-// these variables when the version active there now has others, unless
-// allowed.
-func (rec *prompt) guard(env prompts.Environment, vars []string, allow bool) error {
+// this signature when the version active there now has other variables,
+// or types or requires one of them otherwise, unless allowed.
+func (rec *prompt) guard(env prompts.Environment, sig prompts.Signature, allow bool) error {
 	cur := rec.active[envIndex(env)]
 	if allow || cur == 0 {
 		return nil
 	}
-	if c := prompts.DiffVariables(rec.versions[cur-1].Variables, vars); c.Changed() {
+	if c := prompts.DiffSignatures(rec.signature(cur), sig); c.Changed() {
 		return prompts.VariablesChanged(c)
 	}
 	return nil
+}
+
+// signature returns the signature of version number n.
+func (rec *prompt) signature(n int) prompts.Signature {
+	return prompts.Signature{Variables: rec.versions[n-1].Variables, Inputs: rec.inputs[n-1]}
 }
 
 // number returns the number of the version that in names, 0 when the prompt

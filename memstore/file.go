@@ -222,8 +222,9 @@ type promptEntry struct {
 }
 
 // newPromptEntry returns the entry of a prompt's state.
-func newPromptEntry(p prompts.Prompt, active [2]int, vs []prompts.PromptVersion, ds []prompts.Deployment) *promptEntry {
-	return &promptEntry{P: filePrompt(p), Active: active, Versions: fileVersionsOf(vs),
+// ins are the typed inputs of vs, one a version.
+func newPromptEntry(p prompts.Prompt, active [2]int, vs []prompts.PromptVersion, ins [][]string, ds []prompts.Deployment) *promptEntry {
+	return &promptEntry{P: filePrompt(p), Active: active, Versions: fileVersionsOf(vs, ins),
 		Deployments: convertAll(ds, func(d prompts.Deployment) fileDeployment { return fileDeployment(d) })}
 }
 
@@ -634,6 +635,9 @@ func (s *Store) apply(e entry) {
 		rec.p = prompts.Prompt(pe.P)
 		rec.active = pe.Active
 		rec.versions = append(rec.versions, versionsOf(pe.Versions)...)
+		for _, fv := range pe.Versions {
+			rec.inputs = append(rec.inputs, fv.Inputs)
+		}
 		rec.deployments = append(rec.deployments, convertAll(pe.Deployments, func(d fileDeployment) prompts.Deployment { return prompts.Deployment(d) })...)
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
@@ -778,7 +782,7 @@ func (s *Store) promptEntry(id string) *promptEntry {
 	if !ok {
 		return nil
 	}
-	pe := newPromptEntry(rec.p, rec.active, rec.versions[rec.journaledVersions:], rec.deployments[rec.journaledDeployments:])
+	pe := newPromptEntry(rec.p, rec.active, rec.versions[rec.journaledVersions:], rec.inputs[rec.journaledVersions:], rec.deployments[rec.journaledDeployments:])
 	rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	return pe
 }
@@ -838,7 +842,7 @@ func (s *Store) compact() error {
 	}
 	for _, id := range s.promptOrder {
 		rec := s.prompts[id]
-		err = errors.Join(err, add(entry{Prompt: newPromptEntry(rec.p, rec.active, rec.versions, rec.deployments)}))
+		err = errors.Join(err, add(entry{Prompt: newPromptEntry(rec.p, rec.active, rec.versions, rec.inputs, rec.deployments)}))
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
 	now := s.clock.Now()

@@ -46,6 +46,11 @@ type fileVersion struct {
 	// TemplateFormat is absent in files written before formats existed:
 	// those versions are plain.
 	TemplateFormat prompts.TemplateFormat `json:"template_format,omitempty"`
+	// Inputs are the typed inputs of a version with an input schema
+	// (prompts.Signature.Inputs), absent for any other; files written
+	// before they existed have none, so a dotprompt version stored then
+	// keeps the variables it had and types none.
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 func fileVersionOf(v prompts.PromptVersion) fileVersion {
@@ -72,13 +77,16 @@ func (fv fileVersion) version() prompts.PromptVersion {
 	return v
 }
 
-func fileVersionsOf(vs []prompts.PromptVersion) []fileVersion {
+func fileVersionsOf(vs []prompts.PromptVersion, ins [][]string) []fileVersion {
 	if vs == nil {
 		return nil
 	}
 	out := make([]fileVersion, len(vs))
 	for i, v := range vs {
 		out[i] = fileVersionOf(v)
+		if len(ins[i]) > 0 {
+			out[i].Inputs = ins[i]
+		}
 	}
 	return out
 }

@@ -165,6 +165,9 @@ type prompt struct {
 	p        prompts.Prompt
 	versions []prompts.PromptVersion // versions[n-1] is number n
 	active   [2]int                  // by environment: the active version's number, 0 for none
+	// inputs[n-1] are version n's typed inputs (prompts.Signature.Inputs),
+	// which the promotion guard compares.
+	inputs [][]string
 	// deployments are the records of the changes of active, oldest first
 	// (ids increasing).
 	deployments []prompts.Deployment

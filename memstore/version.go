@@ -13,11 +13,12 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		return prompts.PromptVersion{}, err
 	}
 	md := in.Metadata.Normalize()
-	// Before the lock when the format is given: it reads the whole content.
-	var given []string
+	// Before the lock when the format is given: it reads the whole
+	// content and compiles the front matter's schemas.
+	var given prompts.Signature
 	if in.TemplateFormat != "" {
 		var err error
-		if given, err = prompts.TemplateVariables(in.TemplateFormat, in.Content); err != nil {
+		if given, err = prompts.VersionSignature(in.TemplateFormat, in.Content, md); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 	}
@@ -26,19 +27,19 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		if !ok {
 			return prompts.PromptVersion{}, prompts.NotFound("prompt")
 		}
-		format, vars := in.TemplateFormat, given
+		format, sig := in.TemplateFormat, given
 		if format == "" {
 			format = prompts.FormatPlain // a prompt's first version
 			if n := len(rec.versions); n > 0 {
 				format = rec.versions[n-1].TemplateFormat.Or(prompts.FormatPlain)
 			}
 			var err error
-			if vars, err = prompts.TemplateVariables(format, in.Content); err != nil {
+			if sig, err = prompts.VersionSignature(format, in.Content, md); err != nil {
 				return prompts.PromptVersion{}, err
 			}
 		}
 		for _, e := range in.Environments {
-			if err := rec.guard(e, vars, in.AllowVariableChange); err != nil {
+			if err := rec.guard(e, sig, in.AllowVariableChange); err != nil {
 				return prompts.PromptVersion{}, err // before anything changes
 			}
 		}
@@ -52,9 +53,10 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 			Metadata:       md,
 			CreatedAt:      now,
 			TemplateFormat: format,
-			Variables:      vars,
+			Variables:      sig.Variables,
 		}
 		rec.versions = append(rec.versions, v)
+		rec.inputs = append(rec.inputs, sig.Inputs)
 		rec.p.LatestVersionID = v.ID
 		rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		ev := v.Copy()

@@ -51,8 +51,9 @@
 // lines of dashes, carriage returns and any Unicode survive a round trip
 // through a server. It must not be empty, and in a Dotprompt file it must
 // parse as a Dotprompt template. Rendering trims a dotprompt template's
-// surrounding white space, as Dotprompt does with the body of a file, so
-// that a file renders the same here and in Genkit. Lines before the
+// surrounding white space when the version has front matter (metadata_),
+// as Dotprompt does with the body of a file that has one, so that a file
+// renders the same here and in Genkit. Lines before the
 // front matter that are empty or start with # (a licence header) are
 // skipped, as Dotprompt skips them; a byte order mark before the first
 // line too; the delimiter lines may end in spaces or a carriage return.

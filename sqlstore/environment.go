@@ -287,12 +287,13 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 		return false, err
 	}
 	var (
-		changed, refused bool
-		target, current  pq.StringArray
+		changed, refused            bool
+		target, current             pq.StringArray
+		targetInputs, currentInputs pq.StringArray
 	)
 	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
 		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, c.AllowVariableChange).
-		Scan(&found, &changed, &refused, &target, &current)
+		Scan(&found, &changed, &refused, &target, &current, &targetInputs, &currentInputs)
 	if err == nil && changed {
 		tx.emit(c.event())
 	}
@@ -300,7 +301,9 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 		return found, err
 	}
 	// The guard refused: nothing was written.
-	return found, prompts.VariablesChanged(prompts.DiffVariables(current, target))
+	return found, prompts.VariablesChanged(prompts.DiffSignatures(
+		prompts.Signature{Variables: current, Inputs: currentInputs},
+		prompts.Signature{Variables: target, Inputs: targetInputs}))
 }
 
 // changeEnvironment runs step, which changes what env of the prompt points

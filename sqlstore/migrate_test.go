@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -337,4 +338,47 @@ func TestMigrateTemplateFormat(t *testing.T) {
 	is.Equal(got.Variables, v3.Variables)
 	_, err = db.Exec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at, variables, template_format) VALUES ($1, 9, '01JCCCCCCCCCCCCCCCCCCCCCC9', 'x', now(), '{}', 'jinja')`, promptID)
 	is.True(err != nil) // the column holds the two formats only
+}
+
+// TestMigrateInputs: migration 10 gives the versions stored before it no
+// typed inputs, so a dotprompt version stored then keeps its variables and
+// types none; the versions stored after it keep theirs, which the
+// promotion guard compares.
+func TestMigrateInputs(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer s.Close()
+	is.NoErr(sqlstore.MigrateTo(ctx, s, 9))
+	const projectID, promptID, v1ID = "01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB", "01JCCCCCCCCCCCCCCCCCCCCCC1"
+	q := pq.QuoteIdentifier(schema)
+	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, projectID)
+	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, latest_version_id, created_at, revision) VALUES ($1, $2, 'k', 'K', 1, $3, now(), 1)`, promptID, projectID, v1ID)
+	db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, metadata, created_at, variables, template_format)
+		VALUES ($1, 1, $2, '{{a}}{{b}}', '{"input":{"schema":{"a":"string"}}}', now(), '{a,b}', 'dotprompt')`, promptID, v1ID)
+	db.MustExec(`INSERT INTO `+q+`.environments (prompt_id, environment, version_number, updated_at) VALUES ($1, 'production', 1, now())`, promptID)
+	is.NoErr(s.Migrate(ctx))
+	v1, err := s.GetVersion(ctx, promptID, 1)
+	is.NoErr(err)
+	is.Equal(v1.Variables, []string{"a", "b"}) // stored before: the variables it had
+
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: "{{a}}{{b}}", Metadata: `{"input":{"schema":{"a":"string","b?":"string"}}}`})
+	is.NoErr(err)
+	var inputs []string
+	is.NoErr(db.QueryRow(`SELECT inputs FROM `+q+`.versions WHERE prompt_id = $1 AND version_number = 2`, promptID).Scan((*pq.StringArray)(&inputs)))
+	is.Equal(inputs, []string{"a\tstring\trequired", "b\tstring|null\toptional"}) // stored with the version
+	is.NoErr(db.QueryRow(`SELECT inputs FROM `+q+`.versions WHERE prompt_id = $1 AND version_number = 1`, promptID).Scan((*pq.StringArray)(&inputs)))
+	is.Equal(inputs, []string{}) // none for the version stored before
+
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: promptID, Environment: prompts.Production, VersionNumber: prompts.Some(2)})
+	is.True(errors.Is(err, prompts.ErrVariablesChanged)) // the old version types nothing: typing a and b is a change
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: promptID, Environment: prompts.Production, VersionNumber: prompts.Some(2),
+		Change: prompts.Change{AllowVariableChange: true}})
+	is.NoErr(err)
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: "{{a}}{{b}}", Metadata: `{"input":{"schema":{"a":"integer","b?":"string"}}}`,
+		Environments: []prompts.Environment{prompts.Production}})
+	is.True(errors.Is(err, prompts.ErrVariablesChanged)) // from then on, compared
 }

@@ -115,7 +115,7 @@ FROM generate_series(1, 100000) i`)
 		"ListPrompts (several projects)":          "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
 		"ListPrompts (key)":                       "'key-7', " + prompt(7000) + ", 101",
 		"ListPrompts (key in projects)":           "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreateVersion":                           prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name'], true, " + cutoff + ", 'plain', 'plain'",
+		"CreateVersion":                           prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name'], true, " + cutoff + ", 'plain', 'plain', '{}'",
 		"CreateVersion (retry under the lock)":    prompt(7) + ", '04000000000000000000000003'",
 		"GetVersion":                              prompt(7) + ", 50",
 		"ListVersions":                            prompt(7) + ", " + version(7, 50) + ", 101",

@@ -257,8 +257,8 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
 	RETURNING id, project_id, version_count
 ), v AS (
-	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format)
-	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text FROM p
+	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format, inputs)
+	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text, $13::text[] FROM p
 	RETURNING version_number
 ), new_events AS (
 	SELECT 1 AS ord, 'version.created'::text AS type, p.project_id, p.id AS prompt_id, NULL::json AS data,
@@ -337,16 +337,17 @@ WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR 
 		// whether the guard refused, and the variables of the version asked
 		// for and of the active one, for the guard's error.
 		qPointEnvironment: `WITH t AS (
-	SELECT v.version_number, v.variables FROM {s}.versions v
+	SELECT v.version_number, v.variables, v.inputs FROM {s}.versions v
 	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
 ), cur AS (
-	SELECT e.version_number, c.variables FROM {s}.environments e
+	SELECT e.version_number, c.variables, c.inputs FROM {s}.environments e
 	JOIN {s}.versions c ON c.prompt_id = e.prompt_id AND c.version_number = e.version_number
 	WHERE e.prompt_id = $1 AND e.environment = $2
 ), point AS (
 	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, updated_at)
 	SELECT $1, $2, t.version_number, $6::timestamptz FROM t
-	WHERE $12::boolean AND ($13::boolean OR NOT EXISTS (SELECT 1 FROM cur) OR t.variables = (SELECT variables FROM cur))
+	WHERE $12::boolean AND ($13::boolean OR NOT EXISTS (SELECT 1 FROM cur)
+		OR (t.variables, t.inputs) = (SELECT variables, inputs FROM cur))
 	ON CONFLICT (prompt_id, environment) DO UPDATE
 	SET version_number = excluded.version_number, updated_at = excluded.updated_at
 	WHERE e.version_number <> excluded.version_number
@@ -361,8 +362,8 @@ WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR 
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
 )
 SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
-	EXISTS (SELECT 1 FROM t, cur WHERE $12::boolean AND NOT $13::boolean AND t.variables <> cur.variables),
-	(SELECT variables FROM t), (SELECT variables FROM cur)`,
+	EXISTS (SELECT 1 FROM t, cur WHERE $12::boolean AND NOT $13::boolean AND (t.variables, t.inputs) <> (cur.variables, cur.inputs)),
+	(SELECT variables FROM t), (SELECT variables FROM cur), (SELECT inputs FROM t), (SELECT inputs FROM cur)`,
 
 		// Under that lock: point environment $2 at no version; when it
 		// pointed at one, record the change (id $4, actor $5, reason $6, at

@@ -49,19 +49,22 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 		// "" until known: the prompt's latest version's format.
 		TemplateFormat: in.TemplateFormat,
 	}
+	var inputs []string // the version's typed inputs (prompts.Signature)
 	if in.TemplateFormat != "" {
-		if v.Variables, err = prompts.TemplateVariables(in.TemplateFormat, in.Content); err != nil {
+		sig, err := prompts.VersionSignature(in.TemplateFormat, in.Content, v.Metadata)
+		if err != nil {
 			return prompts.PromptVersion{}, err
 		}
+		v.Variables, inputs = sig.Variables, sig.Inputs
 	}
 	envs := environments(in.Environments)
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opCreateVersion, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.PromptVersion, error) {
-			return s.createVersionLocked(ctx, tx, v, envs, deploy(in))
+			return s.createVersionLocked(ctx, tx, v, inputs, envs, deploy(in))
 		}, qLockPrompt, qCreateVersion, qPointEnvironment)
 	}
 	if len(envs) > 0 {
-		return s.createVersionLocked(ctx, nil, v, envs, deploy(in))
+		return s.createVersionLocked(ctx, nil, v, inputs, envs, deploy(in))
 	}
 	// One statement counts the version on the prompt's row, which takes
 	// the row's lock, inserts the version under that number, sets
@@ -77,12 +80,12 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	// A version that names no format is plain as long as the latest
 	// version is (else the statement stores nothing and the locked path
 	// reads the latest format): the format of every part A client.
-	fv, expect := v, any(nil)
-	if fv.TemplateFormat == "" {
-		fv.TemplateFormat, fv.Variables, expect = prompts.FormatPlain, prompts.Variables(in.Content), string(prompts.FormatPlain)
+	fv, fvInputs, expect := v, inputs, any(nil)
+	if fv.TemplateFormat == "" { // plain: no inputs
+		fv.TemplateFormat, fv.Variables, fvInputs, expect = prompts.FormatPlain, prompts.Variables(in.Content), nil, string(prompts.FormatPlain)
 	}
 	var projectID string
-	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect)...).Scan(&fv.VersionNumber, &projectID)
+	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect, inputsArg(fvInputs))...).Scan(&fv.VersionNumber, &projectID)
 	switch {
 	case err == nil:
 		return fv, nil
@@ -91,7 +94,7 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	default:
 		return prompts.PromptVersion{}, s.fail(ctx, err)
 	}
-	return s.createVersionLocked(ctx, nil, v, nil, prompts.Change{})
+	return s.createVersionLocked(ctx, nil, v, inputs, nil, prompts.Change{})
 }
 
 // createVersionLocked stores v as the prompt's next version, active in
@@ -105,7 +108,7 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 // answer), so that one call never stores two versions. The records' ids
 // come after the prompt's latest record's, read under the lock; the
 // events, the version's first, are appended before COMMIT.
-func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.PromptVersion, envs []prompts.Environment, ch prompts.Change) (prompts.PromptVersion, error) {
+func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.PromptVersion, inputs []string, envs []prompts.Environment, ch prompts.Change) (prompts.PromptVersion, error) {
 	own := tx == nil
 	if own {
 		var err error
@@ -136,15 +139,19 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		v.VersionNumber = int(stored.Int64)
 		if v.TemplateFormat == "" {
 			v.TemplateFormat = prompts.TemplateFormat(storedFormat.String)
-			v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content)
+			var sig prompts.Signature
+			sig, err = prompts.VersionSignature(v.TemplateFormat, v.Content, v.Metadata)
+			v.Variables = sig.Variables
 		}
 		return v, err // the deferred Rollback ends what only read
 	}
 	if v.TemplateFormat == "" { // the latest version's, plain for the first
 		v.TemplateFormat = prompts.TemplateFormat(latestFormat.String).Or(prompts.FormatPlain)
-		if v.Variables, err = prompts.TemplateVariables(v.TemplateFormat, v.Content); err != nil {
+		sig, err := prompts.VersionSignature(v.TemplateFormat, v.Content, v.Metadata)
+		if err != nil {
 			return prompts.PromptVersion{}, err
 		}
+		v.Variables, inputs = sig.Variables, sig.Inputs
 	}
 	first := v.ID
 	v.ID = prompts.NewIDAfter(v.CreatedAt, latest.String)
@@ -160,7 +167,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	// The event: appended by this statement when it is the transaction's
 	// last, else at the commit, after the records.
 	inline := own && len(envs) == 0
-	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil)...).Scan(&v.VersionNumber, &projectID)
+	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil, inputsArg(inputs))...).Scan(&v.VersionNumber, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -201,6 +208,14 @@ func versionArgs(v prompts.PromptVersion) []any {
 		md = string(v.Metadata)
 	}
 	return []any{v.PromptID, v.ID, v.Content, nullString(v.ChangeSummary), md, v.CreatedAt, v.CreatedAt.UnixMicro(), pq.StringArray(v.Variables)}
+}
+
+// inputsArg is the argument of a version's typed inputs: '{}' for none.
+func inputsArg(inputs []string) pq.StringArray {
+	if inputs == nil {
+		return pq.StringArray{}
+	}
+	return pq.StringArray(inputs)
 }
 
 // environments returns envs without duplicates.

@@ -88,6 +88,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		deploymentTests,
 		templateTests,
 		formatTests,
+		schemaTests,
 		lookupTests,
 		readTests,
 		pagingTests,

@@ -38,7 +38,7 @@ const helperArg = "-bare-server"
 // after -lifetime, whichever comes first.
 func runHelper(args []string) error {
 	fs := flag.NewFlagSet("bare-server", flag.ContinueOnError)
-	kind := fs.String("kind", "bytes", "bytes: the read-3 response of -body; sql: read 3 from PostgreSQL")
+	kind := fs.String("kind", "bytes", "bytes: the read-3 response of -body; sql: read 3 from PostgreSQL; otlp: an OTLP/HTTP receiver that discards what it gets")
 	lifetime := fs.Duration("lifetime", 10*time.Minute, "exit after this long")
 	body := fs.String("body", "", "with -kind bytes, the response to send, as saved by the harness")
 	dsn := fs.String("dsn", "", "with -kind sql, the PostgreSQL URL")
@@ -65,6 +65,8 @@ func runHelper(args []string) error {
 		}
 		defer closeDB()
 		h = sh
+	case "otlp":
+		h = otlpSink()
 	default:
 		return fmt.Errorf("unknown -kind %q", *kind)
 	}
@@ -168,4 +170,16 @@ func newSQLHandler(dsn, schema string) (http.Handler, func(), error) {
 		bufs.Put(bp)
 	})
 	return h, closeDB, nil
+}
+
+// otlpSink accepts OTLP/HTTP exports and discards them, answering each
+// with an empty ExportTraceServiceResponse (an empty protobuf message):
+// the collector of a traced server, at the least cost of its own.
+func otlpSink() http.Handler {
+	ct := []string{"application/x-protobuf"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header()["Content-Type"] = ct
+		w.WriteHeader(http.StatusOK)
+	})
 }

@@ -25,6 +25,13 @@
 // way to measure a change, since the ratio of two builds run back to back
 // moves far less with the host's noise than either's ratio to bare.
 //
+// With -traced it also starts the current build with OpenTelemetry
+// tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a helper that receives OTLP
+// over HTTP and discards it), and reports its ratio to the same build
+// without tracing: the cost of tracing every request, or those the
+// sampler keeps (the harness's own OTEL_ variables, such as
+// OTEL_TRACES_SAMPLER, go to that server, and to no other).
+//
 // Before measuring, it checks that each baseline answers exactly what its
 // server answers: the same body and headers.
 //
@@ -71,6 +78,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -109,6 +117,7 @@ type config struct {
 	server      string
 	openedUI    bool
 	before      string
+	traced      bool
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -126,6 +135,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.wrk, "wrk", "wrk", "the wrk command")
 	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
 	fs.StringVar(&c.before, "before", "", "the standalone server binary of an earlier build, also measured on memstore; the memstore row is then its ratio to that build (goal 0.95x), alternating with it round by round")
+	fs.BoolVar(&c.traced, "traced", false, "also measure the server on memstore with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that discards the spans), against the same build without")
 	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
@@ -190,6 +200,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		targets = 4
 	}
 	if cfg.before != "" {
+		targets++
+	}
+	if cfg.traced {
 		targets++
 	}
 	lifetime := time.Duration(targets)*(cfg.warmup+time.Duration(cfg.rounds)*(cfg.duration+3*time.Second)) + 5*time.Minute
@@ -262,6 +275,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		beforeT := &target{name: "memstore-before", url: p.base + beforeRead.Path, proc: p, baseline: bareT}
 		memT.baseline, memT.goal = beforeT, 0.95
 		list = append(list, beforeT)
+	}
+	if cfg.traced {
+		// The same build with tracing on, exporting every span (the
+		// default sampler) to a receiver on this host: what tracing
+		// costs read 3, as a ratio to the build without it.
+		sink, err := procs.startHelper(ctx, "otlp-sink", "otlp")
+		if err != nil {
+			return err
+		}
+		traced, tracedRead, err := func() (*process, readResponse, error) {
+			// The harness's own OTEL_ variables (a sampler, say) go to
+			// this server, but for the endpoints.
+			env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.base}
+			for _, kv := range os.Environ() {
+				if strings.HasPrefix(kv, "OTEL_") && !strings.Contains(strings.SplitN(kv, "=", 2)[0], "ENDPOINT") {
+					env = append(env, kv)
+				}
+			}
+			p, err := procs.startServer(ctx, "memstore-traced", server, nil, env...)
+			if err != nil {
+				return nil, readResponse{}, err
+			}
+			read, err := seed(ctx, p.base)
+			return p, read, err
+		}()
+		if err != nil {
+			return fmt.Errorf("memstore-traced: %w", err)
+		}
+		list = append(list, &target{name: "memstore-traced", url: traced.base + tracedRead.Path, proc: traced, baseline: memT})
 	}
 	if cfg.openedUI {
 		// The same server once someone opened its web interface: the

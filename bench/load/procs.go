@@ -92,19 +92,20 @@ var serverListening = regexp.MustCompile(`msg=ready addr=http://(127\.0\.0\.1:\d
 
 // startServer starts the standalone server with args on a free loopback
 // port, and returns once it listens. Its environment has none of the
-// PROMPTS_ variables of this one: only args configure it.
-func (ps *processes) startServer(ctx context.Context, name, bin string, args []string) (*process, error) {
+// PROMPTS_ and OTEL_ variables of this one: only args, and the variables
+// of extraEnv, configure it.
+func (ps *processes) startServer(ctx context.Context, name, bin string, args []string, extraEnv ...string) (*process, error) {
 	// The server's defaults, as users run it (access log, metrics and
 	// request ids on), but in memory without -dsn: the reads measured are
 	// the same on a data file.
 	args = append([]string{"-addr", "127.0.0.1:0", "-api-key", apiKey, "-data="}, args...)
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PROMPTS_") {
+		if !strings.HasPrefix(kv, "PROMPTS_") && !strings.HasPrefix(kv, "OTEL_") {
 			env = append(env, kv)
 		}
 	}
-	return ps.start(ctx, name, bin, args, env, serverListening)
+	return ps.start(ctx, name, bin, args, append(env, extraEnv...), serverListening)
 }
 
 // helperListening is a helper's line on standard output once it listens.

@@ -395,6 +395,17 @@ func (s *step) compare(o applyOptions) {
 			s.Version = s.latest.VersionNumber + 1
 		}
 	}
+	// A new version is checked here as the server will check it (its
+	// template and front matter), so that a refusal changes nothing at
+	// all: not even the prompt is made.
+	var to prompts.Signature
+	if s.newVer {
+		sig, err := prompts.VersionSignature(f.Format, f.Template, f.Metadata)
+		if err != nil {
+			s.Error = describe(err)
+		}
+		to = sig
+	}
 	var activeVersion *prompts.PromptVersion
 	if s.active != nil {
 		activeVersion = s.active.ActiveVersion
@@ -413,15 +424,11 @@ func (s *step) compare(o applyOptions) {
 		}
 		// The promotion guard, checked now so that a refusal changes
 		// nothing at all.
-		if (s.newVer || s.promote) && activeVersion != nil && !o.allow {
-			to, err := prompts.TemplateVariables(f.Format, f.Template)
-			if err != nil {
-				to = nil // the server says why when the version is made
-			}
+		if (s.newVer || s.promote) && activeVersion != nil && !o.allow && s.Error == "" {
 			if !s.newVer {
-				to = versionVariables(*s.latest)
+				to = versionSignature(*s.latest)
 			}
-			if c := prompts.DiffVariables(versionVariables(*activeVersion), to); c.Changed() {
+			if c := prompts.DiffSignatures(versionSignature(*activeVersion), to); c.Changed() {
 				s.Error = fmt.Sprintf("the variables would change in %s (%s): pass -allow-variable-change to allow it", o.env, describeChange(c))
 			}
 		}
@@ -444,6 +451,9 @@ func describeChange(c prompts.VariableChange) string {
 	}
 	if len(c.Removed) > 0 {
 		parts = append(parts, "removed "+strings.Join(c.Removed, ", "))
+	}
+	for _, in := range c.Inputs {
+		parts = append(parts, in.Name+" "+in.Detail())
 	}
 	return strings.Join(parts, "; ")
 }
@@ -693,11 +703,16 @@ func escapeJSON(b []byte) []byte {
 	return out
 }
 
-// versionVariables returns v's variables as the store computed them (in
-// its format), or those of its content when it has none.
-func versionVariables(v prompts.PromptVersion) []string {
-	if v.Variables != nil {
-		return v.Variables
+// versionSignature returns v's variables and typed inputs as the store
+// computed them (in its format), or those of its content when it has no
+// variables.
+func versionSignature(v prompts.PromptVersion) prompts.Signature {
+	sig, err := prompts.VersionSignature(v.TemplateFormat.Or(prompts.FormatPlain), v.Content, v.Metadata)
+	if err != nil || v.Variables != nil {
+		sig.Variables = v.Variables // as stored: the server's guard compares these
 	}
-	return prompts.Variables(v.Content)
+	if sig.Variables == nil {
+		sig.Variables = prompts.Variables(v.Content)
+	}
+	return sig
 }

@@ -58,7 +58,11 @@
 // database up to -wait-db. Besides the API it serves, without a key,
 // /livez, /readyz (/healthz is /livez) and /metrics (Prometheus). It logs
 // one line a request, and the store's changes of state, through log/slog
-// on stderr. The README's "Running it" says more.
+// on stderr. With OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, it traces every request and
+// every call of its store with OpenTelemetry, exported over OTLP, and
+// does no tracing at all otherwise (see tracing.go). The README's
+// "Running it" says more.
 package main
 
 import (
@@ -133,6 +137,11 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	if err != nil {
 		return err
 	}
+	tr, err := newTracing(context.Background(), os.Getenv, logger) // nil without OTEL_EXPORTER_OTLP_ENDPOINT
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown(logger) // the last spans, after the drain
 	// Listening comes first: a port in use stops the start before the
 	// database is touched, and the probes have an answer (/livez ok,
 	// /readyz 503) while the store opens.
@@ -158,7 +167,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 	f := newFront(m, cfg.ui)
 	limit := newConnLimit(cfg.maxConns, cfg.maxConnsAddr)
 	srv := &http.Server{
-		Handler:           observed(f, newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
+		Handler:           observed(tr.handler(f), newAccessLog(logs, level, cfg.accessLog), m, cfg.requestTimeout),
 		ConnState:         limit.connState,
 		ConnContext:       limit.connContext,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -202,7 +211,7 @@ func serve(sigs <-chan os.Signal, cfg config, logger *slog.Logger, logs io.Write
 		}
 	}()
 
-	release, err := openAPI(ctx, cfg, base, entries, logger, stdout, f, m, srv.RegisterOnShutdown)
+	release, err := openAPI(ctx, cfg, base, entries, logger, stdout, f, m, tr, srv.RegisterOnShutdown)
 	if release != nil {
 		defer release() // after the drain
 	}

@@ -18,13 +18,14 @@ import (
 
 // openAPI opens the store and puts the API in front of it. The returned
 // func releases the store; it is nil after an error.
-func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics, onShutdown func(func())) (release func(), err error) {
+func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, logger *slog.Logger, stdout io.Writer, f *front, m *metrics, tr *tracing, onShutdown func(func())) (release func(), err error) {
 	watch := newStoreWatch(logger, func(code string) { m.storeErrors.WithLabelValues(code).Inc() })
 	m.watchStore(watch)
 	st, err := openStore(ctx, cfg, logger, m)
 	if err != nil {
 		return nil, err
 	}
+	st.store = tr.store(st.store) // a span for every call when tracing is on
 	bg := newBackground(ctx)
 	bg.run(func(ctx context.Context) { watch.run(ctx, st.ping) })
 	releaseAll := func() { bg.stop(); st.release() }

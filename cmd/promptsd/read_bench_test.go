@@ -65,7 +65,7 @@ const benchKey = "bench-key-0123456789abcdef0123456789abcdef"
 // defaultRequestTimeout is -request-timeout's default.
 const defaultRequestTimeout = 15e9
 
-func benchServerStore(b *testing.B) (*memstore.Store, string) {
+func benchServerStore(b testing.TB) (*memstore.Store, string) {
 	ctx := context.Background()
 	store := memstore.New()
 	proj, err := store.CreateProject(ctx, prompts.NewProject{Name: "Bench"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,12 @@ func TestLanguage(t *testing.T) {
 		{"comment", "a{{! c }}b{{!-- }} --}}c", "abc"},
 		{"escape", `\{{name}} {{name}}`, "{{name}} Ada"},
 		{"escaped backslash", `\\{{name}}`, `\Ada`},
+		// An escaped stretch ends before the backslash of the next
+		// escape (a panic before), as Handlebars.js 4.7 renders them.
+		{"two escapes", `\{{name}}\{{name}}`, "{{name}}{{name}}"},
+		{"escape then escaped backslash", `\{{name}}\\{{name}}`, `{{name}}\Ada`},
+		{"escape ending in backslashes", `\{{a\\\{{name}}`, `{{a\\Ada`},
+		{"escape then tag", `x\{{name}}{{name}}`, "x{{name}}Ada"},
 		{"if else", "{{#if zero}}y{{else}}n{{/if}}{{#if n}}y{{/if}}", "ny"},
 		{"else if chain", "{{#if zero}}1{{else if empty}}2{{else if n}}3{{else}}4{{/if}}", "3"},
 		{"unless", "{{#unless empty}}e{{/unless}}", "e"},
@@ -58,6 +65,10 @@ func TestLanguage(t *testing.T) {
 		{"json", `{{json user.langs}}`, `{"x":1,"y":2}`},
 		{"json no html escape", `{{json html}}`, `"<b>&</b>"`},
 		{"subexpression", `{{#if (ifEquals n 3)}}y{{/if}}`, "y"},
+		// === on objects and lists: each equals itself only (as
+		// Handlebars.js with Dotprompt's helpers renders it).
+		{"ifEquals same object", `{{#ifEquals user user}}y{{else}}n{{/ifEquals}}{{#with user}}{{#ifEquals this @root.user}}y{{else}}n{{/ifEquals}}{{/with}}`, "yy"},
+		{"ifEquals other objects", `{{#ifEquals user user.langs}}y{{else}}n{{/ifEquals}}{{#ifEquals tags tags}}y{{/ifEquals}}{{#ifEquals empty empty}}y{{else}}n{{/ifEquals}}{{#unlessEquals tags name}}u{{/unlessEquals}}`, "nynu"},
 		{"string literal with quote", `{{#ifEquals name "A\"da"}}y{{else}}n{{/ifEquals}}`, "n"},
 	}
 	for _, c := range cases {
@@ -152,6 +163,33 @@ func TestNestingLimit(t *testing.T) {
 	is.True(strings.Contains(pe.Msg, "nest deeper"))
 	_, err = dotprompt.Parse("{{#if " + strings.Repeat("(if ", 70) + "x" + strings.Repeat(")", 70) + "}}{{/if}}")
 	is.True(errors.As(err, &pe)) // so are deep subexpressions
+
+	// Every kind of block counts, and 64 of them render.
+	kinds := []struct{ open, close string }{{"{{#each @root.xs}}", "{{/each}}"}, {"{{#with @root.o}}", "{{/with}}"},
+		{"{{#unless @root.z}}", "{{/unless}}"}, {"{{#ifEquals 1 1}}", "{{/ifEquals}}"}, {"{{#if @root.s}}", "{{/if}}"}}
+	mixed := func(n int) string {
+		var open, close strings.Builder
+		for i := range n {
+			k := kinds[i%len(kinds)]
+			open.WriteString(k.open)
+			close.WriteString(kinds[(n-1-i)%len(kinds)].close)
+		}
+		return open.String() + "{{@root.s}}" + close.String()
+	}
+	tpl, err := dotprompt.Parse(mixed(dotprompt.MaxNesting))
+	is.NoErr(err)
+	res, err := tpl.Render(context.Background(), dotprompt.Data{Input: map[string]any{"xs": []any{1.0}, "o": map[string]any{"a": 1.0}, "s": "deep"}}, dotprompt.Options{})
+	is.NoErr(err)
+	is.Equal(res.Text, "deep")
+	_, err = dotprompt.Parse(mixed(dotprompt.MaxNesting + 1))
+	is.True(errors.As(err, &pe)) // 65 of them do not parse
+	// {{else if}} opens a block inside the one before, as in Handlebars:
+	// a chain counts toward the bound, so a long one is refused at parse
+	// rather than rendered by deep recursion.
+	_, err = dotprompt.Parse("{{#if a}}" + strings.Repeat("{{else if b}}", dotprompt.MaxNesting-1) + "{{/if}}")
+	is.NoErr(err)
+	_, err = dotprompt.Parse("{{#if a}}" + strings.Repeat("{{else if b}}", 100_000) + "{{/if}}")
+	is.True(errors.As(err, &pe))
 }
 
 func TestOutputLimit(t *testing.T) {
@@ -175,6 +213,75 @@ func TestOutputLimit(t *testing.T) {
 	is.NoErr(err)
 	_, err = tpl.Render(context.Background(), dotprompt.Data{Input: map[string]any{"s": "123456"}}, dotprompt.Options{MaxBytes: 5})
 	is.True(errors.Is(err, dotprompt.ErrTooLarge))
+}
+
+// allocated returns the bytes f allocates on the heap.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// refusedWithin renders src with xs of n items, for two n ten times
+// apart, and checks that both are refused for passing limit and that
+// what they allocate depends on the limit only: the render stops where
+// the output passes it, without building (or walking) the rest.
+func refusedWithin(t *testing.T, src string, limit int, input func(xs []any) dotprompt.Data) {
+	t.Helper()
+	is := is.NewRelaxed(t)
+	tpl, err := dotprompt.Parse(src)
+	is.NoErr(err)
+	var sizes [2]uint64
+	for i, n := range []int{10_000, 100_000} {
+		d := input(make([]any, n))
+		var rerr error
+		sizes[i] = allocated(func() {
+			_, rerr = tpl.Render(context.Background(), d, dotprompt.Options{MaxBytes: limit})
+		})
+		var le *dotprompt.LimitError
+		is.True(errors.As(rerr, &le) && le.What == "bytes") // refused for its size
+	}
+	t.Logf("%s: allocated %d and %d bytes (%d and %d items) for a limit of %d", src, sizes[0], sizes[1], 10_000, 100_000, limit)
+	is.True(sizes[1] < sizes[0]*3/2)     // the same, whatever the loop's length
+	is.True(sizes[1] < uint64(32*limit)) // and in proportion to the limit
+}
+
+// Inside nested loops, a render that would pass the limit stops there (a
+// million iterations and 100 MB of text here).
+func TestOutputLimitBuildsNothingPastIt(t *testing.T) {
+	refusedWithin(t, "{{#each xs}}{{#each ../xs}}{{#with ../../o}}{{s}}{{/with}}{{/each}}{{/each}}", 64<<10,
+		func(xs []any) dotprompt.Data {
+			return dotprompt.Data{Input: map[string]any{"xs": xs[:len(xs)/10], "o": map[string]any{"s": strings.Repeat("x", 100)}}}
+		})
+	refusedWithin(t, "{{#each xs}}{{json ../o}}{{/each}}", 64<<10, func(xs []any) dotprompt.Data {
+		return dotprompt.Data{Input: map[string]any{"xs": xs, "o": map[string]any{"s": strings.Repeat("x", 100)}}}
+	})
+}
+
+// Markers count toward the limit too: {{history}} as the history it
+// inserts, each marker as the text Dotprompt writes for it; a loop of
+// markers cannot make messages (or copies of the history) without bound.
+func TestOutputLimitCountsMarkers(t *testing.T) {
+	is := is.New(t)
+	history := []dotprompt.Message{{Role: "user", Content: []dotprompt.Part{{Text: strings.Repeat("h", 1<<10)}}}}
+	for _, src := range []string{
+		"{{#each xs}}{{history}}{{/each}}", // 10 and 100 MB of history text if each insert were free
+		`{{#each xs}}{{role "user"}}.{{role "model"}}.{{/each}}`,
+		`{{#each xs}}{{media url="u"}}{{section "s"}}{{/each}}`,
+	} {
+		refusedWithin(t, src, 256<<10, func(xs []any) dotprompt.Data {
+			return dotprompt.Data{Input: map[string]any{"xs": xs}, History: history}
+		})
+	}
+	// A history inserted once, and a few markers, fit as before.
+	tpl, err := dotprompt.Parse(`{{role "system"}}s{{history}}{{role "user"}}u`)
+	is.NoErr(err)
+	res, err := tpl.Render(context.Background(), dotprompt.Data{History: history}, dotprompt.Options{MaxBytes: 2 << 10})
+	is.NoErr(err)
+	is.Equal(len(res.Messages), 3)
 }
 
 func TestStepLimit(t *testing.T) {

@@ -191,9 +191,12 @@ func (p *parser) lex() error {
 			break
 		}
 		j += pos
-		// escapes: \{{ is literal up to the next {{ ; \\{{ is a backslash then a tag.
-		if j > 0 && s[j-1] == '\\' {
-			if j > 1 && s[j-2] == '\\' {
+		// escapes: \{{ is literal up to the next {{, \{{ or \\{{ (as
+		// Handlebars' lexer reads it); \\{{ is a backslash then a tag. The
+		// backslashes must be in this stretch of text: an escaped stretch
+		// stops before those of the next escape.
+		if j > pos && s[j-1] == '\\' {
+			if j-1 > pos && s[j-2] == '\\' {
 				text.WriteString(s[pos : j-1])
 			} else {
 				text.WriteString(s[pos : j-1])
@@ -202,8 +205,12 @@ func (p *parser) lex() error {
 					text.WriteString(s[j:])
 					break
 				}
-				text.WriteString(s[j : j+2+k])
-				pos = j + 2 + k
+				end := j + 2 + k
+				for n := 0; n < 2 && end > j+2 && s[end-1] == '\\'; n++ {
+					end--
+				}
+				text.WriteString(s[j:end])
+				pos = end
 				continue
 			}
 		} else {

@@ -121,11 +121,18 @@ type seg struct {
 }
 
 type out struct {
-	segs  []seg
-	buf   strings.Builder // pending text
-	size  int
-	limit int
+	segs    []seg
+	buf     strings.Builder // pending text
+	size    int
+	limit   int
+	history int // the size of the history {{history}} inserts
 }
+
+// markerSize is about what Dotprompt writes for a marker before it
+// splits its output into messages (<<<dotprompt:role:user>>>): each
+// marker counts toward the limit as that text does, so that a loop of
+// markers cannot make messages without bound.
+const markerSize = 24
 
 func (o *out) text(s string) error {
 	if s == "" {
@@ -140,10 +147,14 @@ func (o *out) text(s string) error {
 }
 
 func (o *out) marker(m seg) error {
-	if o.size+len(m.text)+len(m.ct) > o.limit {
+	n := markerSize + len(m.text) + len(m.ct)
+	if m.kind == sHistory {
+		n += o.history // each {{history}} inserts all of it
+	}
+	if o.size+n > o.limit || n < 0 {
 		return &LimitError{What: "bytes", Limit: o.limit}
 	}
-	o.size += len(m.text) + len(m.ct)
+	o.size += n
 	o.flush()
 	o.segs = append(o.segs, m)
 	return nil
@@ -203,12 +214,28 @@ func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, err
 	if d.Input == nil {
 		root = map[string]any{}
 	}
-	r := &renderer{ctx: ctx, o: &out{limit: opts.MaxBytes}, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials}
+	r := &renderer{ctx: ctx, o: &out{limit: opts.MaxBytes, history: historySize(d.History)}, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials}
 	if err := r.nodes(t.root, &scope{ctx: root}); err != nil {
 		return nil, err
 	}
 	r.o.flush()
 	return r.o.segs, nil
+}
+
+// historySize is the size of the history's text and media references,
+// and of a marker per message.
+func historySize(h []Message) int {
+	n := 0
+	for _, m := range h {
+		n += markerSize + len(m.Role)
+		for _, p := range m.Content {
+			n += len(p.Text)
+			if p.Media != nil {
+				n += len(p.Media.URL) + len(p.Media.ContentType)
+			}
+		}
+	}
+	return n
 }
 
 func (r *renderer) step() error {
@@ -744,7 +771,9 @@ func toNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-// equal is JavaScript's === on JSON values: objects and lists are never equal.
+// equal is JavaScript's === on JSON values: an object or a list equals
+// only itself (the same value reached by two paths, as {{#with obj}}
+// this and @root.obj).
 func equal(a, b any) bool {
 	if fa, ok := toNumber(a); ok {
 		fb, ok := toNumber(b)
@@ -759,6 +788,26 @@ func equal(a, b any) bool {
 	case bool:
 		y, ok := b.(bool)
 		return ok && x == y
+	}
+	return sameObject(a, b)
+}
+
+// sameObject reports whether a and b are the same map, or the same
+// non-empty list (empty lists may share their address: they count as
+// different, as two [] do in JavaScript).
+func sameObject(a, b any) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if ra.Type() != rb.Type() {
+		return false
+	}
+	switch ra.Kind() {
+	case reflect.Map:
+		return ra.UnsafePointer() == rb.UnsafePointer()
+	case reflect.Slice:
+		return ra.Len() > 0 && ra.Len() == rb.Len() && ra.UnsafePointer() == rb.UnsafePointer()
 	}
 	return false
 }

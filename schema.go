@@ -1,0 +1,487 @@
+package prompts
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/promptkit/prompts/internal/dotprompt"
+)
+
+// A dotprompt version's metadata_ is its Dotprompt front matter, less name
+// and description. The keys Dotprompt defines must have their shape, which
+// a Store checks when it stores the version (see VersionSignature):
+//
+//	model              a string: the model's name
+//	config             an object: the model's configuration
+//	input.schema       Picoschema or JSON Schema of an object: the variables
+//	input.default      an object: values for the variables not given
+//	output.format      a string
+//	output.schema      Picoschema or JSON Schema
+//	tools              an array of strings
+//	metadata           an object
+//	ns.key             namespaced extension keys: any value
+//
+// Any other key is kept as it is. Schemas compile with
+// github.com/santhosh-tekuri/jsonschema/v6 (JSON Schema 2020-12 unless
+// the schema's $schema names another draft) and never load anything: a
+// $ref to another document is an error. A plain version's metadata_ is
+// free-form: none of this applies to it.
+
+// Signature is what a Store computes of a version, once its format is
+// known, and keeps with it: its variables (PromptVersion.Variables) and
+// its inputs, which the promotion guard compares too.
+type Signature struct {
+	// Variables are the version's variables: for a dotprompt version
+	// with an input schema, the schema's properties; else the names its
+	// template reads (see TemplateVariables). Sorted, non-nil.
+	Variables []string
+	// Inputs are the variables the input schema types, one entry each,
+	// "NAME\tTYPE\trequired" or "NAME\tTYPE\toptional", sorted, non-nil:
+	// empty for a version without an input schema (every plain version).
+	// TYPE is the property's JSON Schema type: "string", "integer", …,
+	// several joined with "|" as in "string|null", "enum" for an enum,
+	// "any" when the schema does not say.
+	Inputs []string
+}
+
+// VersionSignature checks a version's content and metadata_ in format f
+// and returns its Signature. For FormatPlain it is Variables(content)
+// and no inputs. For FormatDotprompt the template must parse (as for
+// TemplateVariables) and metadata_'s Dotprompt keys must have their shape
+// (see the list above); the errors are invalid-input errors naming the
+// field: "content", or the key, as "metadata_.config" ("must be an
+// object") or "metadata_.input.schema" ("does not compile: …"), all at
+// once. Stores call it when they store a version, once its format is
+// known; it assumes the metadata is valid (Metadata.Validate).
+func VersionSignature(f TemplateFormat, content string, md Metadata) (Signature, error) {
+	if f != FormatDotprompt {
+		return Signature{Variables: Variables(content), Inputs: []string{}}, nil
+	}
+	var fe fieldErrors
+	t, err := parseTemplate(content)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			return Signature{}, err
+		}
+		fe = append(fe, e.Fields...)
+	}
+	fm := readFrontMatter(md, &fe)
+	if len(fe) > 0 {
+		return Signature{}, fe.err()
+	}
+	sig := Signature{Variables: t.Variables(), Inputs: fm.inputs}
+	if fm.schema != nil {
+		sig.Variables = fm.props
+	}
+	if sig.Variables == nil {
+		sig.Variables = []string{}
+	}
+	if sig.Inputs == nil {
+		sig.Inputs = []string{}
+	}
+	return sig, nil
+}
+
+// DiffSignatures returns what activating a version with the signature to
+// changes where one with from is active: the variables added and removed
+// (as DiffVariables), and for each variable both have whose type or
+// requiredness differs, or that only one of them types, an InputChange.
+func DiffSignatures(from, to Signature) VariableChange {
+	c := DiffVariables(from.Variables, to.Variables)
+	a, b := inputsOf(from.Inputs), inputsOf(to.Inputs)
+	for _, name := range to.Variables {
+		if _, ok := slices.BinarySearch(from.Variables, name); !ok {
+			continue // added
+		}
+		x, y := a[name], b[name]
+		if x != y {
+			c.Inputs = append(c.Inputs, InputChange{Name: name, FromType: x.typ, ToType: y.typ, FromRequired: x.required, ToRequired: y.required})
+		}
+	}
+	return c
+}
+
+// InputChange is a variable whose type or requiredness a promotion
+// changes. A type is "" for a version without an input schema (whose
+// variables are not typed, nor required by a schema).
+type InputChange struct {
+	Name                     string
+	FromType, ToType         string
+	FromRequired, ToRequired bool
+}
+
+// Detail says what changes, as the promotion guard's errors say it:
+// "changes type from string to integer", "becomes required", "is no
+// longer required", or both of the first and one of the others joined
+// with " and ".
+func (c InputChange) Detail() string {
+	switch {
+	case c.FromType == "":
+		d := "is given the type " + c.ToType + " by the input schema"
+		if c.ToRequired {
+			d += " and becomes required"
+		}
+		return d
+	case c.ToType == "":
+		return "is no longer typed by an input schema (it was " + c.FromType + ")"
+	}
+	var parts []string
+	if c.FromType != c.ToType {
+		parts = append(parts, "changes type from "+c.FromType+" to "+c.ToType)
+	}
+	switch {
+	case !c.FromRequired && c.ToRequired:
+		parts = append(parts, "becomes required")
+	case c.FromRequired && !c.ToRequired:
+		parts = append(parts, "is no longer required")
+	}
+	return strings.Join(parts, " and ")
+}
+
+type input struct {
+	typ      string
+	required bool
+}
+
+func inputsOf(entries []string) map[string]input {
+	m := make(map[string]input, len(entries))
+	for _, e := range entries {
+		name, rest, _ := strings.Cut(e, "\t")
+		typ, req, _ := strings.Cut(rest, "\t")
+		m[name] = input{typ: typ, required: req == "required"}
+	}
+	return m
+}
+
+// frontMatter is a dotprompt version's metadata_ read as front matter:
+// what rendering needs, parsed and compiled once.
+type frontMatter struct {
+	model          string // "" when absent
+	config, output string // JSON text, "" when absent
+	defaults       map[string]any
+	// With an input schema: the schema, its properties (sorted), whether
+	// it names values beyond them (additionalProperties given and not
+	// false), and the signature's inputs.
+	schema *jsonschema.Schema
+	props  []string
+	open   bool
+	inputs []string
+}
+
+// readFrontMatter reads md, adding an error to fe for each Dotprompt key
+// with the wrong shape.
+func readFrontMatter(md Metadata, fe *fieldErrors) *frontMatter {
+	fm := &frontMatter{}
+	if md.IsNull() {
+		return fm
+	}
+	dec := json.NewDecoder(strings.NewReader(string(md)))
+	dec.UseNumber()
+	var top map[string]any
+	var raw map[string]json.RawMessage // config and output as stored: key order and digits kept
+	if err := dec.Decode(&top); err != nil || json.Unmarshal([]byte(md), &raw) != nil {
+		fe.add("metadata_", "must be a JSON object or null")
+		return fm
+	}
+	const field = "metadata_."
+	if v, ok := top["model"]; ok {
+		if s, ok := v.(string); ok {
+			fm.model = s
+		} else {
+			fe.add(field+"model", "must be a string")
+		}
+	}
+	if v, ok := top["config"]; ok {
+		if _, ok := v.(map[string]any); ok {
+			fm.config = compact(raw["config"])
+		} else {
+			fe.add(field+"config", "must be an object")
+		}
+	}
+	if v, ok := top["metadata"]; ok {
+		if _, ok := v.(map[string]any); !ok {
+			fe.add(field+"metadata", "must be an object")
+		}
+	}
+	if v, ok := top["tools"]; ok {
+		list, ok := v.([]any)
+		for _, t := range list {
+			if _, s := t.(string); !s {
+				ok = false
+			}
+		}
+		if !ok {
+			fe.add(field+"tools", "must be an array of strings")
+		}
+	}
+	if v, ok := top["output"]; ok {
+		out, ok := v.(map[string]any)
+		if !ok {
+			fe.add(field+"output", "must be an object")
+		} else {
+			fm.output = compact(raw["output"])
+			if f, ok := out["format"]; ok {
+				if _, ok := f.(string); !ok {
+					fe.add(field+"output.format", "must be a string")
+				}
+			}
+			if s, ok := out["schema"]; ok {
+				if _, _, err := compileSchema(s); err != nil {
+					fe.add(field+"output.schema", "does not compile: "+err.Error())
+				}
+			}
+		}
+	}
+	if v, ok := top["input"]; ok {
+		in, ok := v.(map[string]any)
+		if !ok {
+			fe.add(field+"input", "must be an object")
+			return fm
+		}
+		if d, ok := in["default"]; ok {
+			if fm.defaults, ok = d.(map[string]any); !ok {
+				fe.add(field+"input.default", "must be an object")
+			}
+		}
+		if s, ok := in["schema"]; ok {
+			fm.readInputSchema(s, fe)
+		}
+	}
+	return fm
+}
+
+// readInputSchema compiles the input schema s.
+func (fm *frontMatter) readInputSchema(s any, fe *fieldErrors) {
+	const field = "metadata_.input.schema"
+	doc, sch, err := compileSchema(s)
+	if err != nil {
+		fe.add(field, "does not compile: "+err.Error())
+		return
+	}
+	if t, _ := doc["type"].(string); t != "object" {
+		fe.add(field, `must describe an object (type "object"): its properties are the version's variables`)
+		return
+	}
+	props, _ := doc["properties"].(map[string]any)
+	required := map[string]bool{}
+	if list, ok := doc["required"].([]any); ok {
+		for _, r := range list {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
+	fm.schema, fm.props, fm.inputs = sch, slices.Sorted(maps.Keys(props)), make([]string, 0, len(props))
+	if fm.props == nil {
+		fm.props = []string{}
+	}
+	for _, name := range fm.props {
+		if strings.ContainsAny(name, "\t") {
+			fe.add(field, "names the property "+strconv.Quote(name)+": a variable's name holds no tab")
+			return
+		}
+		req := "optional"
+		if required[name] {
+			req = "required"
+		}
+		fm.inputs = append(fm.inputs, name+"\t"+schemaType(props[name])+"\t"+req)
+	}
+	ap, given := doc["additionalProperties"]
+	fm.open = given && ap != false
+	if !fm.open {
+		for _, name := range slices.Sorted(maps.Keys(fm.defaults)) {
+			if _, ok := slices.BinarySearch(fm.props, name); !ok {
+				fe.add("metadata_.input.default."+name, "is not a property of the input schema")
+			}
+		}
+	}
+}
+
+// schemaType returns the type of the property schema p, as Signature's
+// Inputs name it.
+func schemaType(p any) string {
+	m, _ := p.(map[string]any)
+	switch t := m["type"].(type) {
+	case string:
+		return t
+	case []any:
+		var types []string
+		null := false
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				if s == "null" {
+					null = true
+				} else {
+					types = append(types, s)
+				}
+			}
+		}
+		slices.Sort(types)
+		if null {
+			types = append(types, "null")
+		}
+		return strings.Join(types, "|")
+	}
+	if _, ok := m["enum"]; ok {
+		return "enum"
+	}
+	return "any"
+}
+
+// schemaURL is where a compiled schema is, for the validator: a URL that
+// no loader fetches.
+const schemaURL = "mem:///schema.json"
+
+// noLoader refuses to load: a schema is compiled from its text alone,
+// with no I/O.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, errors.New("a schema cannot refer to another document (" + url + "): nothing is loaded")
+}
+
+// compileSchema compiles a Dotprompt schema (Picoschema or JSON Schema) to
+// JSON Schema, and that with the validator.
+func compileSchema(s any) (map[string]any, *jsonschema.Schema, error) {
+	doc, err := dotprompt.Picoschema(s, nil)
+	if err != nil {
+		return nil, nil, errors.New(strings.TrimPrefix(err.Error(), dotprompt.ErrSchema.Error()+": "))
+	}
+	if doc == nil {
+		return nil, nil, errors.New("is null")
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, nil, err
+	}
+	sch, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, nil, errors.New(schemaError(err))
+	}
+	return doc, sch, nil
+}
+
+// schemaError is err's message without the schema's made-up URL; for a
+// schema that breaks its metaschema, the first thing wrong, with where.
+func schemaError(err error) string {
+	var se *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &se) && errors.As(se.Err, &ve) {
+		var first *jsonschema.ValidationError
+		leaves(ve, func(e *jsonschema.ValidationError) {
+			if first == nil {
+				first = e
+			}
+		})
+		err = errors.New("at /" + strings.Join(first.InstanceLocation, "/") + ": " + first.ErrorKind.LocalizedString(message.NewPrinter(language.English)))
+	}
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, schemaURL+"#", "")
+	msg = strings.ReplaceAll(msg, schemaURL, "the schema")
+	return msg
+}
+
+// compact returns the JSON text b without white space.
+func compact(b json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return string(b) // cannot happen: b is valid JSON
+	}
+	return buf.String()
+}
+
+// values returns the values a dotprompt version renders with: in.Values
+// over the input's defaults; with an input schema, checked against it,
+// adding an error to fe for each variable that breaks it: missing
+// required, of the wrong type, or not named by the schema (unless
+// in.AllowUnused, which leaves such a value out).
+func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
+	if fm == nil || len(fm.defaults) == 0 && fm.schema == nil {
+		return in.Values
+	}
+	out := make(map[string]any, len(fm.defaults)+len(in.Values))
+	maps.Copy(out, fm.defaults)
+	maps.Copy(out, in.Values)
+	if fm.schema == nil {
+		return out
+	}
+	var errs fieldErrors
+	if !fm.open {
+		for _, name := range sortedNames(out) {
+			if _, ok := slices.BinarySearch(fm.props, name); ok {
+				continue
+			}
+			if in.AllowUnused {
+				delete(out, name)
+			} else {
+				errs.add("variables."+name, "is not named by the input schema")
+			}
+		}
+	}
+	err := fm.schema.Validate(out)
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		p := message.NewPrinter(language.English)
+		leaves(ve, func(e *jsonschema.ValidationError) {
+			if len(e.InstanceLocation) > 0 {
+				detail := describe(e, p)
+				if len(e.InstanceLocation) > 1 {
+					detail = "at /" + strings.Join(e.InstanceLocation[1:], "/") + ": " + detail
+				}
+				errs.add("variables."+e.InstanceLocation[0], detail)
+				return
+			}
+			switch k := e.ErrorKind.(type) {
+			case *kind.Required:
+				for _, name := range k.Missing {
+					errs.add("variables."+name, "is missing: the input schema requires it")
+				}
+			case *kind.AdditionalProperties:
+				for _, name := range k.Properties {
+					errs.add("variables."+name, "is not named by the input schema")
+				}
+			default:
+				errs.add("variables", describe(e, p))
+			}
+		})
+	} else if err != nil {
+		errs.add("variables", "cannot be checked against the input schema: "+err.Error())
+	}
+	// One entry a field, the first, in field order.
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	*fe = append(*fe, slices.CompactFunc(errs, func(a, b FieldError) bool { return a.Field == b.Field })...)
+	return out
+}
+
+// leaves calls f with each error of e's tree that has no causes.
+func leaves(e *jsonschema.ValidationError, f func(*jsonschema.ValidationError)) {
+	if len(e.Causes) == 0 {
+		f(e)
+		return
+	}
+	for _, c := range e.Causes {
+		leaves(c, f)
+	}
+}
+
+// describe says what is wrong with a value, as a field error's detail.
+func describe(e *jsonschema.ValidationError, p *message.Printer) string {
+	if k, ok := e.ErrorKind.(*kind.Type); ok {
+		return fmt.Sprintf("must be %s, not %s", strings.Join(k.Want, " or "), k.Got)
+	}
+	return "breaks the input schema: " + schemaError(errors.New(e.ErrorKind.LocalizedString(p)))
+}

@@ -1,0 +1,233 @@
+package prompts_test
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts"
+)
+
+// detailsOf returns err's entries as "field: detail".
+func detailsOf(err error) []string {
+	var e *prompts.Error
+	if !errors.As(err, &e) {
+		return nil
+	}
+	var out []string
+	for _, f := range e.Fields {
+		out = append(out, f.Field+": "+f.Detail)
+	}
+	return out
+}
+
+func TestVersionSignature(t *testing.T) {
+	is := is.New(t)
+	const tmpl = "{{#if x}}{{y.z}}{{/if}}"
+	sig, err := prompts.VersionSignature(prompts.FormatDotprompt, tmpl, "")
+	is.NoErr(err)
+	is.Equal(sig, prompts.Signature{Variables: []string{"x", "y"}, Inputs: []string{}}) // no schema: the names the template reads
+
+	md := prompts.Metadata(`{"model":"m","input":{"schema":{"name":"string","age?":"integer, in years","tags(array)":"string","mood(enum)":["a","b"]}}}`)
+	sig, err = prompts.VersionSignature(prompts.FormatDotprompt, tmpl, md)
+	is.NoErr(err)
+	is.Equal(sig.Variables, []string{"age", "mood", "name", "tags"}) // the schema's properties
+	is.Equal(sig.Inputs, []string{"age\tinteger|null\toptional", "mood\tenum\trequired", "name\tstring\trequired", "tags\tarray\trequired"})
+
+	md = `{"input":{"schema":{"type":"object","properties":{"q":{"type":["null","string"]},"n":{}},"required":["q"]}}}`
+	sig, err = prompts.VersionSignature(prompts.FormatDotprompt, tmpl, md) // JSON Schema
+	is.NoErr(err)
+	is.Equal(sig.Inputs, []string{"n\tany\toptional", "q\tstring|null\trequired"})
+
+	sig, err = prompts.VersionSignature(prompts.FormatPlain, "{{a}}", `{"config":1}`)
+	is.NoErr(err) // a plain version's metadata_ is free-form
+	is.Equal(sig, prompts.Signature{Variables: []string{"a"}, Inputs: []string{}})
+}
+
+func TestVersionSignatureRefusesWrongShapes(t *testing.T) {
+	is := is.New(t)
+	_, err := prompts.VersionSignature(prompts.FormatDotprompt, "{{/if}}", `{"model":1,"config":[],"tools":["a",2],"metadata":"x",`+
+		`"output":{"format":3,"schema":{"a":"nosuchtype"}},"input":{"default":[],"schema":"string"},"ns.key":[1],"other":1}`)
+	is.True(errors.Is(err, prompts.ErrInvalid))
+	is.Equal(fieldsOf(err), []string{"content", "metadata_.model", "metadata_.config", "metadata_.metadata", "metadata_.tools",
+		"metadata_.output.format", "metadata_.output.schema", "metadata_.input.default", "metadata_.input.schema"}) // all at once; extensions and other keys as they are
+	d := detailsOf(err)
+	is.Equal(d[2], "metadata_.config: must be an object")
+	is.True(strings.HasPrefix(d[6], "metadata_.output.schema: does not compile: "))
+	is.True(strings.Contains(d[6], "nosuchtype")) // naming what is wrong
+	is.True(strings.Contains(d[8], `must describe an object`))
+
+	for _, md := range []prompts.Metadata{
+		`{"input":{"schema":{"type":"object","properties":{"a":{"type":"strin"}}}}}`,
+		`{"input":{"schema":{"type":"object","properties":{"a":{"minLength":-1}}}}}`,
+		`{"input":{"schema":{"type":"object","properties":{"a":{"pattern":"("}}}}}`,
+		`{"input":{"schema":3}}`,
+		`{"input":{"schema":null}}`,
+	} {
+		_, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", md)
+		is.Equal(fieldsOf(err), []string{"metadata_.input.schema"})      // md
+		is.True(strings.Contains(detailsOf(err)[0], "does not compile")) // md
+	}
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":"x","output":[]}`)
+	is.Equal(detailsOf(err), []string{"metadata_.output: must be an object", "metadata_.input: must be an object"})
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"b":1},"schema":{"a":"string"}}}`)
+	is.Equal(detailsOf(err), []string{"metadata_.input.default.b: is not a property of the input schema"})
+}
+
+// A schema never loads a document it refers to: no I/O.
+func TestSchemaLoadsNothing(t *testing.T) {
+	is := is.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	for _, ref := range []string{"http://" + ln.Addr().String() + "/s.json", "other.json", "file:///etc/passwd"} {
+		md := prompts.Metadata(`{"input":{"schema":{"type":"object","properties":{"a":{"$ref":"` + ref + `"}}}}}`)
+		_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", md)
+		is.Equal(fieldsOf(err), []string{"metadata_.input.schema"}) // ref
+		is.True(strings.Contains(detailsOf(err)[0], "nothing is loaded"))
+	}
+	ln.Close() // Accept returns; had it accepted, the channel would hold it
+	select {
+	case <-accepted:
+		t.Fatal("the schema's $ref was fetched")
+	default:
+	}
+}
+
+func TestRenderWithInputSchema(t *testing.T) {
+	is := is.New(t)
+	ctx := t.Context()
+	v := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt,
+		Content:  `{{name}} is {{age}}{{#each tags}} #{{this}}{{/each}}{{#if loud}}!{{/if}}`,
+		Metadata: `{"model":"googleai/gemini-2.5-flash","config":{"temperature":0.2},"output":{"format":"json","schema":{"ok":"boolean"}},"input":{"default":{"age":40},"schema":{"name":"string","age":"integer","tags?(array)":"string","loud?":"boolean","pos?(object)":{"x":"number"}}}}`}
+	tmpl, err := prompts.ParseTemplate(v)
+	is.NoErr(err)
+	out, err := tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"name": "Ada", "tags": []any{"a", "b"}}})
+	is.NoErr(err)
+	is.Equal(out.Text, "Ada is 40 #a #b") // the default applied
+	is.Equal(out.Model, "googleai/gemini-2.5-flash")
+	is.Equal(out.Config, `{"temperature":0.2}`)
+	is.Equal(out.Output, `{"format":"json","schema":{"ok":"boolean"}}`)
+	out, err = tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"name": "Ada", "age": 7}})
+	is.NoErr(err)
+	is.Equal(out.Text, "Ada is 7") // a value given over the default; Go ints are integers
+
+	_, err = tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"age": "old", "zz": 1, "tags": []any{"a", true}, "loud": nil, "pos": map[string]any{"x": "1"}}})
+	is.True(errors.Is(err, prompts.ErrInvalid))
+	is.Equal(fieldsOf(err), []string{"variables.age", "variables.name", "variables.pos", "variables.tags", "variables.zz"}) // one each, in name order; an optional value may be null
+	d := detailsOf(err)
+	is.Equal(d[0], "variables.age: must be integer, not string")
+	is.Equal(d[1], "variables.name: is missing: the input schema requires it")
+	is.Equal(d[2], "variables.pos: at /x: must be number, not string")
+	is.Equal(d[3], "variables.tags: at /1: must be string, not boolean")
+	is.Equal(d[4], "variables.zz: is not named by the input schema")
+
+	out, err = tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"name": "Ada", "zz": 1}, AllowUnused: true})
+	is.NoErr(err) // allowed: left out
+	is.Equal(out.Text, "Ada is 40")
+
+	open := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
+		Metadata: `{"input":{"schema":{"a":"string","(*)":"integer"}}}`}
+	tmpl, err = prompts.ParseTemplate(open)
+	is.NoErr(err)
+	out, err = tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"a": "x", "b": 2}})
+	is.NoErr(err) // named by additionalProperties
+	is.Equal(out.Text, "x2")
+	_, err = tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"a": "x", "b": "y"}})
+	is.Equal(detailsOf(err), []string{"variables.b: must be integer, not string"})
+}
+
+func TestRenderWithoutSchemaAppliesDefaults(t *testing.T) {
+	is := is.New(t)
+	v := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}-{{b}}", Metadata: `{"input":{"default":{"a":"A","b":"B"}}}`}
+	out, err := v.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"b": "x"}})
+	is.NoErr(err)
+	is.Equal(out.Text, "A-x")
+	is.Equal(out.Model, "") // absent
+	is.Equal(out.Config, "")
+	_, err = prompts.ParseTemplate(prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "x", Metadata: `{"config":1}`})
+	is.Equal(fieldsOf(err), []string{"metadata_.config"}) // a version built by hand is checked as a stored one
+	plain, err := prompts.PromptVersion{Content: "{{a}}", Metadata: `{"config":1,"input":{"default":{"a":"A"}}}`}.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"a": "x"}})
+	is.NoErr(err) // a plain version has no front matter
+	is.Equal(plain.Text, "x")
+	is.Equal(plain.Config, "")
+}
+
+func TestDiffSignatures(t *testing.T) {
+	is := is.New(t)
+	sig := func(md prompts.Metadata) prompts.Signature {
+		t.Helper()
+		s, err := prompts.VersionSignature(prompts.FormatDotprompt, "{{a}}{{b}}", md)
+		is.NoErr(err)
+		return s
+	}
+	base := sig(`{"input":{"schema":{"a":"string","b?":"string"}}}`)
+	is.True(!prompts.DiffSignatures(base, sig(`{"input":{"schema":{"b?":"string, another description","a":"string"}}}`)).Changed()) // the same inputs
+	c := prompts.DiffSignatures(base, sig(`{"input":{"schema":{"a":"integer","b":"string","c":"string"}}}`))
+	is.Equal(c.Added, []string{"c"})
+	is.Equal(c.Inputs, []prompts.InputChange{
+		{Name: "a", FromType: "string", ToType: "integer", FromRequired: true, ToRequired: true},
+		{Name: "b", FromType: "string|null", ToType: "string", ToRequired: true},
+	})
+	err := prompts.VariablesChanged(c)
+	is.True(errors.Is(err, prompts.ErrVariablesChanged))
+	is.Equal(detailsOf(err), []string{"variables.c: is added", "variables.a: changes type from string to integer",
+		"variables.b: changes type from string|null to string and becomes required"})
+	is.True(strings.Contains(err.Error(), "changed in the input schema: a, b"))
+
+	none := sig("") // no schema: a and b untyped
+	c = prompts.DiffSignatures(none, base)
+	is.Equal(detailsOf(prompts.VariablesChanged(c)), []string{"variables.a: is given the type string by the input schema and becomes required", "variables.b: is given the type string|null by the input schema"})
+	c = prompts.DiffSignatures(base, none)
+	is.Equal(detailsOf(prompts.VariablesChanged(c)), []string{"variables.a: is no longer typed by an input schema (it was string)", "variables.b: is no longer typed by an input schema (it was string|null)"})
+	c = prompts.DiffSignatures(sig(`{"input":{"schema":{"a":"string","b":"string"}}}`), base)
+	is.Equal(detailsOf(prompts.VariablesChanged(c)), []string{"variables.b: changes type from string to string|null and is no longer required"})
+	plain, err := prompts.VersionSignature(prompts.FormatPlain, "{{a}}{{b}}", "")
+	is.NoErr(err)
+	is.True(!prompts.DiffSignatures(plain, none).Changed()) // neither has a schema: the variables alone
+}
+
+// A Template with an input schema is safe for concurrent use: its schema
+// and defaults are shared, never written.
+func TestRenderWithInputSchemaConcurrently(t *testing.T) {
+	is := is.New(t)
+	tmpl, err := prompts.ParseTemplate(prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
+		Metadata: `{"input":{"default":{"b":"B"},"schema":{"a":"string","b?":"string"}}}`})
+	is.NoErr(err)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			values := map[string]any{"a": strconv.Itoa(i)}
+			if i%2 == 1 {
+				values["a"] = i // wrong type
+			}
+			out, err := tmpl.Render(t.Context(), prompts.RenderInput{Values: values})
+			if err == nil && out.Text != strconv.Itoa(i)+"B" {
+				err = errors.New("rendered " + out.Text)
+			}
+			if i%2 == 1 && err != nil && fieldsOf(err)[0] == "variables.a" {
+				err = nil
+			} else if i%2 == 1 {
+				err = errors.New("a wrong type was not refused")
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		is.NoErr(err)
+	}
+}
