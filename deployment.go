@@ -62,6 +62,12 @@ type Change struct {
 	// same atomic step, and changes nothing. With nothing active there,
 	// there is nothing to guard.
 	AllowVariableChange bool
+	// AllowMissingPartials turns the partials guard off for this change:
+	// without it, activating a version that includes a partial ({{> KEY}})
+	// with no version active in the environment is refused with
+	// ErrPartialUnavailable (PartialUnavailable names them), in the same
+	// atomic step, and changes nothing.
+	AllowMissingPartials bool
 }
 
 // Validate reports every field that breaks a rule, at once. The inputs
@@ -86,6 +92,10 @@ type Deactivation struct {
 	PromptID    string
 	Environment Environment
 	Change
+	// Force deactivates even when a version active in the environment
+	// includes the prompt as a partial; without it that is refused with
+	// ErrPartialInUse (PartialInUse names the prompts that include it).
+	Force bool
 }
 
 // Validate reports every field that breaks a rule, at once.

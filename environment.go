@@ -74,6 +74,9 @@ func (a ActivePrompt) Copy() ActivePrompt {
 		default:
 			blk.v.Variables = slices.Clone(blk.v.Variables)
 		}
+		if blk.v.Partials != nil {
+			blk.v.Partials = slices.Clone(blk.v.Partials) // no allocation when empty
+		}
 		a.ActiveVersion = &blk.v
 	}
 	return a

@@ -26,6 +26,15 @@ const (
 	// CodeVariablesChanged: the promotion guard refused an activation
 	// whose version uses other variables than the active one.
 	CodeVariablesChanged Code = "variables_changed"
+	// CodePartialUnavailable: a partial ({{> KEY}}) a render or an
+	// activation needs is missing, has no version active in the
+	// environment, includes itself (a cycle) or nests too deeply; the
+	// message names it, or the chain.
+	CodePartialUnavailable Code = "partial_unavailable"
+	// CodePartialInUse: a deactivation refused because a version active
+	// in that environment includes the prompt as a partial; the message
+	// names the prompts that include it.
+	CodePartialInUse Code = "partial_in_use"
 	// CodeIdempotencyKeyReused: an idempotency key that named one write
 	// was given with another (see Idempotency).
 	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
@@ -53,6 +62,8 @@ var (
 
 	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed, Message: "precondition failed"}
 	ErrVariablesChanged     = &Error{Code: CodeVariablesChanged, Message: "variables changed"}
+	ErrPartialUnavailable   = &Error{Code: CodePartialUnavailable, Message: "partial unavailable"}
+	ErrPartialInUse         = &Error{Code: CodePartialInUse, Message: "partial in use"}
 	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused, Message: "idempotency key reused"}
 	ErrEventsExpired        = &Error{Code: CodeEventsExpired, Message: "the events after this id are no longer kept; read everything again"}
 	ErrUnauthenticated      = &Error{Code: CodeUnauthenticated, Message: "a valid API key is required"}

@@ -14,10 +14,10 @@ type TemplateFormat string
 // interface's clients: {{name}} and nothing else (see Variables).
 // FormatDotprompt is Dotprompt's (github.com/google/dotprompt): Handlebars
 // without HTML escaping, with Dotprompt's helpers (role, history, media,
-// section, json, ifEquals, unlessEquals), rendered to chat messages.
-//
-// Not supported yet in a dotprompt template: partials ({{> name}}); a
-// version whose template includes one is refused.
+// section, json, ifEquals, unlessEquals), rendered to chat messages, and
+// partials: {{> KEY}} includes the prompt of the same project with that
+// key, at its version active in the environment rendered (see Renderer
+// and TemplatePartials).
 const (
 	FormatPlain     TemplateFormat = "plain"
 	FormatDotprompt TemplateFormat = "dotprompt"
@@ -47,10 +47,10 @@ func (f TemplateFormat) Or(def TemplateFormat) TemplateFormat {
 // TemplateVariables returns the variables of content in format f, sorted,
 // each once, non-nil: for FormatPlain those of Variables, for
 // FormatDotprompt the top-level names the template reads. A dotprompt
-// template that does not parse, or that includes a partial, is an
-// invalid-input error for the field "content" giving the line and column.
-// It does not read the front matter: stores call VersionSignature, whose
-// variables are an input schema's properties when the version has one.
+// template that does not parse is an invalid-input error for the field
+// "content" giving the line and column. It does not read the front
+// matter: stores call VersionSignature, whose variables are an input
+// schema's properties when the version has one.
 func TemplateVariables(f TemplateFormat, content string) ([]string, error) {
 	if f != FormatDotprompt {
 		return Variables(content), nil
@@ -78,10 +78,6 @@ func parseTemplate(content string) (*dotprompt.Template, error) {
 		return nil, fe.err()
 	case err != nil:
 		fe.add("content", "is not a valid dotprompt template: "+err.Error())
-		return nil, fe.err()
-	}
-	if ps := t.Partials(); len(ps) > 0 {
-		fe.add("content", "includes the partial "+strconv.Quote(ps[0])+": partials ({{> name}}) are not supported yet")
 		return nil, fe.err()
 	}
 	return t, nil

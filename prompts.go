@@ -67,8 +67,12 @@
 // or FormatDotprompt (Dotprompt's Handlebars, rendered to chat messages
 // by Template.Render: roles, history, media); a version naming none
 // takes its prompt's latest version's, a prompt's first is plain.
-// Current limitations: a dotprompt template may not include partials
-// ({{> name}}: such a version is refused).
+// A dotprompt template includes other prompts of its project as partials
+// ({{> KEY}}, at their versions active in the environment rendered:
+// Renderer renders them over any Store; PromptVersion.Partials lists
+// them, and a Store refuses to activate a version whose partials are not
+// active there, or to deactivate a prompt an active version includes,
+// unless told to).
 //
 // A dotprompt version's Metadata is its Dotprompt front matter (less name
 // and description): model, config, input (schema, default), output
@@ -91,13 +95,15 @@
 // A Store of one's own calls the inputs' Validate first, stamps ids and
 // times with a Clock (NewID, NewIDAfter, Clock.Now), moves revisions on
 // with NextRevision, computes a version's Signature (VersionSignature:
-// its Variables, and its typed inputs, which it keeps beside them) once
-// when it stores it and knows its format, writes a Deployment for every
-// change of an environment in the same atomic step (checking
-// Change.IfRevision and the promotion guard, DiffSignatures, under the
-// same lock), returns the errors that NotFound,
+// its Variables, and its typed inputs, which it keeps beside them) and
+// its Partials (TemplatePartials) once when it stores it and knows its
+// format, writes a Deployment for every change of an environment in the
+// same atomic step (checking Change.IfRevision, the promotion guard,
+// DiffSignatures, and the partials guards, under the same lock), returns
+// the errors that NotFound,
 // Conflict, KeyTaken, SlugTaken, NothingToRollBack, PreconditionFailed,
-// VariablesChanged, Unavailable, ContextDone and Internal make, and passes
+// VariablesChanged, PartialUnavailable, PartialInUse, Unavailable,
+// ContextDone and Internal make, and passes
 // storetest.Run. Its optional abilities are interfaces found by type
 // assertion: ActiveReader (reads with options, such as a shared answer),
 // EventLog and WebhookStore; a wrapper of another Store has Unwrap

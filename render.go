@@ -45,6 +45,8 @@ type RenderInput struct {
 	// AllowUnused ignores values for names the version does not read,
 	// rather than refuse them.
 	AllowUnused bool
+
+	partials *partialSet // what a Renderer resolved (partials.go)
 }
 
 // Rendered is a rendered version: its messages, and the text parts of
@@ -140,6 +142,10 @@ func (v PromptVersion) RenderMessages(ctx context.Context, in RenderInput) (Rend
 // leaves it out) a value for a name the schema does not name (as a
 // property, or by an additionalProperties it gives) are errors.
 //
+// A template that includes partials ({{> KEY}}) renders them only
+// through a Renderer, which reads them from a Store; rendered here, a
+// partial is ErrPartialUnavailable.
+//
 // Errors are invalid-input errors with one field each, "variables.NAME",
 // in name order; an output that would pass MaxRenderSize (loops
 // included) is refused as soon as it would, for the field "variables",
@@ -173,7 +179,7 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 	values := t.fm.values(in, &fe)
 	if t.fm.schema == nil && !in.AllowUnused && !t.dp.ReadsAll() {
 		for _, name := range sortedNames(in.Values) {
-			if _, found := slices.BinarySearch(t.vars, name); !found {
+			if _, found := slices.BinarySearch(t.vars, name); !found && !in.partials.reads(name) {
 				fe.add("variables."+name, "is not used by this version")
 			}
 		}
@@ -187,7 +193,7 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 		return Rendered{}, fe.err()
 	}
 	res, err := t.dp.Render(ctx, dotprompt.Data{Input: values, Context: in.Context, History: toDotprompt(in.History)},
-		dotprompt.Options{MaxBytes: MaxRenderSize})
+		dotprompt.Options{MaxBytes: MaxRenderSize, Partials: in.partials.resolver()})
 	var le *dotprompt.LimitError
 	switch {
 	case errors.As(err, &le) && le.What == "bytes":
@@ -203,7 +209,7 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 		if ctx.Err() != nil {
 			return Rendered{}, ContextDone(ctx.Err())
 		}
-		return Rendered{}, err
+		return Rendered{}, renderPartialError(err)
 	}
 	return Rendered{Messages: fromDotprompt(res.Messages), Text: res.Text, Model: t.fm.model, Config: t.fm.config, Output: t.fm.output}, nil
 }

@@ -27,6 +27,10 @@ type PromptVersion struct {
 	// Variables are the names of the variables of Content (see
 	// TemplateVariables), computed once when the version is stored.
 	Variables []string
+	// Partials are the keys of the prompts Content includes as partials
+	// ({{> KEY}}), sorted, each once, never nil (see TemplatePartials),
+	// computed once when the version is stored.
+	Partials []string
 
 	// Replayed: see Prompt.Replayed.
 	Replayed bool
@@ -208,6 +212,9 @@ type NewVersion struct {
 	// AllowVariableChange turns the promotion guard off for its
 	// Environments (see Change.AllowVariableChange).
 	AllowVariableChange bool
+	// AllowMissingPartials turns the partials guard off for its
+	// Environments (see Change.AllowMissingPartials).
+	AllowMissingPartials bool
 	// Idempotency, optional, makes a repeat of this create do nothing new.
 	Idempotency Idempotency
 }
@@ -249,6 +256,9 @@ func (v PromptVersion) Copy() PromptVersion {
 	}
 	if v.Variables != nil {
 		v.Variables = slices.Clone(v.Variables)
+	}
+	if v.Partials != nil {
+		v.Partials = slices.Clone(v.Partials)
 	}
 	return v
 }

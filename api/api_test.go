@@ -67,7 +67,7 @@ func TestShapes(t *testing.T) {
 	is.Equal(keysOf(t, mustMarshal(t, api.FromActive(a))), sorted("id", "project_id", "key", "name", "description", "latest_version_id", "active_version"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromPrompt(a.Prompt))), sorted("id", "project_id", "key", "name", "description", "latest_version_id", "created_at"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromVersion(*a.ActiveVersion))), sorted("id", "prompt_id", "version_number", "content", "metadata_", "created_at"))
-	is.Equal(keysOf(t, mustMarshal(t, api.FromVersionDetail(*a.ActiveVersion))), sorted("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "template_format", "variables"))
+	is.Equal(keysOf(t, mustMarshal(t, api.FromVersionDetail(*a.ActiveVersion))), sorted("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "template_format", "variables", "partials"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromProject(prompts.Project{}))), sorted("id", "name", "slug", "description", "is_private", "created_at"))
 	is.Equal(keysOf(t, mustMarshal(t, api.FromDeployment(prompts.Deployment{}))), sorted("id", "prompt_id", "environment", "action", "version_id", "version_number",
 		"previous_version_id", "previous_version_number", "actor", "reason", "created_at"))
@@ -90,7 +90,7 @@ func TestVersionExactly(t *testing.T) {
 	}
 	is.Equal(string(mustMarshal(t, api.FromVersionDetail(v))), `{"id":"01KAKM6N8W5X3ZJ0W2Q9R7T4YC","prompt_id":"01KAKM6N8V5X3ZJ0W2Q9R7T4YB",`+
 		`"version_number":2,"content":"<b>Hi</b> & {{name}}","metadata_":{"n":12345678901234567890.5},`+
-		`"created_at":"2026-11-21T22:19:26.100000Z","change_summary":null,"template_format":"plain","variables":[]}`)
+		`"created_at":"2026-11-21T22:19:26.100000Z","change_summary":null,"template_format":"plain","variables":[],"partials":[]}`)
 	v.Metadata = ""
 	is.True(strings.Contains(string(mustMarshal(t, api.FromVersion(v))), `"metadata_":null`)) // no metadata: null
 }
@@ -360,4 +360,21 @@ func TestTemplateFormat(t *testing.T) {
 	body := api.FromNewVersion(prompts.NewVersion{Content: "c", TemplateFormat: prompts.FormatDotprompt})
 	is.True(strings.Contains(string(mustMarshal(t, body)), `"template_format":"dotprompt"`))
 	is.Equal(body.Domain("p").TemplateFormat, prompts.FormatDotprompt) // round-trips
+}
+
+// A version written before partials existed (a snapshot, an event) has
+// no partials member: it reads as a version with none, and a version
+// with some keeps them.
+func TestVersionDetailPartials(t *testing.T) {
+	is := is.New(t)
+	var old api.VersionDetail
+	is.NoErr(api.UnmarshalComplete([]byte(`{"id":"01KAKM6N8W5X3ZJ0W2Q9R7T4YC","prompt_id":"01KAKM6N8V5X3ZJ0W2Q9R7T4YB","version_number":2,`+
+		`"content":"x","metadata_":null,"created_at":"2026-11-21T22:19:26.100000Z","change_summary":null,"variables":[]}`), &old))
+	is.Equal(old.Domain().Partials, []string{})
+	v := api.FromVersionDetail(prompts.PromptVersion{Content: "{{> a}}", TemplateFormat: prompts.FormatDotprompt, Partials: []string{"a"}})
+	b := mustMarshal(t, v)
+	is.True(strings.Contains(string(b), `"partials":["a"]`))
+	var back api.VersionDetail
+	is.NoErr(api.UnmarshalComplete(b, &back))
+	is.Equal(back.Domain().Partials, []string{"a"})
 }

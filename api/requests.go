@@ -65,7 +65,9 @@ type NewVersion struct {
 	TemplateFormat      Optional[string]      `json:"template_format,omitzero"` // absent or null: the latest version's
 	Environments        []prompts.Environment `json:"environments,omitzero"`
 	AllowVariableChange bool                  `json:"allow_variable_change,omitzero"`
-	Reason              Optional[string]      `json:"reason,omitzero"`
+	// AllowMissingPartials turns the partials guard off for Environments.
+	AllowMissingPartials bool             `json:"allow_missing_partials,omitzero"`
+	Reason               Optional[string] `json:"reason,omitzero"`
 }
 
 // Domain returns the input of Store.CreateVersion for the prompt
@@ -74,7 +76,7 @@ func (in NewVersion) Domain(promptID string) prompts.NewVersion {
 	return prompts.NewVersion{
 		PromptID: promptID, Content: in.Content, ChangeSummary: in.ChangeSummary.Ptr(),
 		Metadata: prompts.Metadata(in.Metadata), Environments: in.Environments,
-		Reason: in.Reason.Value, AllowVariableChange: in.AllowVariableChange,
+		Reason: in.Reason.Value, AllowVariableChange: in.AllowVariableChange, AllowMissingPartials: in.AllowMissingPartials,
 		TemplateFormat: prompts.TemplateFormat(in.TemplateFormat.Value),
 	}
 }
@@ -83,7 +85,7 @@ func (in NewVersion) Domain(promptID string) prompts.NewVersion {
 func FromNewVersion(in prompts.NewVersion) NewVersion {
 	out := NewVersion{
 		Content: in.Content, Environments: in.Environments, AllowVariableChange: in.AllowVariableChange,
-		Metadata: Metadata(in.Metadata.Normalize()),
+		AllowMissingPartials: in.AllowMissingPartials, Metadata: Metadata(in.Metadata.Normalize()),
 	}
 	if in.ChangeSummary != nil {
 		out.ChangeSummary = Some(*in.ChangeSummary)
@@ -104,6 +106,8 @@ type Activation struct {
 	VersionNumber       VersionNumber    `json:"version_number,omitzero"`
 	Reason              Optional[string] `json:"reason,omitzero"`
 	AllowVariableChange bool             `json:"allow_variable_change,omitzero"`
+	// AllowMissingPartials turns the partials guard off.
+	AllowMissingPartials bool `json:"allow_missing_partials,omitzero"`
 }
 
 // Rollback is the body of POST /prompts/{prompt_id}/environments/{environment}/rollback,
@@ -111,6 +115,8 @@ type Activation struct {
 type Rollback struct {
 	Reason              Optional[string] `json:"reason,omitzero"`
 	AllowVariableChange bool             `json:"allow_variable_change,omitzero"`
+	// AllowMissingPartials turns the partials guard off.
+	AllowMissingPartials bool `json:"allow_missing_partials,omitzero"`
 }
 
 // Render is the body of POST /prompts/{prompt_id}/render: an environment

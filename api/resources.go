@@ -130,12 +130,16 @@ func (v Version) Domain() prompts.PromptVersion {
 
 // VersionDetail is a version as the version list, the read of one
 // version, events and snapshots have it: Version's fields,
-// change_summary, template_format and variables.
+// change_summary, template_format, variables and partials.
 type VersionDetail struct {
 	Version
 	ChangeSummary  *string                `json:"change_summary"`           // nil is null
 	TemplateFormat prompts.TemplateFormat `json:"template_format,omitzero"` // always sent; absent in snapshots and events written before formats: plain
 	Variables      []string               `json:"variables"`                // never null
+	// Partials are the keys of the prompts the version includes ({{> KEY}}):
+	// always sent, never null; absent in snapshots and events written
+	// before partials: none.
+	Partials []string `json:"partials,omitzero"`
 }
 
 // FromVersionDetail returns the JSON form of v.
@@ -144,7 +148,11 @@ func FromVersionDetail(v prompts.PromptVersion) VersionDetail {
 	if vars == nil {
 		vars = []string{}
 	}
-	return VersionDetail{Version: FromVersion(v), ChangeSummary: v.ChangeSummary, TemplateFormat: v.TemplateFormat.Or(prompts.FormatPlain), Variables: vars}
+	partials := v.Partials
+	if partials == nil {
+		partials = []string{}
+	}
+	return VersionDetail{Version: FromVersion(v), ChangeSummary: v.ChangeSummary, TemplateFormat: v.TemplateFormat.Or(prompts.FormatPlain), Variables: vars, Partials: partials}
 }
 
 // Domain returns v as package prompts has it.
@@ -152,6 +160,9 @@ func (v VersionDetail) Domain() prompts.PromptVersion {
 	out := v.Version.Domain()
 	out.ChangeSummary, out.Variables = v.ChangeSummary, v.Variables
 	out.TemplateFormat = v.TemplateFormat.Or(prompts.FormatPlain)
+	if out.Partials = v.Partials; out.Partials == nil {
+		out.Partials = []string{}
+	}
 	return out
 }
 

@@ -167,7 +167,7 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 			return false, err
 		}
 		a.ActiveVersion.ChangeSummary, a.ActiveVersion.Variables = v.ChangeSummary, v.Variables
-		a.ActiveVersion.TemplateFormat = v.TemplateFormat
+		a.ActiveVersion.TemplateFormat, a.ActiveVersion.Partials = v.TemplateFormat, v.Partials
 	}
 	return true, nil
 }
@@ -197,7 +197,7 @@ func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.A
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	req := api.Activation{AllowVariableChange: in.AllowVariableChange}
+	req := api.Activation{AllowVariableChange: in.AllowVariableChange, AllowMissingPartials: in.AllowMissingPartials}
 	if in.VersionID.HasValue() {
 		req.VersionID = api.Some(in.VersionID.Value)
 	} else {
@@ -229,6 +229,9 @@ func (c *Client) Deactivate(ctx context.Context, in prompts.Deactivation) (promp
 	}
 	var q query
 	q.add("reason", in.Reason)
+	if in.Force {
+		q.add("force", "true")
+	}
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: envPath(in.PromptID, in.Environment), query: q.String(),
 		header: writeHeader("", ifMatch(in.PromptID, in.Environment, in.IfRevision))})
 	if err != nil {
@@ -247,7 +250,7 @@ func (c *Client) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Act
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
-	req := api.Rollback{AllowVariableChange: in.AllowVariableChange}
+	req := api.Rollback{AllowVariableChange: in.AllowVariableChange, AllowMissingPartials: in.AllowMissingPartials}
 	if in.Reason != "" {
 		req.Reason = api.Some(in.Reason)
 	}

@@ -59,6 +59,10 @@ func codeOf(code string, status int) prompts.Code {
 		return prompts.CodeConflict
 	case "variables_changed":
 		return prompts.CodeVariablesChanged
+	case "partial_unavailable":
+		return prompts.CodePartialUnavailable
+	case "partial_in_use":
+		return prompts.CodePartialInUse
 	case "precondition_failed":
 		return prompts.CodePreconditionFailed
 	case "idempotency_key_reused":

@@ -121,6 +121,7 @@ type versionExtra struct {
 	summary   *string
 	format    prompts.TemplateFormat
 	variables []string
+	partials  []string
 }
 
 const maxMemo = 4096
@@ -153,9 +154,10 @@ func (m *memo) fillPrompt(p *prompts.Prompt) bool {
 	return ok
 }
 
-// version keeps a version's change summary, template format and variables.
+// version keeps a version's change summary, template format, variables
+// and partials.
 func (m *memo) version(v prompts.PromptVersion) {
-	x := versionExtra{format: v.TemplateFormat, variables: slices.Clone(v.Variables)}
+	x := versionExtra{format: v.TemplateFormat, variables: slices.Clone(v.Variables), partials: slices.Clone(v.Partials)}
 	if v.ChangeSummary != nil {
 		s := *v.ChangeSummary
 		x.summary = &s
@@ -168,7 +170,8 @@ func (m *memo) version(v prompts.PromptVersion) {
 	m.versions[v.ID] = x
 }
 
-// fillVersion sets v's change summary, template format and variables, as copies, and
+// fillVersion sets v's change summary, template format, variables and
+// partials, as copies, and
 // reports whether it knew them.
 func (m *memo) fillVersion(v *prompts.PromptVersion) bool {
 	m.mu.Lock()
@@ -181,6 +184,6 @@ func (m *memo) fillVersion(v *prompts.PromptVersion) bool {
 		s := *x.summary
 		v.ChangeSummary = &s
 	}
-	v.TemplateFormat, v.Variables = x.format, slices.Clone(x.variables)
+	v.TemplateFormat, v.Variables, v.Partials = x.format, slices.Clone(x.variables), slices.Clone(x.partials)
 	return true
 }

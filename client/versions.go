@@ -12,9 +12,9 @@ import (
 // CreateVersion implements prompts.Store: POST /prompts/{id}/versions,
 // with an Idempotency-Key (in.Idempotency's, or one of the client's own),
 // so that it is done once however often it is retried. The answer's body
-// holds no change summary, template format or variables: the version has
-// the ones asked for, and those of its content and metadata_
-// (prompts.VersionSignature),
+// holds no change summary, template format, variables or partials: the
+// version has the ones asked for, and those of its content and metadata_
+// (prompts.VersionSignature, prompts.TemplatePartials),
 // as the server computed them; the template format, which a version
 // naming none takes from the prompt's latest version, from the answer's
 // Template-Format header. in.Actor is not sent: the server records the API key's
@@ -48,6 +48,9 @@ func (c *Client) CreateVersion(ctx context.Context, in prompts.NewVersion) (prom
 		return prompts.PromptVersion{}, err // the server stored it: cannot happen
 	}
 	v.Variables = sig.Variables
+	if v.Partials, err = prompts.TemplatePartials(v.TemplateFormat, v.Content); err != nil {
+		return prompts.PromptVersion{}, err // as above
+	}
 	v.Replayed = replayed(res.header)
 	c.memo.version(v)
 	c.wrote(v.PromptID, "")

@@ -137,10 +137,10 @@
 // variables; create version takes template_format (plain or dotprompt;
 // absent, the latest version's) and its answer names it in a
 // Template-Format header, its body's fields being fixed. A dotprompt
-// template that does not parse, or that includes a partial ({{> name}},
-// not supported yet), is 400 for content. POST /prompts/{id}/render
+// template that does not parse, or that includes a partial whose name is
+// not a prompt key, is 400 for content. POST /prompts/{id}/render
 // renders the version active in an environment, or a version by number
-// (prompts.Template.Render, a version parsed once and kept in a bounded
+// (prompts.Renderer, a version parsed once and kept in a bounded
 // cache by version id), to messages and text: a plain version strictly
 // (a missing, non-string or unused value is 400 with one errors entry a
 // variable), a dotprompt version as Dotprompt does (values any JSON, a
@@ -157,6 +157,18 @@
 // rollback or version created active whose version would change the
 // variables the environment's version uses; the body's
 // "allow_variable_change": true lets it through.
+//
+// Partials ({{> KEY}}) are the prompts of the same project with that key,
+// at their versions active in the environment rendered (production for a
+// render by version_number); the version list and read carry each
+// version's partials. A render whose partial is missing or inactive there,
+// or whose partials cycle or nest more than 16 deep, answers 409
+// partial_unavailable naming it or the chain. A PUT, rollback or version
+// created active whose partials have nothing active in that environment
+// answers 409 partial_unavailable unless "allow_missing_partials": true;
+// a DELETE of a prompt that a version active there includes answers 409
+// partial_in_use, naming the prompts that include it, unless
+// ?force=true (true or false; anything else is 400).
 //
 // # Events
 //

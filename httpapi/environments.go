@@ -41,6 +41,7 @@ func (h *Handler) activate() handlerFunc {
 			VersionNumber: prompts.Optional[int](req.VersionNumber),
 			Change:        h.change(r, a, req.Reason.Value, req.AllowVariableChange),
 		}
+		in.AllowMissingPartials = req.AllowMissingPartials
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return
@@ -64,6 +65,11 @@ func (h *Handler) deactivate() handlerFunc {
 		var q queryFields
 		reason, _, fe := queryParam(r.URL.RawQuery, "reason")
 		q.add(fe)
+		force, _, fe := queryParam(r.URL.RawQuery, "force")
+		q.add(fe)
+		if fe == nil && force != "" && force != "true" && force != "false" {
+			q.add(&prompts.FieldError{Field: "force", Detail: "must be true or false"})
+		}
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
@@ -72,6 +78,7 @@ func (h *Handler) deactivate() handlerFunc {
 			PromptID:    r.PathValue("prompt_id"),
 			Environment: prompts.Environment(r.PathValue("environment")),
 			Change:      h.change(r, a, reason, false),
+			Force:       force == "true",
 		}
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
@@ -111,6 +118,7 @@ func (h *Handler) rollback() handlerFunc {
 			Change:      h.change(r, a, req.Reason.Value, req.AllowVariableChange),
 			Idempotency: idem,
 		}
+		in.AllowMissingPartials = req.AllowMissingPartials
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return

@@ -53,9 +53,9 @@ func TestTemplateFormat(t *testing.T) {
 	is.True(strings.Contains(problemDetail(t, r, "content"), "line 2, column 3")) // where it went wrong
 	r = e.do("POST", base+"/versions", `{"content":"{{/each}}"}`)
 	is.Equal(r.status, 400) // the latest's format, dotprompt
-	r = e.do("POST", base+"/versions", `{"content":"{{> header}}"}`)
+	r = e.do("POST", base+"/versions", `{"content":"{{> _header}}"}`)
 	is.Equal(r.status, 400)
-	is.True(strings.Contains(problemDetail(t, r, "content"), "partials")) // not supported yet
+	is.True(strings.Contains(problemDetail(t, r, "content"), "not a prompt key")) // a partial is a key
 	r = e.do("POST", base+"/versions", `{"content":"x","template_format":"jinja"}`)
 	is.Equal(r.status, 400)
 	is.Equal(fieldsOf(t, r), []string{"template_format"})

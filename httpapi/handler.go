@@ -29,9 +29,9 @@ type Handler struct {
 	bufs    sync.Pool    // *[]byte response buffers
 	answers answerCache  // the encoded answers of reads, by ETag
 	budget  answerBudget // the answers being written (WithMaxAnswerMemory)
-	// templates are the versions' parsed templates, by version id, so
-	// that a version is parsed once, not per render.
-	templates templateCache
+	// renderer renders versions with their partials, each version
+	// parsed once, not per render.
+	renderer *prompts.Renderer
 
 	// The event log and webhooks, when the store keeps them (nil else).
 	events       prompts.EventLog
@@ -168,6 +168,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 	hooks, _ := prompts.WebhookStoreOf(store)
 	h := &Handler{
 		store:      store,
+		renderer:   prompts.NewRenderer(store),
 		fresh:      underCaches(store),
 		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		limit:      DefaultBodyLimit,

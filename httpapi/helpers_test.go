@@ -299,7 +299,7 @@ var (
 	promptFields        = sortedFields("id", "project_id", "key", "name", "description", "latest_version_id", "created_at")
 	activePromptFields  = sortedFields("id", "project_id", "key", "name", "description", "latest_version_id", "active_version")
 	versionFields       = sortedFields("id", "prompt_id", "version_number", "content", "metadata_", "created_at")
-	versionDetailFields = sortedFields("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "template_format", "variables")
+	versionDetailFields = sortedFields("id", "prompt_id", "version_number", "content", "metadata_", "created_at", "change_summary", "template_format", "variables", "partials")
 	projectFields       = sortedFields("id", "name", "slug", "description", "is_private", "created_at")
 )
 

@@ -31,6 +31,10 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusServiceUnavailable, "unavailable"}
 	case prompts.CodeVariablesChanged:
 		return kind{http.StatusConflict, "variables_changed"}
+	case prompts.CodePartialUnavailable:
+		return kind{http.StatusConflict, "partial_unavailable"}
+	case prompts.CodePartialInUse:
+		return kind{http.StatusConflict, "partial_in_use"}
 	case prompts.CodePreconditionFailed:
 		return kind{http.StatusPreconditionFailed, "precondition_failed"}
 	case prompts.CodeIdempotencyKeyReused:

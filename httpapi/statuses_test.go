@@ -55,6 +55,12 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	e.newVersion(id, `{"content":"Hi {{name}}","environments":["production"]}`)
 	e.newVersion(id, `{"content":"Bye {{other}}"}`)
 	e.newVersion(id, `{"content":"Hello {{name}}","environments":["production"]}`) // something to roll back
+	// A prompt that includes it in production (its deactivation there is
+	// 409), and one whose partial is missing (its render is 409).
+	includer := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(includer, `{"content":"{{> `+key+`}}","template_format":"dotprompt","environments":["production"]}`)
+	loose := e.newPrompt(e.project.ID)["id"].(string)
+	e.newVersion(loose, `{"content":"{{> nowhere}}","template_format":"dotprompt","environments":["production"],"allow_missing_partials":true}`)
 	unknown := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 	P := "/v1/integration/prompts/" + id
 	stale := `"1-` + id + `-production-1"`
@@ -142,6 +148,7 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 		{"render", "POST", P + "/render", `{"version_number":1,"variables":{"name":"Ada"}}`, nil},
 		{"render", "POST", P + "/render", `{"version_number":1,"variables":{}}`, nil},
 		{"render", "POST", P + "/render", `{"version_number":99,"variables":{}}`, nil},
+		{"render", "POST", "/v1/integration/prompts/" + loose + "/render", `{"variables":{}}`, nil},
 		{"listDeployments", "GET", P + "/deployments", "", nil},
 		{"listDeployments", "GET", P + "/deployments?environment=dev", "", nil},
 		{"listDeployments", "GET", "/v1/integration/prompts/" + unknown + "/deployments", "", nil},
@@ -178,6 +185,7 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 		{"deactivate", "DELETE", P + "/environments/dev", "", nil},
 		{"deactivate", "DELETE", "/v1/integration/prompts/" + unknown + "/environments/staging", "", nil},
 		{"deactivate", "DELETE", P + "/environments/staging", "", []string{"If-Match", stale}},
+		{"deactivate", "DELETE", P + "/environments/production", "", nil}, // included by includer
 		{"rollback", "POST", P + "/environments/production/rollback", "", []string{"Idempotency-Key", "r1"}},
 		{"rollback", "POST", P + "/environments/dev/rollback", "", nil},
 		{"rollback", "POST", "/v1/integration/prompts/" + unknown + "/environments/production/rollback", "", nil},

@@ -102,6 +102,9 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 		if err := precondition(rec, in.Change); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
+		if err := s.partialGuard(rec, in.Environment, rec.versions[n-1].Partials, in.AllowMissingPartials); err != nil {
+			return prompts.ActivePrompt{}, err
+		}
 		if err := rec.guard(in.Environment, rec.signature(n), in.AllowVariableChange); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
@@ -122,6 +125,11 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 		rec, err := s.changing(in.PromptID, in.Change)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
+		}
+		if !in.Force && rec.active[envIndex(in.Environment)] != 0 {
+			if by := s.includers(rec, in.Environment); len(by) > 0 {
+				return prompts.ActivePrompt{}, prompts.PartialInUse(in.Environment, rec.p.Key, by)
+			}
 		}
 		now := s.clock.Now()
 		if s.point(rec, in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
@@ -152,6 +160,9 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		}
 		if n == 0 {
 			return prompts.ActivePrompt{}, prompts.NothingToRollBack()
+		}
+		if err := s.partialGuard(rec, in.Environment, rec.versions[n-1].Partials, in.AllowMissingPartials); err != nil {
+			return prompts.ActivePrompt{}, err
 		}
 		if err := rec.guard(in.Environment, rec.signature(n), in.AllowVariableChange); err != nil {
 			return prompts.ActivePrompt{}, err
@@ -200,6 +211,46 @@ func (rec *prompt) guard(env prompts.Environment, sig prompts.Signature, allow b
 // signature returns the signature of version number n.
 func (rec *prompt) signature(n int) prompts.Signature {
 	return prompts.Signature{Variables: rec.versions[n-1].Variables, Inputs: rec.inputs[n-1]}
+}
+
+// partialGuard is the partials guard: it refuses to point env of rec at
+// a version that includes these partials when one of them names no
+// prompt of the project with a version active in env, unless allowed.
+// The caller holds the write lock.
+func (s *Store) partialGuard(rec *prompt, env prompts.Environment, partials []string, allow bool) error {
+	if allow {
+		return nil
+	}
+	var missing []string
+	for _, k := range partials {
+		id, ok := s.byKey[projectKey{rec.p.ProjectID, k}]
+		if !ok || s.prompts[id].active[envIndex(env)] == 0 {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return prompts.PartialUnavailable(env, missing)
+	}
+	return nil
+}
+
+// includers returns the keys, sorted, of the other prompts of rec's
+// project whose version active in env includes rec as a partial. The
+// caller holds the lock.
+func (s *Store) includers(rec *prompt, env prompts.Environment) []string {
+	var by []string
+	for _, id := range s.byProject[rec.p.ProjectID] {
+		o := s.prompts[id]
+		n := o.active[envIndex(env)]
+		if id == rec.p.ID || n == 0 {
+			continue
+		}
+		if _, ok := slices.BinarySearch(o.versions[n-1].Partials, rec.p.Key); ok {
+			by = append(by, o.p.Key)
+		}
+	}
+	slices.Sort(by)
+	return by
 }
 
 // number returns the number of the version that in names, 0 when the prompt

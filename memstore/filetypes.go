@@ -51,13 +51,19 @@ type fileVersion struct {
 	// before they existed have none, so a dotprompt version stored then
 	// keeps the variables it had and types none.
 	Inputs []string `json:"inputs,omitempty"`
+	// Partials are absent in files written before partials existed: those
+	// versions include none.
+	Partials []string `json:"partials,omitempty"`
 }
 
 func fileVersionOf(v prompts.PromptVersion) fileVersion {
 	fv := fileVersion{
 		ID: v.ID, PromptID: v.PromptID, VersionNumber: v.VersionNumber, Content: v.Content,
 		ChangeSummary: v.ChangeSummary, CreatedAt: v.CreatedAt, Variables: v.Variables,
-		TemplateFormat: v.TemplateFormat,
+		TemplateFormat: v.TemplateFormat, Partials: v.Partials,
+	}
+	if len(fv.Partials) == 0 {
+		fv.Partials = nil // absent: the format of files without partials
 	}
 	if !v.Metadata.IsNull() {
 		fv.Metadata = json.RawMessage(v.Metadata)
@@ -69,7 +75,10 @@ func (fv fileVersion) version() prompts.PromptVersion {
 	v := prompts.PromptVersion{
 		ID: fv.ID, PromptID: fv.PromptID, VersionNumber: fv.VersionNumber, Content: fv.Content,
 		ChangeSummary: fv.ChangeSummary, CreatedAt: fv.CreatedAt, Variables: fv.Variables,
-		TemplateFormat: fv.TemplateFormat.Or(prompts.FormatPlain),
+		TemplateFormat: fv.TemplateFormat.Or(prompts.FormatPlain), Partials: fv.Partials,
+	}
+	if v.Partials == nil {
+		v.Partials = []string{}
 	}
 	if m := prompts.Metadata(fv.Metadata); !m.IsNull() {
 		v.Metadata = m

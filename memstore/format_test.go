@@ -111,3 +111,44 @@ func TestFileOldVersionsArePlain(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(v.TemplateFormat, prompts.FormatPlain)
 }
+
+// Versions an earlier release wrote, before partials, open with none
+// (Partials empty, not nil), and a version's partials survive reopening:
+// the file names them "partials", and only for a version that has some.
+func TestFileOldVersionsHaveNoPartials(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	old, err := os.ReadFile("testdata/journal-v1.data")
+	is.NoErr(err)
+	is.True(!strings.Contains(string(old), "partials"))
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	is.NoErr(os.WriteFile(path, old, 0o600))
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	defer func() { s.Close() }()
+	list, _, err := s.ListPrompts(ctx, prompts.PromptFilter{})
+	is.NoErr(err)
+	p := list[0]
+	vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{})
+	is.NoErr(err)
+	for _, v := range vs {
+		is.Equal(v.Partials, []string{})
+	}
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{> b}}{{> a/x}}", TemplateFormat: prompts.FormatDotprompt})
+	is.NoErr(err)
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "none"})
+	is.NoErr(err)
+	is.NoErr(s.Close())
+	b, err := os.ReadFile(path)
+	is.NoErr(err)
+	is.Equal(strings.Count(string(b), `"partials":`), 1)
+	is.True(strings.Contains(string(b), `"partials":["a/x","b"]`))
+	s, err = memstore.Open(path)
+	is.NoErr(err)
+	v, err := s.GetVersion(ctx, p.ID, 3)
+	is.NoErr(err)
+	is.Equal(v.Partials, []string{"a/x", "b"})
+	v, err = s.GetVersion(ctx, p.ID, 4)
+	is.NoErr(err)
+	is.Equal(v.Partials, []string{})
+}

@@ -16,9 +16,13 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 	// Before the lock when the format is given: it reads the whole
 	// content and compiles the front matter's schemas.
 	var given prompts.Signature
+	var givenPartials []string
 	if in.TemplateFormat != "" {
 		var err error
 		if given, err = prompts.VersionSignature(in.TemplateFormat, in.Content, md); err != nil {
+			return prompts.PromptVersion{}, err
+		}
+		if givenPartials, err = prompts.TemplatePartials(in.TemplateFormat, in.Content); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 	}
@@ -27,7 +31,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		if !ok {
 			return prompts.PromptVersion{}, prompts.NotFound("prompt")
 		}
-		format, sig := in.TemplateFormat, given
+		format, sig, partials := in.TemplateFormat, given, givenPartials
 		if format == "" {
 			format = prompts.FormatPlain // a prompt's first version
 			if n := len(rec.versions); n > 0 {
@@ -37,8 +41,14 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 			if sig, err = prompts.VersionSignature(format, in.Content, md); err != nil {
 				return prompts.PromptVersion{}, err
 			}
+			if partials, err = prompts.TemplatePartials(format, in.Content); err != nil {
+				return prompts.PromptVersion{}, err
+			}
 		}
 		for _, e := range in.Environments {
+			if err := s.partialGuard(rec, e, partials, in.AllowMissingPartials); err != nil {
+				return prompts.PromptVersion{}, err // before anything changes
+			}
 			if err := rec.guard(e, sig, in.AllowVariableChange); err != nil {
 				return prompts.PromptVersion{}, err // before anything changes
 			}
@@ -54,6 +64,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 			CreatedAt:      now,
 			TemplateFormat: format,
 			Variables:      sig.Variables,
+			Partials:       partials,
 		}
 		rec.versions = append(rec.versions, v)
 		rec.inputs = append(rec.inputs, sig.Inputs)

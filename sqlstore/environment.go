@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -155,16 +156,86 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	case prompts.ValidID(in.VersionID.Value):
 		id = in.VersionID.Value
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	target := lockTarget{mode: "version", number: number, id: id, guard: !in.AllowMissingPartials}
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, target, func(ctx context.Context, tx *tx, c change) error {
+		if !c.targetFound {
+			return prompts.NotFound("version") // existence before the precondition
+		}
+		if c.holds { // the precondition before the conflict
+			if err := c.partialGuard(ctx, tx, c.targetPartials, true); err != nil {
+				return err
+			}
+		}
 		found, err := c.point(ctx, tx, number, id, prompts.ActionActivate)
 		switch {
 		case err != nil:
 			return err
 		case !found:
-			return prompts.NotFound("version") // existence before the precondition
+			return prompts.NotFound("version")
 		}
 		return c.precondition()
-	}, qPointEnvironment)
+	}, qPointEnvironment, qMissingPartials)
+}
+
+// partialGuard is the partials guard of the change to a version with
+// these partials: unless the change allows it, it refuses when one of
+// them names no prompt of the project with a version active in the
+// environment. The partials' prompts must be locked (as the first
+// statement of the change locks them, with the prompt's, in the order of
+// their ids), so that a deactivation of one of them, which takes the same
+// lock, waits for the change or the change for it; unless locked, it
+// locks them first (after the prompt's: only when another change came
+// between the lock and the read of what a rollback goes back to).
+func (c change) partialGuard(ctx context.Context, tx *tx, partials []string, locked bool) error {
+	if c.AllowMissingPartials || len(partials) == 0 {
+		return nil
+	}
+	if !locked {
+		if err := lockPartials(ctx, tx, c.promptID, partials); err != nil {
+			return err
+		}
+	}
+	st, err := tx.stmt(ctx, qMissingPartials)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, c.projectID, string(c.env), pq.StringArray(partials))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var missing []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		missing = append(missing, k)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return prompts.PartialUnavailable(c.env, missing)
+	}
+	return nil
+}
+
+// lockPartials locks the rows of the prompt and of the prompts of its
+// project with these keys, in the order of their ids (qLockPartials).
+func lockPartials(ctx context.Context, tx *tx, promptID string, keys []string) error {
+	st, err := tx.stmt(ctx, qLockPartials)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, promptID, pq.StringArray(keys))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
 }
 
 // Deactivate implements prompts.Store. In one transaction it locks the
@@ -183,7 +254,7 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, func(ctx context.Context, tx *tx, c change) error {
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, lockTarget{}, func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil {
 			return err
 		}
@@ -191,13 +262,21 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 		if err != nil {
 			return err
 		}
-		var changed bool
+		var (
+			changed bool
+			by      pq.StringArray // the prompts whose active version includes it
+		)
 		err = st.QueryRowContext(ctx, c.promptID, string(c.env), c.now.UnixMicro(), c.recordID,
-			nullString(c.actor()), nullString(c.reason()), c.now).Scan(&changed)
-		if err == nil && changed {
+			nullString(c.actor()), nullString(c.reason()), c.now, in.Force).Scan(&changed, &by)
+		switch {
+		case err != nil:
+			return err
+		case len(by) > 0: // nothing was written
+			return prompts.PartialInUse(c.env, c.key, by)
+		case changed:
 			tx.emit(c.event())
 		}
-		return err
+		return nil
 	}, qClearEnvironment)
 }
 
@@ -218,6 +297,7 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	target := lockTarget{mode: "rollback", guard: !in.AllowMissingPartials}
 	step := func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil { // the precondition before the conflict
 			return err
@@ -226,12 +306,20 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		if err != nil {
 			return err
 		}
-		var target sql.NullInt64
-		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target)
+		var (
+			target   sql.NullInt64
+			partials pq.StringArray
+		)
+		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target, &partials)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && !target.Valid {
 			return prompts.NothingToRollBack()
 		}
 		if err != nil {
+			return err
+		}
+		// Locked with the prompt, unless another change came between.
+		locked := slices.Equal(partials, c.targetPartials)
+		if err := c.partialGuard(ctx, tx, partials, locked); err != nil {
 			return err
 		}
 		_, err = c.point(ctx, tx, target.Int64, nil, prompts.ActionRollback)
@@ -239,10 +327,10 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	}
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opRollback, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.ActivePrompt, error) {
-			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, step)
-		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive)
+			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, target, step)
+		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive, qLockPartials, qMissingPartials)
 	}
-	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, step, qRollbackTarget, qPointEnvironment)
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, target, step, qRollbackTarget, qPointEnvironment, qMissingPartials)
 }
 
 // change is a change of what an environment of a prompt points at, as
@@ -250,7 +338,12 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 type change struct {
 	promptID  string
 	projectID string
-	env       prompts.Environment
+	key       string // the prompt's
+	// The version the change points at, as its first statement found it
+	// (see lockTarget): whether it exists, and its partials.
+	targetFound    bool
+	targetPartials []string
+	env            prompts.Environment
 	prompts.Change
 	now          time.Time
 	recordID     string // the id of the change's deployment record
@@ -311,9 +404,11 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 // locks the prompt and reads, under that
 // lock, whether the change's precondition holds (step answers it in the
 // order of checks: after existence, before conflicts), and then answers
-// as GetActive. uses are the statements step runs.
+// as GetActive. uses are the statements step runs. target names the
+// version the change points at, whose partials' prompts the first
+// statement locks with the prompt (see lockTarget).
 func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, env prompts.Environment, ch prompts.Change,
-	step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
+	target lockTarget, step func(context.Context, *tx, change) error, uses ...query) (prompts.ActivePrompt, error) {
 	own := tx == nil
 	if own {
 		var err error
@@ -323,12 +418,13 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	}
 	a, err := func() (prompts.ActivePrompt, error) {
-		revision, latest, projectID, err := lockEnvironments(ctx, tx, promptID)
+		l, err := lockEnvironments(ctx, tx, promptID, env, target)
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
+		revision, latest := l.revision, l.latestDeployment
 		now := s.clock.Now()
-		c := change{promptID: promptID, projectID: projectID, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
+		c := change{promptID: promptID, projectID: l.projectID, key: l.key, targetFound: l.found, targetPartials: l.partials, env: env, Change: ch, now: now, recordID: prompts.NewIDAfter(now, latest), moveRevision: true,
 			holds: ch.IfRevision == 0 || ch.IfRevision == revision}
 		if err := step(ctx, tx, c); err != nil {
 			return prompts.ActivePrompt{}, err
@@ -350,22 +446,72 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	return a, nil
 }
 
+// lockTarget names the version a change of an environment points at, for
+// the partials guard: mode "version" (the one numbered number or with id
+// id), "rollback" (the one the environment pointed at before its latest
+// change) or "" (none, a deactivation). guard says to lock the rows of
+// the prompts it includes.
+type lockTarget struct {
+	mode       string
+	number, id any
+	guard      bool
+}
+
+// locked is what lockEnvironments read under the lock.
+type locked struct {
+	revision                         int64
+	latestDeployment, projectID, key string
+	found                            bool     // the target version exists
+	partials                         []string // its partials
+}
+
 // lockEnvironments locks the prompt's row for the rest of tx, which
-// serializes the changes of what its environments point at, and returns
-// its revision, latest deployment id and project. An unknown prompt is
-// ErrNotFound. What tx reads after it is what the writer it may have
-// waited for committed.
-func lockEnvironments(ctx context.Context, tx *tx, promptID string) (revision int64, latestDeployment, projectID string, err error) {
+// serializes the changes of what its environments point at, with the
+// rows of the prompts its target version includes (when target.guard),
+// in the order of their ids, and returns the prompt's revision, latest
+// deployment id, project and key, and the target's partials. An unknown
+// prompt is ErrNotFound. What tx reads after it is what the writer it may
+// have waited for committed.
+func lockEnvironments(ctx context.Context, tx *tx, promptID string, env prompts.Environment, target lockTarget) (locked, error) {
 	st, err := tx.stmt(ctx, qLockEnvironments)
 	if err != nil {
-		return 0, "", "", err
+		return locked{}, err
 	}
-	var latest sql.NullString
-	err = st.QueryRowContext(ctx, promptID).Scan(&revision, &latest, &projectID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", "", prompts.NotFound("prompt")
+	mode := target.mode
+	if mode == "" {
+		mode = "none"
 	}
-	return revision, latest.String, projectID, err
+	rows, err := st.QueryContext(ctx, promptID, string(env), mode, target.number, target.id, target.guard)
+	if err != nil {
+		return locked{}, err
+	}
+	defer rows.Close()
+	var (
+		l     locked
+		found bool
+	)
+	for rows.Next() {
+		var (
+			id       string
+			latest   sql.NullString
+			partials pq.StringArray
+			r        locked
+		)
+		if err := rows.Scan(&id, &r.revision, &latest, &r.projectID, &r.key, &r.found, &partials); err != nil {
+			return locked{}, err
+		}
+		if id == promptID {
+			r.latestDeployment, r.partials = latest.String, partials
+			l, found = r, true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return locked{}, err
+	}
+	if !found {
+		return locked{}, prompts.NotFound("prompt")
+	}
+	return l, nil
 }
 
 // nonEmpty returns nil for "", else a pointer to s.

@@ -29,6 +29,8 @@ var queryNames = [numQueries]string{
 	qPointEnvironment:             "Activate (point)",
 	qClearEnvironment:             "Deactivate (clear)",
 	qRollbackTarget:               "Rollback (target)",
+	qLockPartials:                 "CreateVersion, Rollback (partials' locks)",
+	qMissingPartials:              "Activate, Rollback, CreateVersion (partials guard)",
 	qListDeployments:              "ListDeployments",
 	qListDeploymentsByEnvironment: "ListDeployments (one environment)",
 	qClaimIdempotency:             "Idempotency (claim)",

@@ -61,6 +61,8 @@ FROM generate_series(1, 100000) i`)
 	exec(`INSERT INTO {s}.versions (prompt_id, version_number, id, content, metadata, created_at, variables)
 SELECT '02' || lpad(i::text, 24, '0'), n, '03' || lpad((i * 1000 + n)::text, 24, '0'), 'content ' || n, '{"n":1}', now(), '{}'::text[]
 FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
+	// One version in ten includes a partial.
+	exec(`UPDATE {s}.versions SET partials = ARRAY['key-' || (version_number % 100)] WHERE version_number % 10 = 0`)
 	exec(`UPDATE {s}.prompts SET version_count = 100, latest_version_id = '03' || lpad((substr(id, 3)::int * 1000 + 100)::text, 24, '0')
 WHERE id <= '02' || lpad('1000', 24, '0')`)
 	exec(`INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
@@ -103,27 +105,29 @@ FROM generate_series(1, 100000) i`)
 	const now, micros = "'2026-11-21T22:19:26.123456Z'", "1763763566123456"
 	const cutoff = "'2026-11-14T22:19:26.123456Z'" // the retention's
 	args := map[string]string{
-		"CreateProject":                           "'04000000000000000000000001', 'New', 'new', '', false, " + now + ", " + cutoff,
-		"GetProject":                              project(8),
-		"ListProjects":                            "'', 101",
-		"ListProjects (ids)":                      "ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreatePrompt":                            "'04000000000000000000000002', " + project(8) + ", 'new', 'New', NULL, " + now + ", " + micros + `, true, '{"id": "x"}', ` + cutoff,
-		"GetPrompt":                               prompt(7),
-		"UpdatePrompt":                            prompt(7) + ", true, 'key-new', false, '', true, NULL, " + micros + ", " + now + ", " + cutoff,
-		"ListPrompts":                             prompt(90000) + ", 101",
-		"ListPrompts (one project)":               project(8) + ", " + prompt(50000) + ", 101",
-		"ListPrompts (several projects)":          "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
-		"ListPrompts (key)":                       "'key-7', " + prompt(7000) + ", 101",
-		"ListPrompts (key in projects)":           "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
-		"CreateVersion":                           prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name'], true, " + cutoff + ", 'plain', 'plain', '{}'",
-		"CreateVersion (retry under the lock)":    prompt(7) + ", '04000000000000000000000003'",
-		"GetVersion":                              prompt(7) + ", 50",
-		"ListVersions":                            prompt(7) + ", " + version(7, 50) + ", 101",
-		"GetActive":                               prompt(7) + ", 'production'",
-		"GetActiveByKey":                          project(8) + ", 'key-0', 'production'",
-		"Activate, Deactivate (lock)":             prompt(7),
+		"CreateProject":                             "'04000000000000000000000001', 'New', 'new', '', false, " + now + ", " + cutoff,
+		"GetProject":                                project(8),
+		"ListProjects":                              "'', 101",
+		"ListProjects (ids)":                        "ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
+		"CreatePrompt":                              "'04000000000000000000000002', " + project(8) + ", 'new', 'New', NULL, " + now + ", " + micros + `, true, '{"id": "x"}', ` + cutoff,
+		"GetPrompt":                                 prompt(7),
+		"UpdatePrompt":                              prompt(7) + ", true, 'key-new', false, '', true, NULL, " + micros + ", " + now + ", " + cutoff,
+		"ListPrompts":                               prompt(90000) + ", 101",
+		"ListPrompts (one project)":                 project(8) + ", " + prompt(50000) + ", 101",
+		"ListPrompts (several projects)":            "ARRAY[" + project(8) + ", " + project(9) + ", " + project(10) + "], " + prompt(50000) + ", 101",
+		"ListPrompts (key)":                         "'key-7', " + prompt(7000) + ", 101",
+		"ListPrompts (key in projects)":             "'key-7', ARRAY[" + project(8) + ", " + project(9) + "], '', 101",
+		"CreateVersion":                             prompt(7) + ", '04000000000000000000000003', 'c', NULL, NULL, " + now + ", " + micros + ", ARRAY['name'], true, " + cutoff + ", 'plain', 'plain', '{}', ARRAY['key-3']",
+		"CreateVersion (retry under the lock)":      prompt(7) + ", '04000000000000000000000003'",
+		"GetVersion":                                prompt(7) + ", 50",
+		"ListVersions":                              prompt(7) + ", " + version(7, 50) + ", 101",
+		"GetActive":                                 prompt(7) + ", 'production'",
+		"GetActiveByKey":                            project(8) + ", 'key-0', 'production'",
+		"Activate, Deactivate (lock)":               prompt(7) + ", 'production', 'version', 3, NULL, true",
+		"CreateVersion, Rollback (partials' locks)": prompt(7) + ", ARRAY['key-1', 'key-2']",
+		"Activate, Rollback, CreateVersion (partials guard)": project(8) + ", 'production', ARRAY['key-1', 'key-2']",
 		"Activate (point)":                        prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true, false",
-		"Deactivate (clear)":                      prompt(7) + ", 'staging', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now,
+		"Deactivate (clear)":                      prompt(7) + ", 'production', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now + ", false",
 		"Rollback (target)":                       prompt(7) + ", 'staging'",
 		"ListDeployments":                         prompt(7) + ", '~', 101",
 		"ListDeployments (one environment)":       prompt(7) + ", '~', 101, 'production'",

@@ -31,6 +31,8 @@ const (
 	qPointEnvironment
 	qClearEnvironment
 	qRollbackTarget
+	qLockPartials
+	qMissingPartials
 	qListDeployments
 	qListDeploymentsByEnvironment
 	qClaimIdempotency
@@ -54,10 +56,10 @@ const (
 const (
 	projectCols = `id, name, slug, description, is_private, created_at`
 	promptCols  = `p.id, p.project_id, p.key, p.name, p.description, p.latest_version_id, p.created_at, p.revision`
-	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables, v.template_format`
+	versionCols = `v.id, v.version_number, v.content, v.change_summary, v.metadata, v.created_at, v.variables, v.template_format, v.partials`
 	// versionColsW are versionCols of the versions table aliased w, in
 	// subqueries whose result is v.
-	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables, w.template_format`
+	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables, w.template_format, w.partials`
 	// deploymentCols are a record's columns, with the ids of its versions.
 	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.actor, d.reason, d.created_at`
 	// nextRevision is prompts.NextRevision of the row's revision at the
@@ -247,8 +249,8 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		// version's template format; when $12 is not NULL, nothing happens
 		// unless the latest version's format is $12 (the format a version
 		// that names none takes: then CreateVersion retries under a lock,
-		// where it reads the latest format). Answers the number and the
-		// prompt's project.
+		// where it reads the latest format). $13 is the version's typed
+		// inputs, $14 its partials. Answers the number and the prompt's project.
 		qCreateVersion: `WITH p AS (
 	UPDATE {s}.prompts
 	SET version_count = version_count + 1, latest_version_id = $2, revision = GREATEST(revision + 1, $7::bigint)
@@ -257,8 +259,8 @@ WHERE p.key = $1 AND p.project_id = ANY($2::text[]) AND p.id > $3 ORDER BY p.id 
 		AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL
 	RETURNING id, project_id, version_count
 ), v AS (
-	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format, inputs)
-	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text, $13::text[] FROM p
+	INSERT INTO {s}.versions (prompt_id, version_number, id, content, change_summary, metadata, created_at, variables, template_format, inputs, partials)
+	SELECT p.id, p.version_count, $2::text, $3::text, $4::text, $5::json, $6::timestamptz, $8::text[], $11::text, $13::text[], $14::text[] FROM p
 	RETURNING version_number
 ), new_events AS (
 	SELECT 1 AS ord, 'version.created'::text AS type, p.project_id, p.id AS prompt_id, NULL::json AS data,
@@ -320,12 +322,37 @@ WHERE j.id = $1`,
 		// The first statement of a transaction that changes the prompt's
 		// environments: lock the prompt's row, and read its revision (for the
 		// caller's precondition), its latest deployment id (to make the
-		// next) and its project (for the events). The statements after it read the environments afresh: under
+		// next), its project (for the events) and key; and, for the
+		// partials guard (when $6), lock the rows of the prompts of the
+		// project that the version the change points at includes, all in
+		// the order of
+		// their ids (so that two changes whose versions include each
+		// other's prompts never wait for each other), and answer that
+		// version's partials (the same on every row) and whether it was
+		// found. One row each; no row for the prompt: it is unknown. The statements after it read the environments afresh: under
 		// READ COMMITTED each statement sees what was committed when it
 		// began, so a writer that waited here sees the change of the writer
 		// it waited for.
-		qLockEnvironments: `SELECT revision, latest_deployment_id, project_id FROM {s}.prompts
-WHERE id = $1 AND pg_notify({channel}, id || ' ' || project_id) IS NOT NULL FOR UPDATE`,
+		qLockEnvironments: `WITH target AS (
+	-- The version the change points at: $3 'version', the one numbered
+	-- $4 or with id $5; $3 'rollback', the one environment $2 pointed at
+	-- before its latest change; $3 'none', none.
+	SELECT v.partials FROM {s}.versions v
+	WHERE $3::text = 'version' AND v.prompt_id = $1 AND (v.version_number = $4::integer OR v.id = $5::text)
+	UNION ALL
+	SELECT v.partials FROM {s}.versions v
+	WHERE $3::text = 'rollback' AND v.prompt_id = $1 AND v.version_number = (
+		SELECT d.previous_version_number FROM {s}.deployments d
+		WHERE d.prompt_id = $1 AND d.environment = $2 ORDER BY d.id DESC LIMIT 1)
+)
+SELECT p.id, p.revision, p.latest_deployment_id, p.project_id, p.key,
+	EXISTS (SELECT 1 FROM target), COALESCE((SELECT t.partials FROM target t LIMIT 1), '{}')
+FROM {s}.prompts p
+WHERE (p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL)
+	OR ($6::boolean AND p.project_id = (SELECT q.project_id FROM {s}.prompts q WHERE q.id = $1)
+		AND p.key = ANY(COALESCE((SELECT t.partials FROM target t LIMIT 1), '{}')))
+ORDER BY p.id
+FOR UPDATE OF p`,
 
 		// Under that lock: point environment $2 at the version numbered $3
 		// or with id $4, unless it points there already, or $12 (the change's
@@ -365,11 +392,33 @@ SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
 	EXISTS (SELECT 1 FROM t, cur WHERE $12::boolean AND NOT $13::boolean AND (t.variables, t.inputs) <> (cur.variables, cur.inputs)),
 	(SELECT variables FROM t), (SELECT variables FROM cur), (SELECT inputs FROM t), (SELECT inputs FROM cur)`,
 
-		// Under that lock: point environment $2 at no version; when it
-		// pointed at one, record the change (id $4, actor $5, reason $6, at
-		// $7) and move the revision on to at least $3.
-		qClearEnvironment: `WITH clear AS (
-	DELETE FROM {s}.environments WHERE prompt_id = $1 AND environment = $2
+		// Under that lock: point environment $2 at no version, unless a
+		// version active there includes the prompt (answered, sorted) and
+		// $8 (force) is false; when it pointed at one, record the change
+		// (id $4, actor $5, reason $6, at $7) and move the revision on to at
+		// least $3.
+		qClearEnvironment: `WITH inc AS (
+	-- Unless $8 (force): the keys of the other prompts of the project
+	-- whose version active in $2 includes the prompt as a partial, while
+	-- something of it is active there. The versions that include its key
+	-- come from the index on partials.
+	-- (OFFSET 0 keeps the lookups in this order: the index on partials,
+	-- then each version's environment and prompt by primary key.)
+	SELECT p.key FROM {s}.prompts me
+	JOIN {s}.environments mine ON mine.prompt_id = me.id AND mine.environment = $2
+	CROSS JOIN LATERAL (
+		SELECT w.prompt_id, w.version_number FROM {s}.versions w WHERE w.partials @> ARRAY[me.key] OFFSET 0
+	) v
+	CROSS JOIN LATERAL (
+		SELECT 1 FROM {s}.environments e
+		WHERE e.prompt_id = v.prompt_id AND e.environment = $2 AND e.version_number = v.version_number OFFSET 0
+	) e
+	CROSS JOIN LATERAL (
+		SELECT q.key FROM {s}.prompts q WHERE q.id = v.prompt_id AND q.project_id = me.project_id AND q.id <> me.id OFFSET 0
+	) p
+	WHERE me.id = $1 AND NOT $8::boolean
+), clear AS (
+	DELETE FROM {s}.environments WHERE prompt_id = $1 AND environment = $2 AND NOT EXISTS (SELECT 1 FROM inc)
 	RETURNING version_number
 ), rec AS (
 	INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, actor, reason, created_at)
@@ -379,7 +428,7 @@ SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
 	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $3::bigint), latest_deployment_id = $4::text
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM clear)
 )
-SELECT EXISTS (SELECT 1 FROM clear)`,
+SELECT EXISTS (SELECT 1 FROM clear), ARRAY(SELECT key FROM inc ORDER BY key)`,
 
 		// Under that lock: the version environment $2 pointed at before its
 		// latest change. No row when it has no record.
@@ -403,8 +452,28 @@ SELECT EXISTS (SELECT 1 FROM clear)`,
 		qExpireIdempotency: `DELETE FROM {s}.idempotency WHERE ctid = ANY (ARRAY(
 			SELECT ctid FROM {s}.idempotency WHERE created_at < $1 ORDER BY created_at LIMIT 16 FOR UPDATE SKIP LOCKED))`,
 
-		qRollbackTarget: `SELECT previous_version_number FROM {s}.deployments
-WHERE prompt_id = $1 AND environment = $2 ORDER BY id DESC LIMIT 1`,
+		qRollbackTarget: `SELECT d.previous_version_number, v.partials FROM {s}.deployments d
+LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.previous_version_number
+WHERE d.prompt_id = $1 AND d.environment = $2 ORDER BY d.id DESC LIMIT 1`,
+
+		// The partials guard's locks: the rows of prompt $1 and of the
+		// prompts of its project with the keys $2, in the order of their
+		// ids, the one order every transaction that takes more than one
+		// prompt's lock follows (so two never wait for each other). A
+		// deactivation of one of them takes its row's lock too: the two
+		// take turns.
+		qLockPartials: `SELECT id FROM {s}.prompts
+WHERE id = $1 OR (project_id = (SELECT q.project_id FROM {s}.prompts q WHERE q.id = $1) AND key = ANY($2::text[]))
+ORDER BY id FOR UPDATE`,
+
+		// Under those locks: the keys of $3 that name no prompt of project
+		// $1 with a version active in environment $2, sorted.
+		qMissingPartials: `SELECT k.key FROM unnest($3::text[]) AS k(key)
+WHERE NOT EXISTS (
+	SELECT 1 FROM {s}.prompts p JOIN {s}.environments e ON e.prompt_id = p.id AND e.environment = $2
+	WHERE p.project_id = $1 AND p.key = k.key
+)
+ORDER BY k.key COLLATE "C"`,
 
 		// Newest first, from below $2. At least one row when the prompt exists
 		// (NULL columns when the page is empty).

@@ -56,6 +56,9 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 			return prompts.PromptVersion{}, err
 		}
 		v.Variables, inputs = sig.Variables, sig.Inputs
+		if v.Partials, err = prompts.TemplatePartials(in.TemplateFormat, in.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
 	}
 	envs := environments(in.Environments)
 	if !in.Idempotency.IsZero() {
@@ -82,10 +85,10 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	// reads the latest format): the format of every part A client.
 	fv, fvInputs, expect := v, inputs, any(nil)
 	if fv.TemplateFormat == "" { // plain: no inputs
-		fv.TemplateFormat, fv.Variables, fvInputs, expect = prompts.FormatPlain, prompts.Variables(in.Content), nil, string(prompts.FormatPlain)
+		fv.TemplateFormat, fv.Variables, fvInputs, fv.Partials, expect = prompts.FormatPlain, prompts.Variables(in.Content), nil, []string{}, string(prompts.FormatPlain)
 	}
 	var projectID string
-	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect, inputsArg(fvInputs))...).Scan(&fv.VersionNumber, &projectID)
+	err = st.QueryRowContext(ctx, append(versionArgs(fv), true, s.cutoff(), string(fv.TemplateFormat), expect, inputsArg(fvInputs), pq.StringArray(fv.Partials))...).Scan(&fv.VersionNumber, &projectID)
 	switch {
 	case err == nil:
 		return fv, nil
@@ -112,7 +115,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment); err != nil {
+		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment, qLockPartials, qMissingPartials); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -123,6 +126,20 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		projectID                  string
 		latestFormat, storedFormat sql.NullString
 	)
+	if len(envs) > 0 && !ch.AllowMissingPartials {
+		// The partials guard's locks first, in their order: those of the
+		// partials the content would have as a dotprompt template (its
+		// format may be known only under the lock), the prompt's among them.
+		guess := v.Partials
+		if v.TemplateFormat == "" {
+			guess, _ = prompts.TemplatePartials(prompts.FormatDotprompt, v.Content)
+		}
+		if len(guess) > 0 {
+			if err := lockPartials(ctx, tx, v.PromptID, guess); err != nil {
+				return prompts.PromptVersion{}, s.fail(ctx, err)
+			}
+		}
+	}
 	lock, err := tx.stmt(ctx, qLockPrompt)
 	if err != nil {
 		return prompts.PromptVersion{}, s.fail(ctx, err)
@@ -140,8 +157,10 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		if v.TemplateFormat == "" {
 			v.TemplateFormat = prompts.TemplateFormat(storedFormat.String)
 			var sig prompts.Signature
-			sig, err = prompts.VersionSignature(v.TemplateFormat, v.Content, v.Metadata)
-			v.Variables = sig.Variables
+			if sig, err = prompts.VersionSignature(v.TemplateFormat, v.Content, v.Metadata); err == nil {
+				v.Variables = sig.Variables
+				v.Partials, err = prompts.TemplatePartials(v.TemplateFormat, v.Content)
+			}
 		}
 		return v, err // the deferred Rollback ends what only read
 	}
@@ -152,6 +171,9 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 			return prompts.PromptVersion{}, err
 		}
 		v.Variables, inputs = sig.Variables, sig.Inputs
+		if v.Partials, err = prompts.TemplatePartials(v.TemplateFormat, v.Content); err != nil {
+			return prompts.PromptVersion{}, err
+		}
 	}
 	first := v.ID
 	v.ID = prompts.NewIDAfter(v.CreatedAt, latest.String)
@@ -167,7 +189,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	// The event: appended by this statement when it is the transaction's
 	// last, else at the commit, after the records.
 	inline := own && len(envs) == 0
-	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil, inputsArg(inputs))...).Scan(&v.VersionNumber, &projectID)
+	err = create.QueryRowContext(ctx, append(versionArgs(v), inline, s.cutoff(), string(v.TemplateFormat), nil, inputsArg(inputs), pq.StringArray(v.Partials))...).Scan(&v.VersionNumber, &projectID)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Cannot happen while the lock is held and the id is after the latest.
 		err = errors.New("sqlstore: version not stored under the prompt's lock")
@@ -184,6 +206,9 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
 		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: ch, now: v.CreatedAt, recordID: record, holds: true}
+		if err := c.partialGuard(ctx, tx, v.Partials, true); err != nil { // locked first, above
+			return prompts.PromptVersion{}, s.fail(ctx, err)
+		}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
@@ -199,7 +224,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 // deploy is the change that in's Environments make: its actor, reason
 // and promotion guard.
 func deploy(in prompts.NewVersion) prompts.Change {
-	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange}
+	return prompts.Change{Actor: in.Actor, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange, AllowMissingPartials: in.AllowMissingPartials}
 }
 
 func versionArgs(v prompts.PromptVersion) []any {
@@ -329,10 +354,11 @@ type versionRow struct {
 	created                        sql.NullTime
 	variables                      pq.StringArray
 	format                         sql.NullString
+	partials                       pq.StringArray
 }
 
 func (r *versionRow) dest() []any {
-	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables, &r.format}
+	return []any{&r.id, &r.number, &r.content, &r.summary, &r.metadata, &r.created, &r.variables, &r.format, &r.partials}
 }
 
 // version returns the version, or false when the columns were NULL.
@@ -352,6 +378,9 @@ func (r *versionRow) version(promptID string) (prompts.PromptVersion, bool) {
 	}
 	if v.Variables == nil {
 		v.Variables = []string{}
+	}
+	if v.Partials = []string(r.partials); v.Partials == nil {
+		v.Partials = []string{}
 	}
 	if r.summary.Valid {
 		v.ChangeSummary = &r.summary.String

@@ -91,9 +91,9 @@ var formatTests = []test{
 		is.True(strings.Contains(detailOf(err, "content"), "line 2, column 1"))
 		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{/if}}", Environments: []prompts.Environment{prompts.Production}})
 		s.invalid(err, "content") // created active too
-		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{> other}}"})
-		s.invalid(err, "content") // partials are not supported yet
-		is.True(strings.Contains(detailOf(err, "content"), "partials"))
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{> _other}}"})
+		s.invalid(err, "content") // a partial names a prompt key
+		is.True(strings.Contains(detailOf(err, "content"), `"_other"`))
 		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "x", TemplateFormat: "jinja"})
 		s.invalid(err, "template_format")
 		is.True(strings.Contains(detailOf(err, "template_format"), `"jinja"`)) // naming it

@@ -89,6 +89,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		templateTests,
 		formatTests,
 		schemaTests,
+		partialTests,
 		lookupTests,
 		readTests,
 		pagingTests,

@@ -20,7 +20,8 @@
 //
 // # Signing in
 //
-// A person signs in with an API key. The key becomes a session: the
+// A person signs in with an API key (or with an identity provider, see
+// below). The key becomes a session: the
 // browser holds a random 256-bit secret in a cookie that is HttpOnly,
 // SameSite=Strict, Secure over TLS (or always, with WithSecureCookies),
 // and scoped to the prefix; the server keeps the session (the key,
@@ -89,6 +90,47 @@
 // handler counts the sessions it made or served; replicas that share a
 // SessionStore each count their own.
 //
+// # Signing in with an identity provider
+//
+// WithOIDC signs people in with an OpenID Connect provider as well (or
+// only, with WithKeySignIn(false)): the sign-in page offers "Sign in
+// with <provider>", a link to {prefix}oidc/start, which sends the
+// browser to the provider with the authorization code flow, PKCE (S256),
+// a random state and a random nonce. The state, the nonce, the PKCE
+// verifier, where to go after, and when the flow expires (10 minutes)
+// are sealed with AES-256-GCM under a key derived from the handler's
+// secret, in a cookie that is HttpOnly, SameSite=Lax (the provider's
+// redirect back is a navigation from its site), Secure as the session's,
+// and scoped to the prefix. The provider sends the browser back to
+// {prefix}oidc/callback (OIDCConfig.RedirectURL, or derived from the
+// request), where the state must be the cookie's, the flow unexpired
+// and not used before (a replayed redirect with its cookie signs nobody
+// in); the code is exchanged with the verifier, and the ID token's
+// signature, issuer, audience, expiry and nonce are checked, with
+// github.com/coreos/go-oidc/v3 and golang.org/x/oauth2.
+//
+// The provider's discovery document is fetched at the first sign-in,
+// not in New, within 10 s; a provider that does not answer gives a
+// page saying so (503), and is asked again at the next sign-in. Its
+// keys are fetched when a token names one not seen yet (by a goroutine
+// of go-oidc that ends with OIDCConfig.HTTPClient's timeout). Nothing
+// of it runs without a sign-in.
+//
+// The person's email comes from the ID token or, when it has none, the
+// provider's userinfo endpoint (for the same subject). When
+// email_verified is given it must be true. The rules (OIDCConfig.Rules,
+// RoleRule) are tried in order and the first whose claim matches gives
+// the role and projects; "email_domain" is the domain of the email. A
+// person no rule matches is refused with a page that says so (403) and
+// gets no session. The session is as a key's (the same cookie, limits,
+// idle timeout and maximum age) but holds, instead of a sealed key, the
+// person's access sealed under the cookie's secret: their email as the
+// actor of the changes they make, and the rule's role and projects as
+// they were at sign-in. The session cookie is SameSite=Strict, which a
+// browser does not send within the navigation coming back from the
+// provider: the callback answers with a short page that moves on by
+// itself (a meta refresh), rather than a redirect.
+//
 // # Changes
 //
 // Promote, roll back and deactivate are compare-and-swaps: each form
@@ -98,9 +140,9 @@
 // deployments) and the form again, as it now stands; nothing changed.
 // The promotion guard's refusal is 409, naming the added and removed
 // variables, with the checkbox "Allow variable change" to override it.
-// Every change records the key's name as its actor, and the reason
-// typed, in the deployment history, as the HTTP interface does. Text
-// typed into a form is stored with \n line ends.
+// Every change records the key's name (or the person's email) as its
+// actor, and the reason typed, in the deployment history, as the HTTP
+// interface does. Text typed into a form is stored with \n line ends.
 //
 // Rendering a version on its render page gives every variable the text
 // of its field, an empty field included: an empty field is the empty

@@ -153,15 +153,16 @@ var fieldLabels = map[string]string{
 
 // view is what every page gets: the layout's part, and the page's Data.
 type view struct {
-	Title  string
-	Prefix string
-	CSS    string
-	JS     string
-	User   *viewer // nil when signed out
-	CSRF   string
-	Flash  string
-	Crumbs []crumb
-	Data   any
+	Refresh string // a page to go on to at once (meta refresh), or ""
+	Title   string
+	Prefix  string
+	CSS     string
+	JS      string
+	User    *viewer // nil when signed out
+	CSRF    string
+	Flash   string
+	Crumbs  []crumb
+	Data    any
 }
 
 type viewer struct {

@@ -19,6 +19,10 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST "+p+"signin", h.signIn)
 	m.HandleFunc("POST "+p+"signout", h.signOut)
 	m.HandleFunc("GET "+p+"static/{name}", h.serveStatic)
+	if h.oidc != nil {
+		m.HandleFunc("GET "+p+"oidc/start", h.oidcStart)
+		m.HandleFunc("GET "+p+"oidc/callback", h.oidcCallback)
+	}
 
 	m.HandleFunc("GET "+p+"projects/{project_id}", h.page(httpapi.RoleRead, (*call).project))
 	m.HandleFunc("GET "+p+"projects/{project_id}/prompts/new", h.page(httpapi.RoleWrite, (*call).newPromptForm))

@@ -32,6 +32,11 @@ type Session struct {
 	// no store sees. At every request the handler opens it and asks the
 	// Authenticator what the key may see and do now.
 	SealedKey []byte
+	// SealedPerson is, for a person signed in with OpenID Connect
+	// instead of a key, the person's access (their email as its Name,
+	// the role and projects of the rule they matched), sealed as
+	// SealedKey is, under another key derived from the cookie's secret.
+	SealedPerson []byte
 	// CSRF is the token every form that changes something carries.
 	CSRF string
 	// Created is when the session began; LastSeen when it was last used.
@@ -96,6 +101,7 @@ func (m *MemorySessions) Load(_ context.Context, id string) (Session, bool, erro
 		return Session{}, false, nil
 	}
 	e.s.SealedKey = slices.Clone(e.s.SealedKey)
+	e.s.SealedPerson = slices.Clone(e.s.SealedPerson)
 	return e.s, true, nil
 }
 
@@ -104,6 +110,7 @@ func (m *MemorySessions) Load(_ context.Context, id string) (Session, bool, erro
 // most about twice the live ones, at a constant cost a save.
 func (m *MemorySessions) Save(_ context.Context, id string, s Session, expires time.Time) error {
 	s.SealedKey = slices.Clone(s.SealedKey)
+	s.SealedPerson = slices.Clone(s.SealedPerson)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.m[id] = memSession{s: s, expires: expires}
@@ -185,6 +192,12 @@ func sealer(secret []byte) (cipher.AEAD, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newGCM(k)
+}
+
+// newGCM returns AES-256-GCM under k, a random nonce before each sealed
+// message.
+func newGCM(k []byte) (cipher.AEAD, error) {
 	b, err := aes.NewCipher(k)
 	if err != nil {
 		return nil, err
@@ -266,6 +279,18 @@ func (h *Handler) signedIn(c *call) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
+	if len(s.SealedPerson) > 0 {
+		// A person's access is what the rule gave at sign-in, until the
+		// session ends.
+		a, ok := openPerson(secret, s.SealedPerson)
+		if !ok || !allows(a.Role, httpapi.RoleRead) {
+			return false, h.endSession(ctx, id)
+		}
+		if err := h.touch(c, s, id, "person:"+a.Name, a); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
 	key, ok := openKey(secret, s.SealedKey)
 	if !ok {
 		return false, h.endSession(ctx, id)
@@ -282,19 +307,29 @@ func (h *Handler) signedIn(c *call) (bool, error) {
 		}
 		return false, &authError{err}
 	}
+	if err := h.touch(c, s, id, key, a); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// touch makes the session id, of the key or person who, the most
+// recently used, and fills the call with it and its access a.
+func (h *Handler) touch(c *call, s Session, id, who string, a httpapi.Access) error {
+	ctx := c.r.Context()
 	// The most recently used, in the handler's index (a session of
 	// another replica joins it), which may end the least recently used.
-	h.endSessions(ctx, h.sessIdx.use(id, h.keyID(key)))
+	h.endSessions(ctx, h.sessIdx.use(id, h.keyID(who)))
 	// A session's LastSeen moves on at most once a minute, so that a
 	// shared store is not written at every request.
 	if now := h.now(); now.Sub(s.LastSeen) >= time.Minute {
 		s.LastSeen = now
 		if err := h.save(ctx, id, s); err != nil {
-			return false, err
+			return err
 		}
 	}
 	c.s, c.sid, c.access, c.signed = s, id, a, true
-	return true, nil
+	return nil
 }
 
 // authError is the Authenticator's failure to answer for a session's key.

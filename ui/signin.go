@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,9 @@ type signinData struct {
 	Token string // the sign-in form's token: its cookie's nonce, signed
 	Next  string
 	Error string
+	Keys  bool   // sign-in with a key is on
+	OIDC  string // the OpenID Connect provider's name, or ""
+	Start string // the address that starts signing in with it
 }
 
 // index is GET {prefix}: the projects when signed in, else the sign-in
@@ -95,7 +99,14 @@ func (c *call) signinPage(status int, next, msg string) {
 	if next == c.h.prefix {
 		next = ""
 	}
-	c.render(status, "signin", c.view("Sign in", signinData{Token: token, Next: next, Error: msg}))
+	d := signinData{Token: token, Next: next, Error: msg, Keys: !c.h.noKeys}
+	if o := c.h.oidc; o != nil {
+		d.OIDC, d.Start = o.cfg.Name, c.h.prefix+"oidc/start"
+		if next != "" {
+			d.Start += "?next=" + url.QueryEscape(next)
+		}
+	}
+	c.render(status, "signin", c.view("Sign in", d))
 }
 
 // signIn is POST {prefix}signin: the key becomes a session. The form
@@ -113,6 +124,10 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := h.safeNext(r.PostForm.Get("next"))
+	if h.noKeys {
+		c.signinPage(http.StatusForbidden, next, "Signing in with an API key is turned off here. Sign in with "+h.oidc.cfg.Name+".")
+		return
+	}
 	ck, err := r.Cookie(signinCookie)
 	if err != nil || !h.validSignin(ck.Value, r.PostForm.Get("csrf")) {
 		c.signinPage(http.StatusForbidden, next, "The sign-in form was stale or came from another site, so it was refused. Sign in again below.")
@@ -151,31 +166,46 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		c.storeError(err)
 		return
 	}
+	value, err := h.startSession(r, key, func(secret []byte) (Session, error) {
+		sealed, err := sealKey(secret, key)
+		return Session{SealedKey: sealed}, err
+	})
+	if err != nil {
+		c.storeError(err)
+		return
+	}
+	http.SetCookie(w, h.cookie(r, sessionCookie, value, 0))
+	http.SetCookie(w, h.cookie(r, signinCookie, "", -1))
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// startSession stores a new session for the request's browser, made by
+// seal with the new cookie's secret, and returns the cookie's value. An
+// earlier session of this browser ends; who names the key or person in
+// the session index, whose limits may end the least recently used. An
+// error is the SessionStore's.
+func (h *Handler) startSession(r *http.Request, who string, seal func(secret []byte) (Session, error)) (string, error) {
 	// A new id at every sign-in; an earlier session of this browser ends.
 	if old, err := r.Cookie(sessionCookie); err == nil && old.Value != "" {
 		if err := h.endSession(r.Context(), storeID(old.Value)); err != nil {
-			c.storeError(err)
-			return
+			return "", err
 		}
 	}
 	value := randomToken()
 	secret, _ := parseSecret(value)
-	sealed, err := sealKey(secret, key)
+	s, err := seal(secret)
 	if err != nil {
-		c.storeError(prompts.Internal(err))
-		return
+		return "", prompts.Internal(err)
 	}
-	s := Session{SealedKey: sealed, CSRF: randomToken(), Created: now, LastSeen: now}
+	now := h.now()
+	s.CSRF, s.Created, s.LastSeen = randomToken(), now, now
 	id := storeID(value)
 	if err := h.save(r.Context(), id, s); err != nil {
-		c.storeError(err)
-		return
+		return "", err
 	}
 	// Past the session limits, the least recently used end.
-	h.endSessions(r.Context(), h.sessIdx.use(id, h.keyID(key)))
-	http.SetCookie(w, h.cookie(r, sessionCookie, value, 0))
-	http.SetCookie(w, h.cookie(r, signinCookie, "", -1))
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	h.endSessions(r.Context(), h.sessIdx.use(id, h.keyID(who)))
+	return value, nil
 }
 
 // signOut is POST {prefix}signout: the session ends, here and in the

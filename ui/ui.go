@@ -53,6 +53,9 @@ type Handler struct {
 	cop      *http.CrossOriginProtection
 
 	secureIf func(*http.Request) bool // Secure cookies on the requests it says too
+
+	oidc   *oidcState // WithOIDC's sign-in, or nil
+	noKeys bool       // WithKeySignIn(false)
 }
 
 // Option configures a Handler.
@@ -222,6 +225,9 @@ func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Hand
 		if err := o(h); err != nil {
 			return nil, err
 		}
+	}
+	if h.noKeys && h.oidc == nil {
+		return nil, errors.New("ui: with sign-in by API key turned off, WithOIDC is needed: nobody could sign in")
 	}
 	if h.sessions == nil {
 		h.sessions = NewMemorySessions(h.now)

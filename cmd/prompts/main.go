@@ -13,6 +13,7 @@
 //	prompts rollback KEY -environment ENV [-reason TEXT]
 //	prompts history  KEY [-environment ENV] [-limit N]
 //	prompts keys     create NAME -role ROLE [-projects SLUG,…] [-expires DURATION] | list | revoke ID|NAME
+//	prompts mcp      -project SLUG [-environment ENV]
 //
 // Every command finds the server by -url, else PROMPTS_URL (its root, as
 // client.New takes it), its API key by -api-key, else PROMPTS_API_KEY, and
@@ -72,6 +73,15 @@
 // scripts that need the content byte for byte, as export's files hold
 // it.
 //
+// # mcp
+//
+// mcp serves the project's prompts active in -environment (production
+// by default) over the Model Context Protocol on stdin and stdout, for a
+// desktop client that starts the command (docs/mcp.md has the JSON such a
+// client takes): prompts/list, prompts/get, the tools of package mcp, and
+// notifications/prompts/list_changed when what is active changes. It runs
+// until the client closes stdin.
+//
 // # Exit status
 //
 // 0: done (for -dry-run: nothing would change). 1: an error: a bad file,
@@ -121,6 +131,7 @@ func commands() []command {
 		{"rollback", "KEY -environment ENV [-reason TEXT]", "make active again the version active before the latest change", runRollback},
 		{"history", "KEY [-environment ENV] [-limit N]", "list the deployments of a prompt, newest first", runHistory},
 		{"keys", "create NAME -role ROLE [-projects SLUG,...] [-expires DURATION] | list | revoke ID|NAME", "manage the server's API keys (needs an admin key)", runKeys},
+		{"mcp", "-project SLUG [-environment ENV]", "serve the project's prompts over MCP on stdin and stdout, for desktop clients", runMCP},
 	}
 }
 

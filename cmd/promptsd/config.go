@@ -46,6 +46,8 @@ type config struct {
 	webhooks       bool          // run the webhook dispatcher
 	allowPrivate   bool          // webhook receivers may be on private addresses
 	ui             bool          // serve the web interface at /ui/
+	mcp            bool          // serve the Model Context Protocol at /mcp
+	oidc           oidcFlags     // sign people in to it with an OpenID Connect provider
 }
 
 // projectList is a repeatable flag.
@@ -97,7 +99,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.eventRetention, "event-retention", prompts.DefaultEventRetention, "how long the event log keeps events; a reader further behind must read everything again (PROMPTS_EVENT_RETENTION)")
 	fs.BoolVar(&c.webhooks, "webhooks", true, "deliver events to the webhooks (one dispatcher per server; replicas share the work). Each webhook has its turn: one whose receiver never answers delays the others by one attempt (10s) at most")
 	fs.BoolVar(&c.allowPrivate, "webhooks-allow-private", false, "let webhooks deliver to loopback, private and link-local addresses (receivers on your own network)")
+	fs.BoolVar(&c.mcp, "mcp", true, "serve the Model Context Protocol at /mcp (Streamable HTTP), for MCP clients with an API key in X-API-Key or Authorization: Bearer; a key's sessions count with its event streams (-max-streams-per-key)")
 	fs.BoolVar(&c.ui, "ui", true, "serve the web interface at /ui/, where people sign in with an API key: each sign-in form works once, a key holds at most 10 sessions and the server 10,000 (the least recently used end first), and failed sign-ins are limited to 10 a minute per address and key prefix")
+	c.oidc.register(fs, env)
 	var projects projectList
 	fs.Var(&projects, "project", "a project `NAME` that exists after start; repeatable (PROMPTS_PROJECT, comma-separated)")
 	if err := fs.Parse(args); err != nil {
@@ -134,6 +138,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if !given["api-key"] {
 		c.apiKey = getenv("PROMPTS_API_KEY")
+	}
+	if err := c.oidc.check(given, getenv, c.ui); err != nil {
+		return config{}, err
 	}
 	if v := getenv("PROMPTS_LOG_LEVEL"); v != "" && !given["log-level"] {
 		if err := c.logLevel.UnmarshalText([]byte(v)); err != nil {

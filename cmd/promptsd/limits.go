@@ -183,7 +183,7 @@ func (g *guard) serve(api http.Handler, w http.ResponseWriter, r *http.Request) 
 	}
 	if !g.streams.acquire(a.Name) {
 		r.Pattern = "GET /v1/integration/events"
-		tooMany(w, 5*time.Second, "the key holds "+strconv.Itoa(g.streams.max)+" open event streams, the most it may (-max-streams-per-key); close one, or retry after Retry-After")
+		tooMany(w, 5*time.Second, "the key holds "+strconv.Itoa(g.streams.max)+" open event streams and MCP sessions, the most it may (-max-streams-per-key); close one, or retry after Retry-After")
 		return
 	}
 	defer g.streams.release(a.Name)

@@ -32,6 +32,17 @@
 // The web interface, at /ui/ (-ui=false turns it off), lets people sign
 // in with an API key and read, compare, write, promote and roll back
 // prompts, bounded by the key's role and projects as over the API.
+// With -oidc-issuer, -oidc-client-id, -oidc-client-secret (better
+// PROMPTS_OIDC_CLIENT_SECRET, out of ps) and -oidc-role
+// CLAIM=VALUE:ROLE[:SLUG,…] (repeatable; the first rule that matches
+// decides), people sign in with an OpenID Connect provider instead, their
+// email the actor of what they change; -ui-key-sign-in=false leaves only
+// that. docs/ui.md says how to set up Google, Okta, Keycloak and Dex.
+//
+// MCP clients reach the prompts at /mcp (the Model Context Protocol over
+// Streamable HTTP, package mcp; -mcp=false turns it off), with an API key
+// in X-API-Key or Authorization: Bearer; docs/mcp.md says how to add it
+// to a client.
 //
 // Every change is an event: GET /v1/integration/events reads the log, or
 // streams it (server-sent events), and the server delivers events to the
@@ -42,8 +53,8 @@
 // connection is closed to make room, the oldest first of: idle ones,
 // requests without a valid key under way for 1 s, event streams; a
 // connection that sent no valid key closes after 5 s idle, one that did
-// after 60 s. A key holds at most -max-streams-per-key event streams
-// (100); one more is 429 with Retry-After. An address that sends 20
+// after 60 s. A key holds at most -max-streams-per-key event streams and
+// MCP sessions (100); one more is 429 with Retry-After. An address that sends 20
 // unknown keys within 10 s gets 429 for a minute on its unknown keys,
 // while its valid keys are served. Every request but a stream has
 // -request-timeout.

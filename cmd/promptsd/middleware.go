@@ -110,9 +110,13 @@ func observed(next http.Handler, alog *accessLog, m *metrics, timeout time.Durat
 }
 
 // isStream reports whether r asks for the stream of events: GET
-// /v1/integration/events with Accept: text/event-stream. On any other
+// /v1/integration/events with Accept: text/event-stream, or the stream of
+// an MCP session (GET /mcp). On any other
 // route the header changes nothing, the request's deadline included.
 func isStream(r *http.Request) bool {
+	if isMCPStream(r) {
+		return true
+	}
 	if r.URL.Path != "/v1/integration/events" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return false
 	}

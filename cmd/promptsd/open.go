@@ -89,6 +89,11 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 		if cfg.trustProxy {
 			uiOpts = append(uiOpts, ui.WithSecureCookiesIf(forwardedHTTPS))
 		}
+		oidcOpts, err := cfg.oidc.options(ctx, st.store, cfg.trustProxy, logger)
+		if err != nil {
+			return nil, err
+		}
+		uiOpts = append(uiOpts, oidcOpts...)
 		h, err := ui.New(st.store, auth, uiOpts...)
 		if err != nil {
 			return nil, err
@@ -98,6 +103,7 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 	// At the first signal, streams end, so that their clients reconnect
 	// to another replica while this one drains.
 	onShutdown(api.CloseStreams)
+	mountMCP(f, cfg, st.store, g, logger, onShutdown)
 	if cfg.webhooks {
 		runDispatcher(bg, st.store, cfg, logger)
 	}
@@ -116,7 +122,7 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 	logger.Info("ready", "addr", base+"/v1/integration", "store", storeName(cfg))
 	fmt.Fprintf(stdout, "Try: curl -H \"X-API-Key: %s\" %s/v1/integration/projects\n", shown, base)
 	if cfg.ui {
-		fmt.Fprintf(stdout, "Web UI: %s/ui/ (sign in with the API key)\n", base)
+		fmt.Fprintf(stdout, "Web UI: %s/ui/ (%s)\n", base, cfg.oidc.howToSignIn())
 	}
 	return releaseAll, nil
 }

@@ -32,7 +32,7 @@ func TestGenkitRendersAsTheServer(t *testing.T) {
 
 	f, err := promptfile.Parse([]byte(greeting))
 	is.NoErr(err)
-	want, err := prompts.PromptVersion{Content: f.Template, TemplateFormat: f.Format}.RenderMessages(t.Context(),
+	want, err := prompts.PromptVersion{Content: f.Template, TemplateFormat: f.Format, Metadata: f.Metadata}.RenderMessages(t.Context(),
 		prompts.RenderInput{Values: map[string]any{"name": "Ada"}})
 	is.NoErr(err)
 	is.Equal(len(got.Messages), len(want.Messages))

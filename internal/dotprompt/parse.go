@@ -504,6 +504,12 @@ func (p *parser) parsePartial(it *item) (*node, error) {
 		return nil, lx.err("dynamic partial names are not supported")
 	}
 	name := lx.word()
+	// A path names a partial as written, as in Handlebars: {{> a/b.c}}
+	// is the partial "a/b.c".
+	for name != "" && (lx.peek() == '/' || lx.peek() == '.') && lx.pos+1 < len(lx.s) && isIDChar(lx.s[lx.pos+1]) {
+		lx.pos++
+		name += lx.s[lx.pos-1:lx.pos] + lx.word()
+	}
 	if name == "" {
 		if lx.peek() == '"' || lx.peek() == '\'' {
 			e, err := lx.literal()
