@@ -15,10 +15,12 @@ const (
 	EventPromptUpdated     EventType = "prompt.updated" // only when something changed
 	EventVersionCreated    EventType = "version.created"
 	EventDeploymentCreated EventType = "deployment.created" // one per Deployment record
+	EventKeyCreated        EventType = "key.created"        // an APIKey, never its secret
+	EventKeyRevoked        EventType = "key.revoked"
 )
 
 // EventTypes lists every EventType.
-var EventTypes = []EventType{EventProjectCreated, EventPromptCreated, EventPromptUpdated, EventVersionCreated, EventDeploymentCreated}
+var EventTypes = []EventType{EventProjectCreated, EventPromptCreated, EventPromptUpdated, EventVersionCreated, EventDeploymentCreated, EventKeyCreated, EventKeyRevoked}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
@@ -40,8 +42,10 @@ const DefaultEventRetention = 7 * 24 * time.Hour
 // created active in two environments appends three events, the version's
 // first.
 //
-// Exactly one of Project, Prompt, Version and Deployment is set, by Type:
-// the resource as its own read answers it right after the change.
+// Exactly one of Project, Prompt, Version, Deployment and Key is set, by
+// Type: the resource as its own read answers it right after the change. A
+// key's event belongs to no project (ProjectID is empty): only readers of
+// every project see it.
 type Event struct {
 	// ID is positive and increases in the order in which the changes
 	// commit, without gaps that a reader could see later: a reader that
@@ -58,6 +62,7 @@ type Event struct {
 	Prompt     *Prompt        // prompt.created, prompt.updated
 	Version    *PromptVersion // version.created
 	Deployment *Deployment    // deployment.created
+	Key        *APIKey        // key.created, key.revoked: never with a secret
 }
 
 // EventFilter selects a page of the event log.
@@ -66,7 +71,8 @@ type EventFilter struct {
 	// 0 starts at the oldest event kept.
 	After int64
 	// ProjectIDs, when not nil, keeps the events of these projects only
-	// (an empty, non-nil list keeps none).
+	// (an empty, non-nil list keeps none); "" among them keeps the events
+	// of no project, those of keys.
 	ProjectIDs []string
 	// Limit is 1 to MaxLimit; 0 means DefaultLimit.
 	Limit int

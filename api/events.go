@@ -14,7 +14,9 @@ import (
 // event), created_at and data, the resource as its own read answers it:
 // a Project for project.created, a Prompt for prompt.created and
 // prompt.updated, a VersionDetail for version.created, a Deployment for
-// deployment.created.
+// deployment.created, a Key (never with its secret) for key.created and
+// key.revoked, whose project_id is "": a key's event belongs to no
+// project.
 type Event struct {
 	ID        string             `json:"id"`
 	Type      prompts.EventType  `json:"type"`
@@ -37,6 +39,8 @@ func FromEvent(e prompts.Event) (Event, error) {
 		data = FromVersionDetail(*e.Version)
 	case e.Type == prompts.EventDeploymentCreated && e.Deployment != nil:
 		data = FromDeployment(*e.Deployment)
+	case (e.Type == prompts.EventKeyCreated || e.Type == prompts.EventKeyRevoked) && e.Key != nil:
+		data = FromAPIKey(*e.Key)
 	case !e.Type.Valid():
 		return Event{}, errors.New("api: event " + strconv.FormatInt(e.ID, 10) + " has an unknown type")
 	default:
@@ -104,6 +108,13 @@ func (e Event) Domain() (prompts.Event, error) {
 		}
 		d := dep.Domain()
 		out.Deployment = &d
+	case prompts.EventKeyCreated, prompts.EventKeyRevoked:
+		var k Key
+		if err := UnmarshalLenient(e.Data, &k); err != nil {
+			return bad(err)
+		}
+		d := k.Domain()
+		out.Key = &d
 	}
 	return out, nil
 }

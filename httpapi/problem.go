@@ -41,6 +41,8 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusUnprocessableEntity, "idempotency_key_reused"}
 	case prompts.CodeEventsExpired:
 		return kind{http.StatusGone, "events_expired"}
+	case prompts.CodeForbidden:
+		return kindForbidden
 	default:
 		return kindInternal
 	}

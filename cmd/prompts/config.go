@@ -80,7 +80,7 @@ func (f *flags) parse(args []string, want int) (pos []string, code int, ok bool)
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	if len(pos) != want {
+	if want >= 0 && len(pos) != want { // want < 0: any number
 		switch {
 		case want == 0:
 			return nil, f.bad("unexpected argument %q", pos[0]), false
