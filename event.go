@@ -15,6 +15,8 @@ const (
 	EventPromptUpdated     EventType = "prompt.updated" // only when something changed
 	EventVersionCreated    EventType = "version.created"
 	EventDeploymentCreated EventType = "deployment.created" // one per Deployment record
+	EventKeyCreated        EventType = "key.created"        // an APIKey, never its secret
+	EventKeyRevoked        EventType = "key.revoked"
 
 	// A project's environments (Store.PutEnvironment,
 	// Store.DeleteEnvironment): one added; one whose protection changed
@@ -25,7 +27,7 @@ const (
 )
 
 // EventTypes lists every EventType.
-var EventTypes = []EventType{EventProjectCreated, EventPromptCreated, EventPromptUpdated, EventVersionCreated, EventDeploymentCreated,
+var EventTypes = []EventType{EventProjectCreated, EventPromptCreated, EventPromptUpdated, EventVersionCreated, EventDeploymentCreated, EventKeyCreated, EventKeyRevoked,
 	EventEnvironmentCreated, EventEnvironmentUpdated, EventEnvironmentDeleted}
 
 // Valid reports whether t is one of EventTypes.
@@ -48,9 +50,10 @@ const DefaultEventRetention = 7 * 24 * time.Hour
 // created active in two environments appends three events, the version's
 // first.
 //
-// Exactly one of Project, Prompt, Version, Deployment and Environment is
-// set, by Type: the resource as its own read answers it right after the
-// change (a removed environment as it was).
+// Exactly one of Project, Prompt, Version, Deployment, Key and Environment
+// is set, by Type: the resource as its own read answers it right after the
+// change (a removed environment as it was). A key's event belongs to no
+// project (ProjectID is empty): only readers of every project see it.
 type Event struct {
 	// ID is positive and increases in the order in which the changes
 	// commit, without gaps that a reader could see later: a reader that
@@ -67,6 +70,7 @@ type Event struct {
 	Prompt     *Prompt        // prompt.created, prompt.updated
 	Version    *PromptVersion // version.created
 	Deployment *Deployment    // deployment.created
+	Key        *APIKey        // key.created, key.revoked: never with a secret
 	// environment.created, environment.updated, environment.deleted; the
 	// event's PromptID is "".
 	Environment *ProjectEnvironment
@@ -78,7 +82,8 @@ type EventFilter struct {
 	// 0 starts at the oldest event kept.
 	After int64
 	// ProjectIDs, when not nil, keeps the events of these projects only
-	// (an empty, non-nil list keeps none).
+	// (an empty, non-nil list keeps none); "" among them keeps the events
+	// of no project, those of keys.
 	ProjectIDs []string
 	// Limit is 1 to MaxLimit; 0 means DefaultLimit.
 	Limit int

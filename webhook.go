@@ -86,7 +86,7 @@ func (in NewWebhook) Validate() error {
 	for _, t := range in.Events {
 		switch {
 		case !t.Valid():
-			fe.add("events", "unknown event type "+strings.ToValidUTF8(string(t), "?")+"; want project.created, prompt.created, prompt.updated, version.created or deployment.created")
+			fe.add("events", "unknown event type "+strings.ToValidUTF8(string(t), "?")+"; want project.created, prompt.created, prompt.updated, version.created, deployment.created, key.created or key.revoked")
 		case seen[t]:
 			fe.add("events", "event type "+string(t)+" is given twice")
 		}

@@ -14,8 +14,10 @@ import (
 // event), created_at and data, the resource as its own read answers it:
 // a Project for project.created, a Prompt for prompt.created and
 // prompt.updated, a VersionDetail for version.created, a Deployment for
-// deployment.created, an Environment for environment.created,
-// environment.updated and environment.deleted (as it was).
+// deployment.created, a Key (never with its secret) for key.created and
+// key.revoked, whose project_id is "": a key's event belongs to no
+// project; an Environment for environment.created, environment.updated
+// and environment.deleted (as it was).
 type Event struct {
 	ID        string             `json:"id"`
 	Type      prompts.EventType  `json:"type"`
@@ -40,6 +42,8 @@ func FromEvent(e prompts.Event) (Event, error) {
 		data = FromDeployment(*e.Deployment)
 	case (e.Type == prompts.EventEnvironmentCreated || e.Type == prompts.EventEnvironmentUpdated || e.Type == prompts.EventEnvironmentDeleted) && e.Environment != nil:
 		data = FromEnvironment(*e.Environment)
+	case (e.Type == prompts.EventKeyCreated || e.Type == prompts.EventKeyRevoked) && e.Key != nil:
+		data = FromAPIKey(*e.Key)
 	case !e.Type.Valid():
 		return Event{}, errors.New("api: event " + strconv.FormatInt(e.ID, 10) + " has an unknown type")
 	default:
@@ -114,6 +118,13 @@ func (e Event) Domain() (prompts.Event, error) {
 		}
 		d := env.Domain()
 		out.Environment = &d
+	case prompts.EventKeyCreated, prompts.EventKeyRevoked:
+		var k Key
+		if err := UnmarshalLenient(e.Data, &k); err != nil {
+			return bad(err)
+		}
+		d := k.Domain()
+		out.Key = &d
 	}
 	return out, nil
 }

@@ -45,6 +45,10 @@ type Access struct {
 	Role        Role
 	AllProjects bool     // every project, present and future
 	ProjectIDs  []string // else only these (none when empty)
+	// KeyID is the id of a key kept in the Store (StoreKeys), "" for a
+	// key of the configuration: a kept key may be revoked, so that what
+	// an Authenticator answered for it may not be remembered.
+	KeyID string
 }
 
 // Role is what a key may do. Each role allows all that the one before it

@@ -85,7 +85,7 @@ func TestAKeySeesOnlyItsProjects(t *testing.T) {
 			r := e.call(e.otherKey, rt.method, path, body)
 			unknown := e.call(e.otherKey, rt.method, strings.ReplaceAll(fill(rt.pattern, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i), "{webhook_id}", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), fill(rt.body, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAV", i))
 			switch rt.pattern {
-			case "/v1/integration/prompts", "/v1/integration/projects", "/v1/integration/events", "/v1/integration/webhooks":
+			case "/v1/integration/prompts", "/v1/integration/projects", "/v1/integration/events", "/v1/integration/webhooks", "/v1/integration/keys":
 				if rt.method == "POST" && rt.pattern == "/v1/integration/projects" {
 					is.Equal(r.status, 403) // it could not see the project it made
 					return

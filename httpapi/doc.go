@@ -234,6 +234,21 @@
 // GET /webhooks/{id}/deliveries lists the attempts of package webhook's
 // dispatcher, which the application runs, newest first.
 //
+// # API keys
+//
+// POST /keys, GET /keys and DELETE /keys/{key_id} (admin) manage the keys
+// the Store keeps (prompts.KeyStoreOf; 501 over a Store that keeps none):
+// the answer to POST /keys holds the new key's secret, once; GET /keys
+// lists the keys without secrets, the Authenticator's configured ones
+// first (read-only, "source": "config", when it has a ConfiguredKeys
+// method, as Keys and StoreKeys do); DELETE revokes, and tells the
+// Authenticator at once through its Forget method (StoreKeys). A key of
+// some projects sees, makes and revokes keys of its projects only, and
+// none above its own role (the Store checks it, prompts.Grant).
+// StoreKeys authenticates the kept keys beside configured ones; run its
+// Watch so that it remembers keys and still refuses a key revoked on
+// another process within a second. docs/keys.md has the whole story.
+//
 // Over a Store that keeps no event log or webhooks (where
 // prompts.EventLogOf or prompts.WebhookStoreOf finds none, a cache over
 // such a store included), or whose methods return errors.ErrUnsupported,

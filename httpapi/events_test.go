@@ -35,7 +35,10 @@ func needEvents(t *testing.T, s prompts.Store) {
 func lacks(s prompts.Store, pattern string) bool {
 	_, events := prompts.EventLogOf(s)
 	_, hooks := prompts.WebhookStoreOf(s)
+	_, keys := prompts.KeyStoreOf(s)
 	switch {
+	case strings.HasPrefix(pattern, "/v1/integration/keys"):
+		return !keys
 	case strings.HasPrefix(pattern, "/v1/integration/events"):
 		return !events
 	case strings.HasPrefix(pattern, "/v1/integration/webhooks"):

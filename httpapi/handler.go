@@ -36,10 +36,11 @@ type Handler struct {
 	// The event log and webhooks, when the store keeps them (nil else).
 	events       prompts.EventLog
 	hooks        prompts.WebhookStore
-	allowPrivate bool          // AllowPrivateWebhooks
-	keepAlive    time.Duration // WithStreamKeepAlive
-	tail         *tail         // what every stream reads; nil without events
-	closing      closing       // ends at CloseStreams
+	keys         prompts.KeyStore // nil: the key routes answer 501
+	allowPrivate bool             // AllowPrivateWebhooks
+	keepAlive    time.Duration    // WithStreamKeepAlive
+	tail         *tail            // what every stream reads; nil without events
+	closing      closing          // ends at CloseStreams
 
 	// Header values shared by every response, set by direct assignment
 	// to the header map. They are never changed after New.
@@ -177,6 +178,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrCache:   []string{"private, no-cache"},
 	}
 	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
+	h.keys, _ = prompts.KeyStoreOf(store)
 	h.closing = newClosing()
 	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
 	h.answers.seed = maphash.MakeSeed()

@@ -53,6 +53,9 @@ var allRoutes = []struct {
 	{"GET", "/v1/integration/webhooks/{webhook_id}", "", httpapi.RoleAdmin},
 	{"DELETE", "/v1/integration/webhooks/{webhook_id}", "", httpapi.RoleAdmin},
 	{"GET", "/v1/integration/webhooks/{webhook_id}/deliveries", "", httpapi.RoleAdmin},
+	{"POST", "/v1/integration/keys", `{"name":"k-{n}","role":"read","project_ids":["{project_id}"]}`, httpapi.RoleAdmin},
+	{"GET", "/v1/integration/keys", "", httpapi.RoleAdmin},
+	{"DELETE", "/v1/integration/keys/{key_id}", "", httpapi.RoleAdmin},
 }
 
 // env is a handler on a fresh memstore behind a real HTTP server, with two

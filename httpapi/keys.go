@@ -153,3 +153,16 @@ func hashKey(key string) [sha256.Size]byte {
 	}
 	return sha256.Sum256([]byte(key))
 }
+
+// ConfiguredKeys returns the keys added, in the order of Add, without
+// secrets: what GET /keys lists as the configuration's.
+func (k *Keys) ConfiguredKeys() []Access {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	out := make([]Access, len(k.keys))
+	for i, s := range k.keys {
+		out[i] = s.access
+		out[i].ProjectIDs = slices.Clone(s.access.ProjectIDs)
+	}
+	return out
+}

@@ -41,7 +41,7 @@ func kindOf(c prompts.Code) kind {
 		return kind{http.StatusUnprocessableEntity, "idempotency_key_reused"}
 	case prompts.CodeEventsExpired:
 		return kind{http.StatusGone, "events_expired"}
-	case prompts.CodeForbidden: // a protected environment
+	case prompts.CodeForbidden: // a role below the one needed, or a protected environment
 		return kindForbidden
 	default:
 		return kindInternal

@@ -50,6 +50,10 @@ func (h *Handler) routes() []route {
 		{"GET /v1/integration/webhooks/{webhook_id}", RoleAdmin, h.readWebhook()},
 		{"DELETE /v1/integration/webhooks/{webhook_id}", RoleAdmin, h.deleteWebhook()},
 		{"GET /v1/integration/webhooks/{webhook_id}/deliveries", RoleAdmin, h.listDeliveries()},
+		// API keys need RoleAdmin; a key makes none above its own role.
+		{"POST /v1/integration/keys", RoleAdmin, h.createKey()},
+		{"GET /v1/integration/keys", RoleAdmin, h.listKeys()},
+		{"DELETE /v1/integration/keys/{key_id}", RoleAdmin, h.revokeKey()},
 	}
 }
 

@@ -69,6 +69,7 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	byKeyTag := e.do("GET", byKey, "").header.Get("ETag")
 	hook := e.newWebhook(e.project.ID)
 	H := "/v1/integration/webhooks/" + hook
+	K := "/v1/integration/keys/" + e.do("POST", "/v1/integration/keys", `{"name":"to-revoke","role":"read"}`).obj(t)["id"].(string)
 
 	d, err := loadDoc()
 	if err != nil {
@@ -78,7 +79,7 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 	var ops []op // every operation, its path filled in for the prompt
 	for _, rt := range allRoutes {
 		path := strings.NewReplacer("{prompt_id}", id, "{project_id}", e.project.ID, "{version_number}", "1",
-			"{environment}", "production", "{key}", key, "{webhook_id}", hook).Replace(rt.pattern)
+			"{environment}", "production", "{key}", key, "{webhook_id}", hook, "{key_id}", unknown).Replace(rt.pattern)
 		route, _, err := d.router.FindRoute(httptest.NewRequest(rt.method, path, nil))
 		if err != nil {
 			t.Fatalf("%s %s: %v", rt.method, path, err)
@@ -214,6 +215,14 @@ func TestEveryStatusIsDeclared(t *testing.T) {
 		{"listDeliveries", "GET", "/v1/integration/webhooks/" + unknown + "/deliveries", "", nil},
 		{"deleteWebhook", "DELETE", H, "", nil},
 		{"deleteWebhook", "DELETE", H, "", nil}, // gone
+		{"createKey", "POST", "/v1/integration/keys", `{"name":"sk1","role":"read"}`, nil},
+		{"createKey", "POST", "/v1/integration/keys", `{"name":"bad name","role":"read"}`, nil},
+		{"createKey", "POST", "/v1/integration/keys", `{"name":"sk2","role":"read","project_ids":["` + unknown + `"]}`, nil},
+		{"createKey", "POST", "/v1/integration/keys", `{"name":"sk1","role":"write"}`, nil},
+		{"listKeys", "GET", "/v1/integration/keys", "", nil},
+		{"listKeys", "GET", "/v1/integration/keys?limit=0", "", nil},
+		{"revokeKey", "DELETE", K, "", nil},
+		{"revokeKey", "DELETE", K, "", nil}, // gone
 	} {
 		o, ok := byID[c.op]
 		if !ok {

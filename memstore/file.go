@@ -76,6 +76,11 @@ type entry struct {
 	// own hold none).
 	Environments *fileEnvironments `json:"environments,omitempty"`
 
+	// An API key as it now is (created, or used), and the id of one
+	// revoked. Journals written before keys hold neither.
+	Key   *fileKey `json:"key,omitempty"`
+	Unkey string   `json:"key_revoked,omitempty"`
+
 	// Compacted marks the end of the records of a compaction, so that
 	// Open knows how much data the file held then, as a compaction's
 	// size tells a running Store (see journal.grown).
@@ -85,7 +90,8 @@ type entry struct {
 // empty reports whether e records nothing.
 func (e *entry) empty() bool {
 	return e.Project == nil && e.Prompt == nil && e.Idem == nil && len(e.Events) == 0 && e.Log == nil &&
-		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0 && e.Environments == nil && !e.Compacted
+		e.Webhook == nil && e.Unhook == "" && len(e.Deliveries) == 0 && len(e.Attempts) == 0 && e.Environments == nil && !e.Compacted &&
+		e.Key == nil && e.Unkey == ""
 }
 
 // eventJSON is an event. It names the project, version or deployment
@@ -101,6 +107,7 @@ type eventJSON struct {
 	Prompt     *filePrompt       `json:"prompt,omitempty"`
 	Version    int               `json:"version,omitempty"`    // version.created: its number
 	Deployment string            `json:"deployment,omitempty"` // deployment.created: its id
+	Key        *fileKey          `json:"key,omitempty"`        // key.created, key.revoked: the key, without its hash
 	// Environment is an environment event's environment, which may change
 	// or go later: held, as a prompt's event holds its prompt.
 	Environment *fileEnvironment `json:"environment,omitempty"`
@@ -157,6 +164,8 @@ func eventJSONOf(e *prompts.Event) *eventJSON {
 		ej.Version = e.Version.VersionNumber
 	case e.Deployment != nil:
 		ej.Deployment = e.Deployment.ID
+	case e.Key != nil:
+		ej.Key = fileKeyOfAPIKey(*e.Key)
 	}
 	return ej
 }
@@ -193,10 +202,15 @@ func (s *Store) event(ej *eventJSON) (prompts.Event, bool) {
 		}
 		d := copyDeployment(rec.deployments[i])
 		e.Deployment = &d
+	case prompts.EventKeyCreated, prompts.EventKeyRevoked:
+		if ej.Key != nil {
+			k := ej.Key.apiKey()
+			e.Key = &k
+		}
 	case prompts.EventEnvironmentCreated, prompts.EventEnvironmentUpdated, prompts.EventEnvironmentDeleted:
 		e.Environment = (*prompts.ProjectEnvironment)(ej.Environment)
 	}
-	return e, e.Project != nil || e.Prompt != nil || e.Version != nil || e.Deployment != nil || e.Environment != nil
+	return e, e.Project != nil || e.Prompt != nil || e.Version != nil || e.Deployment != nil || e.Key != nil || e.Environment != nil
 }
 
 // deliveryJSONOf returns the journal's form of d, with its event when
@@ -654,6 +668,7 @@ func (s *Store) apply(e entry) {
 		}
 	}
 	s.applyEvents(e)
+	s.applyKey(e)
 }
 
 // applyEvents puts the log's and the webhooks' part of a record read back
@@ -861,6 +876,7 @@ func (s *Store) compact() error {
 		}
 	}
 	err = errors.Join(err, s.compactEvents(add))
+	err = errors.Join(err, s.compactKeys(add))
 	err = errors.Join(err, add(entry{Compacted: true}))
 	if err == nil {
 		err = j.replace(buf.Bytes())

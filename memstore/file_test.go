@@ -582,3 +582,37 @@ func TestFileStoreCompactionFailureIsRetried(t *testing.T) {
 	is.Equal(len(vs), 31) // every write that succeeded is there
 	grow(t, s, p.ID, 1, tick)
 }
+
+// The API keys: each write reopens the file, so that a key, its last use
+// and its revocation are all in it.
+func (r *reopening) CreateKey(ctx context.Context, in prompts.NewAPIKey) (prompts.APIKey, string, error) {
+	type created struct {
+		k      prompts.APIKey
+		secret string
+	}
+	c, err := wrote(r, func(s *memstore.Store) (created, error) {
+		k, secret, err := s.CreateKey(ctx, in)
+		return created{k, secret}, err
+	})
+	return c.k, c.secret, err
+}
+func (r *reopening) RevokeKey(ctx context.Context, in prompts.KeyRevocation) (prompts.APIKey, error) {
+	return wrote(r, func(s *memstore.Store) (prompts.APIKey, error) { return s.RevokeKey(ctx, in) })
+}
+func (r *reopening) TouchKey(ctx context.Context, id string, at time.Time) (bool, error) {
+	return wrote(r, func(s *memstore.Store) (bool, error) { return s.TouchKey(ctx, id, at) })
+}
+func (r *reopening) ListKeys(ctx context.Context, f prompts.KeyFilter) ([]prompts.APIKey, bool, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.APIKey] {
+		v, m, err := s.ListKeys(ctx, f)
+		return page[prompts.APIKey]{v, m, err}
+	})
+	return x.items, x.more, x.err
+}
+func (r *reopening) LookupKey(ctx context.Context, hash [32]byte) (prompts.APIKey, error) {
+	x := read(r, func(s *memstore.Store) page[prompts.APIKey] {
+		k, err := s.LookupKey(ctx, hash)
+		return page[prompts.APIKey]{[]prompts.APIKey{k}, false, err}
+	})
+	return x.items[0], x.err
+}

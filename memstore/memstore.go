@@ -146,6 +146,12 @@ type Store struct {
 	attempts      map[string][]prompts.DeliveryAttempt // webhook id -> its attempts, oldest first
 	lastDelivery  string
 
+	// The API keys (apikey.go).
+	keys      map[string]*storedKey
+	keyOrder  []string // ids, sorted
+	keyByHash map[[32]byte]string
+	keyByName map[string]string
+
 	step step // what a write changed besides its result, for the journal (Open)
 
 	journal *journal // the file of a Store made by Open; nil for New's
@@ -189,6 +195,9 @@ func New(opts ...Option) *Store {
 		webhooks:       make(map[string]*prompts.Webhook),
 		deliveries:     make(map[string]*delivery),
 		attempts:       make(map[string][]prompts.DeliveryAttempt),
+		keys:           make(map[string]*storedKey),
+		keyByHash:      make(map[[32]byte]string),
+		keyByName:      make(map[string]string),
 	}
 	for _, o := range opts {
 		o(s)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -104,7 +105,7 @@ func (s *Store) listEvents(ctx context.Context, f prompts.EventFilter) ([]prompt
 	n := f.Size()
 	q, args := qListEvents, []any{f.After, n + 1}
 	if f.ProjectIDs != nil {
-		q, args = qListEventsByProjects, append(args, pq.StringArray(validIDs(f.ProjectIDs)))
+		q, args = qListEventsByProjects, append(args, pq.StringArray(eventProjects(f.ProjectIDs)))
 	}
 	st, err := s.stmt(ctx, q)
 	if err != nil {
@@ -288,6 +289,12 @@ func (r *eventRow) event() (prompts.Event, error) {
 		if d, ok = r.deployment.deployment(e.PromptID); ok {
 			e.Deployment = &d
 		}
+	case prompts.EventKeyCreated, prompts.EventKeyRevoked:
+		var ek eventKey
+		if err := json.Unmarshal(r.data, &ek); err == nil {
+			k := ek.key()
+			e.Key, ok = &k, true
+		}
 	case prompts.EventEnvironmentCreated, prompts.EventEnvironmentUpdated, prompts.EventEnvironmentDeleted:
 		var ee eventEnvironment
 		if err := json.Unmarshal(r.data, &ee); err == nil {
@@ -316,4 +323,14 @@ type eventPrompt struct {
 	CreatedAt       time.Time `json:"created_at"`
 	Revision        int64     `json:"revision"`
 	Replayed        bool      `json:"-"`
+}
+
+// eventProjects returns the well-formed ids of ids, sorted, each once, and
+// "" when ids holds it: the events of no project (those of keys).
+func eventProjects(ids []string) []string {
+	out := validIDs(ids)
+	if slices.Contains(ids, "") {
+		out = append([]string{""}, out...)
+	}
+	return out
 }

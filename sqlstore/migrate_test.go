@@ -200,8 +200,8 @@ func TestMigrateUpgradesData(t *testing.T) {
 	is.Equal(appliedCount(t, schema), migrationCount(t)) // every migration recorded
 	var tables []string
 	is.NoErr(db.Select(&tables, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, schema))
-	is.Equal(tables, []string{"deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
-		"project_environments", "projects", "prompts", "schema_migrations", "server_keys", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events, webhooks, the servers' keys and the projects' environments are new
+	is.Equal(tables, []string{"api_keys", "deliveries", "delivery_attempts", "deployments", "environments", "events", "idempotency",
+		"project_environments", "projects", "prompts", "schema_migrations", "server_keys", "versions", "webhook_routes", "webhooks"}) // the pointers moved; the history, the events, webhooks, the servers' keys, the API keys and the projects' environments are new
 	var records int
 	is.NoErr(db.Get(&records, `SELECT count(*) FROM `+pq.QuoteIdentifier(schema)+`.deployments`))
 	is.Equal(records, 0) // and empty: the first release kept none
@@ -381,4 +381,34 @@ func TestMigrateInputs(t *testing.T) {
 	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: "{{a}}{{b}}", Metadata: `{"input":{"schema":{"a":"integer","b?":"string"}}}`,
 		Environments: []prompts.Environment{prompts.Production}})
 	is.True(errors.Is(err, prompts.ErrVariablesChanged)) // from then on, compared
+}
+
+// TestMigrateAPIKeys: migration 13 lets the log hold key events, and a
+// webhook of every type made before it receives them, as one made after
+// does; a webhook of some types does not.
+func TestMigrateAPIKeys(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer s.Close()
+	is.NoErr(sqlstore.MigrateTo(ctx, s, 12))
+	// Two webhooks as a release before keys made them: routes for the
+	// types it knew.
+	q := pq.QuoteIdentifier(schema)
+	const all, some = "01JWAAAAAAAAAAAAAAAAAAAAAA", "01JWBBBBBBBBBBBBBBBBBBBBBB"
+	db.MustExec(`INSERT INTO `+q+`.webhooks VALUES ($1, 'https://hooks.example.com/all', '{}', NULL, $3, now()),
+		($2, 'https://hooks.example.com/some', '{version.created}', NULL, $3, now())`, all, some, prompts.NewWebhookSecret())
+	db.MustExec(`INSERT INTO `+q+`.webhook_routes SELECT t, '', $1 FROM unnest('{project.created,prompt.created,prompt.updated,version.created,deployment.created}'::text[]) t`, all)
+	db.MustExec(`INSERT INTO `+q+`.webhook_routes VALUES ('version.created', '', $1)`, some)
+	is.NoErr(s.Migrate(ctx))
+	_, _, err = s.CreateKey(ctx, prompts.NewAPIKey{Name: "ci", Role: prompts.KeyRead, Creator: prompts.Grant{Role: prompts.KeyAdmin}})
+	is.NoErr(err)
+	ds, err := s.ClaimDeliveries(ctx, time.Now().Add(time.Minute), prompts.MaxLimit, time.Minute)
+	is.NoErr(err)
+	is.Equal(len(ds), 1) // to the webhook of every type only
+	is.Equal(ds[0].Webhook.ID, all)
+	is.Equal(ds[0].Event.Type, prompts.EventKeyCreated)
 }

@@ -79,6 +79,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		projectTests,
 		promptTests,
 		keyTests,
+		apiKeyTests,
 		updateTests,
 		versionTests,
 		metadataTests,

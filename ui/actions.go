@@ -920,11 +920,12 @@ func (c *call) renderChat(st state, v prompts.PromptVersion) {
 		c.renderPage(http.StatusBadRequest, d)
 		return
 	}
-	t, err := prompts.ParseTemplate(v)
-	var r prompts.Rendered
-	if err == nil {
-		r, err = t.Render(c.r.Context(), in)
+	if in.Values == nil {
+		in.Values = map[string]any{}
 	}
+	// By number: partials at their versions active in production.
+	_, r, err := c.h.render.Render(c.r.Context(), prompts.RenderRequest{PromptID: v.PromptID, VersionNumber: prompts.Some(v.VersionNumber),
+		Variables: in.Values, Context: in.Context, History: in.History, AllowUnused: in.AllowUnused})
 	if err != nil {
 		var pe *prompts.Error
 		if !errors.As(err, &pe) || pe.Code != prompts.CodeInvalid {

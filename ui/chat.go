@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -152,6 +154,44 @@ type schemaProp struct {
 	Type        string
 	Required    bool
 	Description string
+	fill        fill // what a placeholder for it can be
+}
+
+// fill is the kind of placeholder value a property's schema takes: a
+// text, a list of one text, or none.
+type fill int
+
+const (
+	fillNone fill = iota
+	fillText
+	fillList
+)
+
+// fillOf says what placeholder the JSON Schema s takes: a text when it
+// takes any string (a type that names string, no enum or const), a list
+// of one text when it is an array of such strings.
+func fillOf(s map[string]any) fill {
+	switch {
+	case takesType(s, "string") && s["enum"] == nil && s["const"] == nil:
+		return fillText
+	case takesType(s, "array") && s["enum"] == nil && s["const"] == nil:
+		items, _ := s["items"].(map[string]any)
+		if items != nil && fillOf(items) == fillText {
+			return fillList
+		}
+	}
+	return fillNone
+}
+
+// takesType reports whether the JSON Schema s names the type t.
+func takesType(s map[string]any, t string) bool {
+	switch x := s["type"].(type) {
+	case string:
+		return x == t
+	case []any:
+		return slices.Contains(x, any(t))
+	}
+	return false
 }
 
 // readFrontMatter reads m as Dotprompt front matter; members of the
@@ -263,7 +303,7 @@ func viewSchema(raw json.RawMessage) *schemaView {
 	for _, n := range names {
 		p, _ := props[n].(map[string]any)
 		desc, _ := p["description"].(string)
-		sv.Props = append(sv.Props, schemaProp{Name: n, Type: typeText(p), Required: slices.Contains(required, n), Description: desc})
+		sv.Props = append(sv.Props, schemaProp{Name: n, Type: typeText(p), Required: slices.Contains(required, n), Description: desc, fill: fillOf(p)})
 	}
 	return sv
 }
@@ -316,23 +356,128 @@ func prettyJSON(raw []byte) string {
 
 // ----- messages -----
 
-// chatView is a rendered dotprompt version, as pages show it.
+// chatView is a dotprompt version rendered for its page: with its
+// input.default values and, for each required value without a default,
+// a placeholder when its schema takes one (a text, or a list of one
+// text); the messages show placeholders marked as such. When a required
+// value takes no placeholder (a number, an object, a text from a list
+// of choices), nothing is rendered and Needs names them.
 type chatView struct {
-	Messages []prompts.Message
-	Err      string // why it did not render
+	Messages     []previewMessage
+	Placeholders []string // the variables placeholders stand in for, sorted
+	Needs        []string // required variables without a default or placeholder, sorted: not rendered
+	Err          string   // why it did not render
 }
 
-// preview renders v with its input.default values, for its page.
-func preview(ctx context.Context, v prompts.PromptVersion, fm frontMatter) chatView {
-	t, err := prompts.ParseTemplate(v)
-	if err != nil {
-		return chatView{Err: errorText(err)}
+// previewMessage is a message of a version's preview: its parts, each
+// text split into what the template wrote and the placeholders.
+type previewMessage struct {
+	Role  string
+	Parts []previewPart
+}
+
+type previewPart struct {
+	Text  []segment // a text part; nil for media
+	Media *prompts.Media
+	URL   []segment // the media's URL, when a placeholder is in it (it is then no link)
+}
+
+// segment is a piece of a rendered text: text as rendered, or the
+// placeholder of the variable Var.
+type segment struct {
+	Text string
+	Var  string // "" for text
+}
+
+// Placeholder is how a placeholder shows: {{name}}.
+func (s segment) Placeholder() string { return "{{" + s.Var + "}}" }
+
+// Placeholders are made of the variable's name between two characters of
+// Unicode's private use area, which no template writes, so that the
+// rendered text says where each one landed.
+const (
+	placeholderOpen  = "\ue000"
+	placeholderClose = "\ue001"
+)
+
+var placeholderRe = regexp.MustCompile(placeholderOpen + "([^" + placeholderOpen + placeholderClose + "]*)" + placeholderClose)
+
+// preview renders v for its page, as chatView says.
+func preview(ctx context.Context, r *prompts.Renderer, v prompts.PromptVersion, fm frontMatter) chatView {
+	var cv chatView
+	values := maps.Clone(fm.defaults)
+	if values == nil {
+		values = map[string]any{}
 	}
-	r, err := t.Render(ctx, prompts.RenderInput{Values: fm.defaults, AllowUnused: true})
-	if err != nil {
-		return chatView{Err: errorText(err)}
+	names := slices.Sorted(maps.Keys(fm.props))
+	for _, name := range names {
+		p := fm.props[name]
+		if _, ok := values[name]; ok || !p.Required {
+			continue
+		}
+		mark := placeholderOpen + name + placeholderClose
+		switch p.fill {
+		case fillText:
+			values[name] = mark
+		case fillList:
+			values[name] = []any{mark}
+		default:
+			cv.Needs = append(cv.Needs, name)
+			continue
+		}
+		cv.Placeholders = append(cv.Placeholders, name)
 	}
-	return chatView{Messages: r.Messages}
+	if len(cv.Needs) > 0 {
+		return cv
+	}
+	// By number: partials at their versions active in production.
+	_, out, err := r.Render(ctx, prompts.RenderRequest{PromptID: v.PromptID, VersionNumber: prompts.Some(v.VersionNumber), Variables: values, AllowUnused: true})
+	if err != nil {
+		cv.Err = errorText(err)
+		for _, name := range cv.Placeholders { // an error may quote a placeholder, as it is or JSON-escaped
+			cv.Err = strings.ReplaceAll(cv.Err, placeholderOpen+name+placeholderClose, "{{"+name+"}}")
+			cv.Err = strings.ReplaceAll(cv.Err, `\ue000`+name+`\ue001`, "{{"+name+"}}")
+		}
+		return cv
+	}
+	for _, m := range out.Messages {
+		pm := previewMessage{Role: m.Role}
+		for _, part := range m.Content {
+			if part.Media != nil {
+				pp := previewPart{Media: part.Media}
+				if segs := segments(part.Media.URL, cv.Placeholders); slices.ContainsFunc(segs, func(s segment) bool { return s.Var != "" }) {
+					pp.URL = segs
+				}
+				pm.Parts = append(pm.Parts, pp)
+				continue
+			}
+			pm.Parts = append(pm.Parts, previewPart{Text: segments(part.Text, cv.Placeholders)})
+		}
+		cv.Messages = append(cv.Messages, pm)
+	}
+	return cv
+}
+
+// segments splits text at the placeholders of the variables vars (nil
+// for ""); the marks of anything else stay text.
+func segments(text string, vars []string) []segment {
+	var out []segment
+	last := 0
+	for _, m := range placeholderRe.FindAllStringSubmatchIndex(text, -1) {
+		name := text[m[2]:m[3]]
+		if !slices.Contains(vars, name) {
+			continue
+		}
+		if m[0] > last {
+			out = append(out, segment{Text: text[last:m[0]]})
+		}
+		out = append(out, segment{Var: name})
+		last = m[1]
+	}
+	if last < len(text) {
+		out = append(out, segment{Text: text[last:]})
+	}
+	return out
 }
 
 // errorText says an error of the root package for people: its fields'

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,11 +82,17 @@ func TestChatVersionPage(t *testing.T) {
 	tx := text(p)
 	is.True(strings.Contains(tx, "Template format dotprompt"))
 	is.True(strings.Contains(p.body, "<pre>{{role &#34;system&#34;}}\nYou are a {{tone}} assistant.")) // the template as stored
-	// The messages, rendered with the input defaults, each with its role.
-	is.True(strings.Contains(tx, "Messages The template rendered with its input defaults."))
-	is.True(strings.Contains(tx, "System You are a friendly assistant. User Summarize for . Media: https://example.com/cat.png"))
+	// The messages, rendered with the input defaults, each with its role;
+	// the required values without a default (name, a string, and topics,
+	// a list of strings) are placeholders, marked as such and named.
+	is.True(strings.Contains(tx, "Messages The template rendered with its input defaults; a variable without a value renders empty."))
+	is.True(strings.Contains(tx, "Placeholders, marked like {{name}} , stand in for name, topics: the input schema requires them and the defaults do not give them. A list gets one placeholder. They are not values."))
+	is.True(strings.Contains(tx, "System You are a friendly assistant. User Summarize {{topics}} for {{name}} . Media: https://example.com/cat.png"))
+	is.True(strings.Contains(p.body, "Summarize <mark class=\"placeholder\" title=\"A placeholder for topics, not a value\">{{topics}}</mark> for <mark class=\"placeholder\" title=\"A placeholder for name, not a value\">{{name}}</mark>."))
+	is.True(!strings.Contains(p.body, "\ue000")) // no mark of a placeholder is left in the text
 	is.True(strings.Contains(p.body, `<h3 class="msg-role">System</h3>`))
 	is.True(strings.Contains(p.body, `<a href="https://example.com/cat.png" rel="noreferrer">`)) // media as a link
+	is.True(hasLink(p, "render page"))
 	// The front matter: model, config as keys and values, the schemas
 	// compiled from Picoschema, the defaults, tools, and the rest.
 	for _, want := range []string{
@@ -114,12 +121,14 @@ func TestChatVersionPage(t *testing.T) {
 }
 
 // A version whose defaults do not render says so on its page, and the
-// page is still served.
+// page is still served: the Store takes a default of the wrong type for
+// the input schema (it checks the shape of the front matter, not the
+// values), and rendering refuses it.
 func TestChatVersionPageRenderError(t *testing.T) {
 	is := is.New(t)
 	f := newChatFixture(t)
 	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
-		Content: "{{#each items}}{{this}}{{/each}}", Metadata: `{"input":{"default":{"items":"not a list"}},"config":[1]}`})
+		Content: "{{#each items}}{{this}}{{/each}}", Metadata: `{"input":{"schema":{"items(array)":"string"},"default":{"items":"not a list"}},"acme.limits":[1]}`})
 	is.NoErr(err)
 	b := f.browser()
 	b.signIn(readKey)
@@ -127,9 +136,84 @@ func TestChatVersionPageRenderError(t *testing.T) {
 	is.Equal(p.StatusCode, 200)
 	tx := text(p)
 	is.True(strings.Contains(tx, "Template format dotprompt")) // the prompt's latest format
-	// A config that is not an object is shown as it is, among the rest.
-	is.True(strings.Contains(tx, "Other settings config [ 1 ]"))
+	is.True(strings.Contains(tx, "It does not render with its defaults: items must be array, not string"))
+	is.True(!strings.Contains(p.body, `class="messages"`)) // no messages claimed
+	is.True(!strings.Contains(tx, "Placeholders"))
+	// An extension that is not an object is shown as it is, among the rest.
+	is.True(strings.Contains(tx, "Other settings acme.limits [ 1 ]"))
 }
+
+// A required value that takes no placeholder (a number, an object, a
+// text from a list of choices) and has no default: the page renders
+// nothing, says which values it needs, and links to the render page.
+func TestChatVersionPageNeedsValues(t *testing.T) {
+	is := is.New(t)
+	f := newChatFixture(t)
+	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
+		Content:  "{{name}} has {{count}} {{mood}} {{opts.a}}",
+		Metadata: `{"input":{"schema":{"name":"string","count":"integer","mood":"string","opts(object)":{"a":"string"}},"default":{"mood":"calm"}}}`})
+	is.NoErr(err)
+	_, err = f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
+		Content:  "{{role \"user\"}}Go {{dir}} with {{name}}.",
+		Metadata: `{"input":{"schema":{"type":"object","properties":{"dir":{"enum":["up","down"]},"name":{"type":"string"}},"required":["dir"]}}}`})
+	is.NoErr(err)
+	b := f.browser()
+	b.signIn(readKey)
+	p := b.get(f.url("/versions/2"))
+	is.Equal(p.StatusCode, 200)
+	tx := text(p)
+	is.True(strings.Contains(tx, "Not rendered here: it needs values for count, opts, which the input schema requires and the defaults do not give. Give them on its render page ."))
+	is.True(strings.Contains(p.body, `<a href="/ui/prompts/`+f.prompt.ID+`/versions/2/render">render page</a>`))
+	is.True(!strings.Contains(p.body, `class="messages"`))
+	is.True(!strings.Contains(p.body, `class="placeholder"`))
+
+	p = b.get(f.url("/versions/3"))
+	is.Equal(p.StatusCode, 200)
+	tx = text(p)
+	is.True(strings.Contains(tx, "it needs values for dir,")) // a list of choices takes no placeholder
+	is.True(!strings.Contains(p.body, `class="messages"`))
+
+	// With defaults for all it needs, it renders, and no placeholder is
+	// claimed.
+	_, err = f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
+		Content:  "{{role \"user\"}}Go {{dir}} with {{name}}.",
+		Metadata: `{"input":{"schema":{"type":"object","properties":{"dir":{"enum":["up","down"]},"name":{"type":"string"}},"required":["dir"]},"default":{"dir":"up"}}}`})
+	is.NoErr(err)
+	p = b.get(f.url("/versions/4"))
+	tx = text(p)
+	is.True(strings.Contains(tx, "User Go up with ."))
+	is.True(!strings.Contains(tx, "Placeholders"))
+	is.True(!strings.Contains(tx, "Not rendered"))
+}
+
+// A placeholder in a media URL is shown marked, not as a link; one that
+// the input schema refuses (a pattern) leaves the version unrendered,
+// saying why and that placeholders were tried.
+func TestChatVersionPagePlaceholderEdges(t *testing.T) {
+	is := is.New(t)
+	f := newChatFixture(t)
+	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
+		Content: "{{role \"user\"}}Look.{{media url=image}}", Metadata: `{"input":{"schema":{"image":"string"}}}`})
+	is.NoErr(err)
+	_, err = f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
+		Content:  "Order {{code}}",
+		Metadata: `{"input":{"schema":{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]+$"}},"required":["code"]}}}`})
+	is.NoErr(err)
+	b := f.browser()
+	b.signIn(readKey)
+	p := b.get(f.url("/versions/2"))
+	is.Equal(p.StatusCode, 200)
+	is.True(strings.Contains(text(p), "User Look. Media: {{image}}"))
+	is.True(strings.Contains(p.body, `<p class="media">Media: <mark class="placeholder" title="A placeholder for image, not a value">{{image}}</mark></p>`))
+	is.True(!strings.Contains(p.body, `rel="noreferrer"`)) // no link to a placeholder
+
+	p = b.get(f.url("/versions/3"))
+	is.Equal(p.StatusCode, 200)
+	tx := text(p)
+	is.True(strings.Contains(tx, "It does not render with its defaults and placeholders: code breaks the input schema: '{{code}}' does not match pattern '^[0-9]+$'"))
+	is.True(!strings.Contains(p.body, `class="messages"`))
+}
+
 func TestChatRender(t *testing.T) {
 	is := is.New(t)
 	f := newChatFixture(t)
@@ -165,16 +249,52 @@ func TestChatRender(t *testing.T) {
 	is.Equal(len(f.history()), 0) // rendering changes nothing
 
 	// Text that looks like JSON stays text when Text is chosen; JSON
-	// values of any type when JSON is.
+	// values of the types the input schema gives render.
 	form.Set("var.name", "42")
 	form.Set("kind.tone", "json")
-	form.Set("var.tone", `{"a": 1}`)
+	form.Set("var.tone", `"terse"`)
+	form.Set("var.topics", `["tides"]`)
 	p = b.post(f.url("/versions/1/render"), form)
 	is.Equal(p.StatusCode, 200)
-	is.True(strings.Contains(text(p), "You are a [object Object] assistant.")) // Handlebars prints an object so
-	is.True(strings.Contains(text(p), "Summarize tides, moons for 42."))
+	is.True(strings.Contains(text(p), "You are a terse assistant."))
+	is.True(strings.Contains(text(p), "Summarize tides for 42."))
+
+	// A value the input schema refuses (of the wrong type, or a required
+	// one missing) is an error at its field, marked invalid and naming
+	// it; 400, nothing rendered, the form as typed.
+	for _, c := range []struct {
+		field, kind, value string
+		i                  int // the field's index: image, name, tone, topics
+		want               string
+	}{
+		{"var.tone", "json", `{"a": 1}`, 2, "tone: must be null or string, not object"},
+		{"var.name", "json", `42`, 1, "name: must be string, not number"},
+		{"var.topics", "json", `["tides", 7]`, 3, "topics: at /1: must be string, not number"},
+		{"var.topics", "json", `"tides"`, 3, "topics: must be array, not string"},
+		{"var.topics", "json", ``, 3, "topics: is missing: the input schema requires it"},
+	} {
+		form := sent(b.get(f.url("/versions/1/render")))
+		form.Set("var.name", "Ada")
+		form.Set("var.topics", `["tides"]`)
+		form.Set("kind."+strings.TrimPrefix(c.field, "var."), c.kind)
+		form.Set(c.field, c.value)
+		p := b.post(f.url("/versions/1/render"), form)
+		tx := text(p)
+		id := "var-" + strconv.Itoa(c.i)
+		if p.StatusCode != http.StatusBadRequest ||
+			!strings.Contains(tx, "Not rendered; the form has errors: "+c.want) ||
+			!strings.Contains(p.body, `aria-describedby="`+id+`-help values-help `+id+`-error" aria-invalid="true"`) ||
+			!strings.Contains(p.body, `<p class="field-error" id="`+id+`-error">`+html.EscapeString(c.want)+`</p>`) ||
+			strings.Contains(tx, "Result") || strings.Count(p.body, `aria-invalid="true"`) != 1 {
+			t.Errorf("%s=%s: %d, want 400 with %q at its field alone, nothing rendered:\n%s", c.field, c.value, p.StatusCode, c.want, p.body)
+		}
+		if got := sent(p).Get(c.field); got != c.value {
+			t.Errorf("%s=%s: the form keeps %q", c.field, c.value, got)
+		}
+	}
 
 	// An empty JSON field gives no value: its default applies.
+	form.Set("var.name", "Ada")
 	form.Set("var.tone", "")
 	form.Set("var.image", "")
 	form.Set("kind.image", "json")
@@ -396,4 +516,42 @@ func TestChatRenderOddName(t *testing.T) {
 	p = b.post(f.url("/versions/2/render"), form)
 	is.Equal(p.StatusCode, 200)
 	is.True(strings.Contains(p.body, "<pre>Hi Ada &amp; &lt;b&gt;&lt;i&gt;&lt;/b&gt;</pre>")) // escaped on the page, not by the template
+}
+
+// A version that includes a partial renders it, on its page and on the
+// render page, at the partial's version active in production; a partial
+// with nothing active there is said so, and nothing is rendered.
+func TestChatRenderPartial(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	ctx := context.Background()
+	tone, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/tone", Name: "Tone"})
+	is.NoErr(err)
+	_, err = e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: tone.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content: "Be kind to {{name}}.", Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	p, err := e.store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: e.alpha.ID, Key: "support/chat", Name: "Chat"})
+	is.NoErr(err)
+	_, err = e.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content:  `{{role "system"}}{{> support/tone}}{{role "user"}}Hi, I am {{name}}.`,
+		Metadata: `{"input":{"schema":{"name":"string"},"default":{"name":"Bo"}}}`})
+	is.NoErr(err)
+	f := &fixture{env: e, prompt: p}
+	b := f.browser()
+	b.signIn(readKey)
+	page := b.get(f.url("/versions/1"))
+	is.Equal(page.StatusCode, 200)
+	is.True(strings.Contains(text(page), "System Be kind to Bo. User Hi, I am Bo.")) // the preview, the partial included
+
+	form := sent(b.get(f.url("/versions/1/render")))
+	form.Set("var.name", "Ada")
+	page = b.post(f.url("/versions/1/render"), form)
+	is.Equal(page.StatusCode, 200)
+	is.True(strings.Contains(text(page), "System Be kind to Ada. User Hi, I am Ada."))
+
+	_, err = e.store.Deactivate(ctx, prompts.Deactivation{PromptID: tone.ID, Environment: prompts.Production, Force: true})
+	is.NoErr(err)
+	page = b.post(f.url("/versions/1/render"), form)
+	is.Equal(page.StatusCode, http.StatusConflict) // the partial has nothing active in production
+	is.True(strings.Contains(text(page), "support/tone"))
 }

@@ -208,6 +208,14 @@
 //	GET  /ui/prompts/{prompt_id}/deactivate, POST the same
 //	GET  /ui/prompts/{prompt_id}/versions/{n}/render, POST the same
 //	GET  /ui/static/…                          styles and script, with content-hashed names
+//	GET  /ui/keys, POST the same               API keys (admin): the list; a new key, its secret shown once
+//	POST /ui/keys/{key_id}/revoke              revoke a key kept in the store
+//
+// The keys page needs a Store that keeps keys (prompts.KeyStoreOf; 404
+// otherwise). It lists the keys of the Authenticator's configuration
+// (read-only) when the Authenticator has a ConfiguredKeys method
+// (httpapi.Keys, httpapi.StoreKeys), and tells it of a revocation
+// through its Forget method (httpapi.StoreKeys) when it has one.
 //
 // A path of the list asked with another method is 405 with the Allow
 // header (OPTIONS included), as over the HTTP interface; any other path

@@ -231,7 +231,7 @@ func (c *call) version() {
 	d := versionData{state: st, Version: v, Metadata: prettyMetadata(v.Metadata), Active: st.ActiveIn(v.ID), Format: v.TemplateFormat.Or(prompts.FormatPlain)}
 	if d.Format == prompts.FormatDotprompt {
 		d.Front = readFrontMatter(v.Metadata)
-		d.Chat = preview(c.r.Context(), v, d.Front)
+		d.Chat = preview(c.r.Context(), c.h.render, v, d.Front)
 	}
 	title := "Version " + strconv.Itoa(v.VersionNumber) + " of " + st.Prompt.Key
 	c.render(http.StatusOK, "version", c.view(title, d, c.crumbs(st, crumb{Name: "Version " + strconv.Itoa(v.VersionNumber)})...))

@@ -301,7 +301,7 @@ func (c *call) storeError(err error) {
 			d.Details = append(d.Details, f.Field+": "+f.Detail)
 		}
 		c.fail(http.StatusBadRequest, d)
-	case prompts.CodeConflict, prompts.CodeVariablesChanged:
+	case prompts.CodeConflict, prompts.CodeVariablesChanged, prompts.CodePartialUnavailable, prompts.CodePartialInUse:
 		c.fail(http.StatusConflict, errorData{Title: "Refused", Message: pe.Message + ". Nothing was changed."})
 	case prompts.CodeForbidden: // a protected environment
 		c.fail(http.StatusForbidden, errorData{Title: "Not allowed", Message: pe.Message + ". Nothing was changed."})

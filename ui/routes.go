@@ -45,6 +45,9 @@ func (h *Handler) routes() {
 	// Rendering changes nothing, but its values may be secret: a POST
 	// keeps them out of URLs and logs.
 	m.HandleFunc("POST "+p+"prompts/{prompt_id}/versions/{number}/render", h.action(httpapi.RoleRead, (*call).renderVersion))
+	m.HandleFunc("GET "+p+"keys", h.page(httpapi.RoleAdmin, (*call).keys))
+	m.HandleFunc("POST "+p+"keys", h.action(httpapi.RoleAdmin, (*call).createKey))
+	m.HandleFunc("POST "+p+"keys/{key_id}/revoke", h.action(httpapi.RoleAdmin, (*call).revokeKey))
 
 	// The URLs of actions, fetched (a reload, a bookmark): where they
 	// act, not a 404.

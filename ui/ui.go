@@ -33,6 +33,7 @@ const (
 // concurrent use; make one with New.
 type Handler struct {
 	store    prompts.Store
+	render   *prompts.Renderer // renders versions, partials resolved; parses each version once
 	auth     httpapi.Authenticator
 	prefix   string
 	log      *slog.Logger
@@ -211,6 +212,7 @@ func New(store prompts.Store, auth httpapi.Authenticator, opts ...Option) (*Hand
 	}
 	h := &Handler{
 		store:   store,
+		render:  prompts.NewRenderer(store),
 		auth:    auth,
 		prefix:  DefaultPrefix,
 		log:     slog.New(slog.DiscardHandler),

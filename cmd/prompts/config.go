@@ -96,7 +96,7 @@ func (f *flags) parseAny(args []string) (pos []string, code int, ok bool) {
 
 // count is parse's check that there are want positional arguments.
 func (f *flags) count(pos []string, want int) ([]string, int, bool) {
-	if len(pos) != want {
+	if want >= 0 && len(pos) != want { // want < 0: any number
 		arg, short := "the prompt's KEY", "KEY"
 		if f.arg != "" {
 			arg, short = f.arg, f.arg[strings.LastIndexByte(f.arg, ' ')+1:]

@@ -12,6 +12,7 @@
 //	prompts promote  KEY -version N -environment ENV [-reason TEXT]
 //	prompts rollback KEY -environment ENV [-reason TEXT]
 //	prompts history  KEY [-environment ENV] [-limit N]
+//	prompts keys     create NAME -role ROLE [-projects SLUG,…] [-expires DURATION] | list | revoke ID|NAME
 //	prompts mcp      -project SLUG [-environment ENV]
 //
 // Every command finds the server by -url, else PROMPTS_URL (its root, as
@@ -20,6 +21,11 @@
 // Flags may come before or after the KEY. -h after a command says
 // everything about it; -json makes the terminal commands and apply answer
 // in JSON, for scripts.
+//
+// keys manages the API keys the server keeps (an admin key): create
+// prints the new key's secret, the only time the server shows it; list
+// shows every key without secrets, those of the server's configuration
+// too (read-only); revoke takes a key's id or name.
 //
 // Prompt files are those of package promptfile: KEY.prompt, a YAML front
 // matter (name, description, metadata) between --- lines, then the
@@ -125,6 +131,7 @@ func commands() []command {
 		{"rollback", "KEY -environment ENV [-reason TEXT]", "make active again the version active before the latest change", runRollback},
 		{"history", "KEY [-environment ENV] [-limit N]", "list the deployments of a prompt, newest first", runHistory},
 		{"env", "list | put NAME [-protected] | rm NAME", "list the project's environments, add or protect one (admin), or remove one (admin)", runEnv},
+		{"keys", "create NAME -role ROLE [-projects SLUG,...] [-expires DURATION] | list | revoke ID|NAME", "manage the server's API keys (needs an admin key)", runKeys},
 		{"mcp", "-project SLUG [-environment ENV]", "serve the project's prompts over MCP on stdin and stdout, for desktop clients", runMCP},
 	}
 }

@@ -60,7 +60,7 @@ func newServer(t testing.TB, wrap func(http.Handler) http.Handler) *server {
 			t.Fatal(err)
 		}
 	}
-	h := httpapi.New(ms, httpapi.WithAuthenticator(keys))
+	h := httpapi.New(ms, httpapi.WithAuthenticator(httpapi.NewStoreKeys(keys, ms)))
 	var root http.Handler = h
 	if wrap != nil {
 		root = wrap(h)

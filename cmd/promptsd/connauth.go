@@ -12,9 +12,10 @@ import (
 	"github.com/promptkit/prompts/httpapi"
 )
 
-// namedKeys is the server's Authenticator: keys, whose answer for a key
-// it accepted never changes (a *httpapi.Keys: Add refuses a secret given
-// twice, and nothing removes a key), that tells the access log the name of
+// namedKeys is the server's Authenticator: keys, whose answer for a
+// configured key it accepted never changes (a *httpapi.Keys: Add refuses
+// a secret given twice, and nothing removes a key; a key kept in the
+// store, Access.KeyID, is never remembered here), that tells the access log the name of
 // the key it accepted, and that remembers, for each connection, the last
 // key it accepted on it (see connAuth): a client sends the same key with
 // every request of a connection, and hashing it again for each would be a
@@ -48,7 +49,7 @@ func (k namedKeys) authenticate(ctx context.Context, key string, count bool) (ht
 			}
 			return a, err // a key refused is never remembered
 		}
-		if conn != nil {
+		if conn != nil && a.KeyID == "" { // a kept key may be revoked: looked up again, by its authenticator's rules
 			kept := a
 			kept.ProjectIDs = slices.Clone(a.ProjectIDs) // the caller's a is its own
 			conn.last.Store(&accepted{key: key, access: kept})
@@ -58,6 +59,23 @@ func (k namedKeys) authenticate(ctx context.Context, key string, count bool) (ht
 		info.key = a.Name
 	}
 	return a, nil
+}
+
+// Forget passes a revocation on to the keys that remember the store's
+// keys (httpapi.StoreKeys), so that the handler's revocation takes effect
+// at once.
+func (k namedKeys) Forget(id string) {
+	if f, ok := k.keys.(interface{ Forget(string) }); ok {
+		f.Forget(id)
+	}
+}
+
+// ConfiguredKeys lists the configured keys, for GET /keys.
+func (k namedKeys) ConfiguredKeys() []httpapi.Access {
+	if l, ok := k.keys.(interface{ ConfiguredKeys() []httpapi.Access }); ok {
+		return l.ConfiguredKeys()
+	}
+	return nil
 }
 
 // connAuth is what a connection remembers of the last key accepted on it:

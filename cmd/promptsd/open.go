@@ -60,7 +60,18 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 		logger.Info("API key", "name", e.key.Name, "role", e.key.Role.String(), "projects", projects) // never the secret
 	}
 	failures := newKeyFailures()
-	auth := namedKeys{keys: keys, failures: failures, trustProxy: cfg.trustProxy} // the API's and the web interface's
+	var authKeys httpapi.Authenticator = keys
+	if ks, ok := prompts.KeyStoreOf(st.store); ok {
+		// The store's keys beside the configured ones. Watch follows the
+		// event log, so that a key revoked on any replica is forgotten
+		// here (within a second; at once with the database's feed).
+		sk := httpapi.NewStoreKeys(keys, ks, httpapi.WithKeysLogger(logger))
+		if log, ok := prompts.EventLogOf(st.store); ok {
+			bg.run(func(ctx context.Context) { _ = sk.Watch(ctx, log) })
+		}
+		authKeys = sk
+	}
+	auth := namedKeys{keys: authKeys, failures: failures, trustProxy: cfg.trustProxy} // the API's and the web interface's
 	g := &guard{auth: auth, streams: newStreamLimit(cfg.maxStreams), failures: failures, trustProxy: cfg.trustProxy}
 	opts := []httpapi.Option{
 		httpapi.WithAuthenticator(auth),

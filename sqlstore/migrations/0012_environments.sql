@@ -23,7 +23,19 @@ ALTER TABLE deployments DROP CONSTRAINT deployments_environment_check;
 
 -- The events of a project's environments: added, protection changed,
 -- removed (data holds the environment, as a prompt's events hold the
--- prompt).
+-- prompt). The check names every type, the keys' of 0013 included, and
+-- 0013 names these, so that either order of the two leaves every type.
 ALTER TABLE events DROP CONSTRAINT events_type_check;
 ALTER TABLE events ADD CONSTRAINT events_type_check CHECK (type IN ('project.created', 'prompt.created', 'prompt.updated',
-    'version.created', 'deployment.created', 'environment.created', 'environment.updated', 'environment.deleted'));
+    'version.created', 'deployment.created', 'key.created', 'key.revoked',
+    'environment.created', 'environment.updated', 'environment.deleted'));
+
+-- A webhook of every type receives the new types too: routes of the
+-- environments' events, for each of its projects ('' for every project).
+INSERT INTO webhook_routes (event_type, project_id, webhook_id)
+SELECT t.type, p.project_id, w.id
+FROM webhooks w
+CROSS JOIN unnest(ARRAY['environment.created', 'environment.updated', 'environment.deleted']) AS t(type)
+CROSS JOIN LATERAL unnest(COALESCE(w.project_ids, ARRAY['']::text[])) AS p(project_id)
+WHERE w.events = '{}'
+ON CONFLICT DO NOTHING;

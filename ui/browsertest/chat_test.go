@@ -24,8 +24,10 @@ Summarize {{#each topics}}{{this}}{{#unless @last}}, {{/unless}}{{/each}} for {{
 
 // TestChatVersion walks through a dotprompt version as a person reads,
 // renders and changes it, with page scripts on and off: its page shows
-// the messages by role and the front matter; its render page takes JSON
-// values, refuses one that is not JSON at its field, and shows the
+// the messages by role (placeholders marked for the required values
+// without a default) and the front matter; its render page takes JSON
+// values, refuses one that is not JSON or of the wrong type at its field,
+// and shows the
 // messages with the model beside; a new version keeps the format.
 func TestChatVersion(t *testing.T) {
 	need(t)
@@ -55,6 +57,10 @@ func TestChatVersion(t *testing.T) {
 		for _, want := range []string{
 			"Template format\ndotprompt",
 			"System\nYou are a friendly assistant.",
+			// name and topics are required and have no default: marked
+			// placeholders stand in for them, and the page says so.
+			"User\nSummarize {{topics}} for {{name}}.",
+			"stand in for name, topics",
 			"Model\ngoogleai/gemini-2.5-flash",
 			"temperature\n0.4",
 		} {
@@ -62,6 +68,9 @@ func TestChatVersion(t *testing.T) {
 				t.Errorf("the version's page does not say %q:\n%s", want, tx)
 			}
 		}
+		var marks int
+		b.call(b.one("heading", "Messages"), `function() { return this.closest("section").querySelectorAll(".messages mark.placeholder").length }`, &marks)
+		is.Equal(marks, 2)
 		spoken := b.spoken()
 		is.True(strings.Contains(spoken, "topics array of string required")) // the input schema, as a table
 		b.screenshot("chat-version")
@@ -75,6 +84,16 @@ func TestChatVersion(t *testing.T) {
 		is.True(strings.Contains(tx, "topics: is not valid JSON"))
 		is.True(!b.has("heading", "Result"))
 		var invalid string
+		b.call(b.one("field", "topics"), `function() { return this.getAttribute("aria-invalid") }`, &invalid)
+		is.Equal(invalid, "true")
+
+		// JSON of the wrong type for the input schema: refused at its
+		// field too.
+		b.fill("topics", `"tides"`)
+		is.Equal(b.press("Render"), int64(400))
+		is.True(strings.Contains(b.text(), "topics: must be array, not string"))
+		is.True(!b.has("heading", "Result"))
+		invalid = ""
 		b.call(b.one("field", "topics"), `function() { return this.getAttribute("aria-invalid") }`, &invalid)
 		is.Equal(invalid, "true")
 
