@@ -18,7 +18,8 @@ import (
 // revokes keys of its projects only, and creates none above its own role
 // (the Store checks that, prompts.Grant).
 
-// CanAdmin tells templates whether to offer the keys page.
+// CanAdmin tells templates whether to offer what needs an admin key:
+// the keys page, and adding, protecting and removing environments.
 func (v view) CanAdmin() bool { return v.User != nil && allows(v.User.Role, httpapi.RoleAdmin) }
 
 type keyRow struct {

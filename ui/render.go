@@ -187,10 +187,6 @@ type crumb struct {
 func (v view) CanWrite() bool  { return v.User != nil && allows(v.User.Role, httpapi.RoleWrite) }
 func (v view) CanDeploy() bool { return v.User != nil && allows(v.User.Role, httpapi.RoleDeploy) }
 
-// CanAdmin tells templates to offer what needs an admin key (a project's
-// environments).
-func (v view) CanAdmin() bool { return v.User != nil && allows(v.User.Role, httpapi.RoleAdmin) }
-
 func allows(have, need httpapi.Role) bool { return have >= need && have <= httpapi.RoleAdmin }
 
 // call is one request to a page or action, with its session when signed in.
