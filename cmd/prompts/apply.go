@@ -387,7 +387,7 @@ func (s *step) compare(o applyOptions) {
 			s.changes(changeTemplate)
 			s.newVer = true
 		}
-		if !promptfile.SameMetadata(f.Metadata, s.latest.Metadata) {
+		if !sameMetadata(f.File, s.latest) {
 			s.changes(changeMetadata)
 			s.newVer = true
 		}
@@ -456,6 +456,20 @@ func describeChange(c prompts.VariableChange) string {
 		parts = append(parts, in.Name+" "+in.Detail())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sameMetadata reports whether a file's metadata_ is the version's. A
+// Dotprompt file with a front matter has the metadata_ {} at least, and
+// export writes one for a dotprompt version without metadata_ whose
+// prompt has a description or a name other than its key: such a file
+// ({}) matches such a version (null), so that applying its own export
+// makes no version.
+func sameMetadata(f promptfile.File, v *prompts.PromptVersion) bool {
+	if f.Format == prompts.FormatDotprompt && v.TemplateFormat.Or(prompts.FormatPlain) == prompts.FormatDotprompt &&
+		v.Metadata.IsNull() && promptfile.SameMetadata(f.Metadata, "{}") {
+		return true
+	}
+	return promptfile.SameMetadata(f.Metadata, v.Metadata)
 }
 
 func equalPtr(a, b *string) bool {
