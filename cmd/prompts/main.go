@@ -5,7 +5,7 @@
 //	go install github.com/promptkit/prompts/cmd/prompts@latest
 //
 //	prompts export   -project SLUG -dir DIR
-//	prompts apply    -project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT] [-allow-variable-change]
+//	prompts apply    -project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT] [-allow-variable-change] [-allow-missing-partials]
 //	prompts snapshot -project SLUG -o FILE
 //	prompts get      KEY [-environment ENV | -version N]
 //	prompts render   KEY -var NAME=VALUE… [-json-var NAME=JSON…] [-environment ENV | -version N]
