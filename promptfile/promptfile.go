@@ -27,7 +27,12 @@
 // description (absent or null: none), and every other key of the front
 // matter, as it is, the version's metadata_ JSON object (model, config,
 // input, output, tools, metadata, namespaced keys such as myapp.owner);
-// no other key: no metadata. The body is the template.
+// no other key: the metadata_ {}, for a front matter it is still (the
+// version renders trimmed, as Dotprompt renders the body of a file with a
+// front matter). The body is the template. A file without front matter
+// (its first line, after empty and # lines, is not ---) is a Dotprompt
+// source too: the whole file is the template of a dotprompt version
+// without metadata_, which renders every byte, as Dotprompt renders it.
 //
 // The front-matter key prompts.format: plain marks a plain version (the
 // {{name}} templates of the first releases). Its front matter holds at
@@ -60,7 +65,9 @@
 //
 // Parse and ReadDir report a broken file as an *Error naming the file
 // and the line. Format writes the same front matter and template back, so
-// that Parse(Format(f)) is f.
+// that Parse(Format(f)) is f, except that a dotprompt File without
+// metadata that needs a front matter (for its name or description, or a
+// template that would read as one) reads back with the metadata {}.
 //
 // FS serves a project's prompts, at the versions active in an
 // environment, as such files: an fs.FS that Genkit (genkit.WithPromptFS,
@@ -121,7 +128,7 @@ func (f File) Legacy() (plain File, ok bool) {
 		return File{}, false
 	}
 	plain = File{Name: f.Name, Description: f.Description, Format: prompts.FormatPlain, Template: f.Template}
-	if f.Metadata.IsNull() {
+	if emptyIsNull(f.Metadata).IsNull() {
 		return plain, true
 	}
 	v, err := decodeJSON(string(f.Metadata))
@@ -190,7 +197,7 @@ const bom = "\ufeff"
 func Parse(data []byte) (File, error) {
 	body := strings.TrimPrefix(string(data), bom)
 	if body == "" {
-		return File{}, errorf(1, "the file is empty: it must start with a line of three dashes (---), the front matter's first line")
+		return File{}, errorf(1, "the file is empty: a prompt file holds a template, after a front matter between two lines of three dashes (---) or alone")
 	}
 	// Empty lines and # comments may come first, as Dotprompt reads them.
 	opening, rest := 1, body
@@ -201,7 +208,10 @@ func Parse(data []byte) (File, error) {
 			break
 		}
 		if !found || !(strings.HasPrefix(l, "#") || strings.Trim(l, " \t\r") == "") {
-			return File{}, errorf(opening, "the file must start with a line of three dashes (---), the front matter's first line (only empty lines and # comments may come before it)")
+			// No front matter: the whole file is the template, of a
+			// dotprompt version without metadata_, as Dotprompt reads a
+			// source without one.
+			return parseBare(body)
 		}
 		rest = next
 		opening++
@@ -244,9 +254,27 @@ func Parse(data []byte) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
+	if f.Format == prompts.FormatDotprompt && f.Metadata.IsNull() {
+		// A front matter makes a metadata_, {} when it holds nothing but
+		// name and description: the version renders its template trimmed,
+		// as Dotprompt renders the body of a file with a front matter.
+		f.Metadata = "{}"
+	}
 	f.Template = template
 	lines.template = templateLine
 	if err := f.check(lines); err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// parseBare reads a file without front matter: a dotprompt template.
+func parseBare(template string) (File, error) {
+	if err := checkText(template, 1); err != nil {
+		return File{}, err
+	}
+	f := File{Format: prompts.FormatDotprompt, Template: template}
+	if err := f.check(lines{template: 1}); err != nil {
 		return File{}, err
 	}
 	return f, nil
@@ -444,13 +472,20 @@ func ReadDir(fsys fs.FS) ([]Prompt, error) {
 }
 
 // Format writes f as a prompt file: the front matter, then the template
-// as it is. The front matter holds name and description, each only when
+// as it is; for a dotprompt file without name, description and metadata,
+// the template alone (unless it would read as having a front matter). The front matter holds name and description, each only when
 // set, then for a dotprompt file the keys of the metadata, in their
 // order; for a plain one (Format FormatPlain or "") prompts.format:
 // plain, then metadata when set. It fails for metadata that is not a JSON
 // object, and for a dotprompt file's metadata that has a key the front
 // matter keeps for itself (name, description, prompts.*).
 func Format(f File) ([]byte, error) {
+	if f.Format == prompts.FormatDotprompt && f.Name == "" && f.Description == nil && f.Metadata.IsNull() {
+		// No front matter, unless the template would read as one.
+		if back, err := Parse([]byte(f.Template)); err == nil && back.Metadata.IsNull() && back.Template == f.Template {
+			return []byte(f.Template), nil
+		}
+	}
 	fm, err := formatFrontMatter(f)
 	if err != nil {
 		return nil, err
@@ -466,12 +501,18 @@ func Format(f File) ([]byte, error) {
 
 // ForVersion returns the file of version v of prompt p, as the prompts
 // command's export and FS write it: the prompt's name (left out when it
-// is the key and the front matter holds something else, so that a file
-// without a name comes back without one), its description, and the
-// version's format, metadata and content.
+// is the key, unless it is all a dotprompt version with the metadata_
+// {} has for its front matter), its description, and the version's
+// format, metadata and content. A dotprompt version without metadata_,
+// whose prompt's name is its key and has no description, is a file
+// without front matter.
 func ForVersion(p prompts.Prompt, v prompts.PromptVersion) File {
 	f := File{Name: p.Name, Description: p.Description, Format: v.TemplateFormat.Or(prompts.FormatPlain), Metadata: v.Metadata, Template: v.Content}
-	if f.Name == p.Key && (f.Description != nil || f.Format == prompts.FormatPlain || !emptyIsNull(f.Metadata).IsNull()) {
+	// A dotprompt version with the metadata_ {} needs a front matter, of
+	// its name if nothing else; one without metadata_ is a file without
+	// front matter when its name is the key and it has no description.
+	emptyObject := !f.Metadata.IsNull() && emptyIsNull(f.Metadata).IsNull()
+	if f.Name == p.Key && (f.Description != nil || f.Format == prompts.FormatPlain || !emptyObject) {
 		f.Name = ""
 	}
 	return f

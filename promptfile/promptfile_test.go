@@ -123,11 +123,22 @@ func TestParseHandWritten(t *testing.T) {
 
 	dp := prompts.FormatDotprompt
 	f, err = promptfile.Parse([]byte("---\n---\nx"))
-	is.NoErr(err) // an empty front matter
-	is.Equal(f, promptfile.File{Format: dp, Template: "x"})
+	is.NoErr(err) // an empty front matter: the metadata_ {}
+	is.Equal(f, promptfile.File{Format: dp, Metadata: "{}", Template: "x"})
 	f, err = promptfile.Parse([]byte("---\n# only a comment\n\n---\nx"))
 	is.NoErr(err) // a front matter of comments
-	is.Equal(f, promptfile.File{Format: dp, Template: "x"})
+	is.Equal(f, promptfile.File{Format: dp, Metadata: "{}", Template: "x"})
+	f, err = promptfile.Parse([]byte("---\nname: n\ndescription: d\n---\n x \n"))
+	is.NoErr(err) // name and description only: still a front matter, so {}
+	is.Equal(f, promptfile.File{Name: "n", Description: ptr("d"), Format: dp, Metadata: "{}", Template: " x \n"})
+	old, ok = f.Legacy()
+	is.True(ok) // the first releases' form: a plain version without metadata_
+	is.Equal(old, promptfile.File{Name: "n", Description: ptr("d"), Format: prompts.FormatPlain, Template: " x \n"})
+	for _, src := range []string{"Hello {{name}}\n", "# licence\nHello\n---\n---\nx", "\n\n  x  \n"} {
+		f, err = promptfile.Parse([]byte(src))
+		is.NoErr(err) // no front matter: the whole file is the template, without metadata_
+		is.Equal(f, promptfile.File{Format: dp, Template: src})
+	}
 	f, err = promptfile.Parse([]byte("---\nname: n\ndescription: null\nmetadata: ~\n---\nx"))
 	is.NoErr(err) // null description: none; a null metadata is the Dotprompt key's
 	is.Equal(f, promptfile.File{Name: "n", Format: dp, Metadata: `{"metadata":null}`, Template: "x"})
@@ -149,13 +160,13 @@ func TestParseErrors(t *testing.T) {
 		line      int
 		mentions  string // a word the message must hold
 	}{
-		{"empty file", "", 1, "---"},
-		{"no front matter", "Hello {{name}}\n", 1, "---"},
+		{"empty file", "", 1, "empty"},
+		{"no front matter, not a Dotprompt template", "Hello\n{{/if}}\n", 2, "Dotprompt"},
+		{"no front matter, NUL", "a\n\x00", 2, "NUL"},
 		{"not closed", "---\nname: a\ndescription: b\n", 1, "closed"},
 		{"unknown field of a plain file", "---\nname: a\nmodel: gpt-5\nprompts.format: plain\n---\nx", 3, "model"},
 		{"another key of the namespace", "---\nname: a\nprompts.version: 2\n---\nx", 3, "prompts."},
 		{"an unknown format", "---\nprompts.format: html\n---\nx", 2, "plain or dotprompt"},
-		{"text before the front matter", "# licence\nHello\n---\n---\nx", 2, "---"},
 		{"bad YAML after a licence header", "# licence\n\n---\nname: [a\n---\nx", 4, "YAML"},
 		{"not a Dotprompt template", "---\nname: a\n---\none\n{{/if}}\n", 5, "Dotprompt"},
 		{"not a Dotprompt template after a header", "#\n---\nname: a\n---\n\n{{#each}}\n", 6, "Dotprompt"},
@@ -469,4 +480,39 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A dotprompt version's file has a front matter exactly when its version
+// has a metadata_ (or the prompt a description, or a name other than its
+// key), so that the file reads back as the same metadata_: null for a
+// file without front matter, {} at least for one with.
+func TestForVersionFrontMatter(t *testing.T) {
+	dp := prompts.FormatDotprompt
+	cases := []struct {
+		name     string
+		p        prompts.Prompt
+		v        prompts.PromptVersion
+		file     string
+		metadata prompts.Metadata // what the file reads back as
+	}{
+		{"no metadata_", prompts.Prompt{Key: "k", Name: "k"}, prompts.PromptVersion{TemplateFormat: dp, Content: " x\n"}, " x\n", ""},
+		{"no metadata_, a template like a front matter", prompts.Prompt{Key: "k", Name: "k"}, prompts.PromptVersion{TemplateFormat: dp, Content: "---\na: b\n---\nx"},
+			"---\n---\n---\na: b\n---\nx", "{}"},
+		{"the metadata_ {}", prompts.Prompt{Key: "k", Name: "k"}, prompts.PromptVersion{TemplateFormat: dp, Metadata: "{}", Content: "x"}, "---\nname: k\n---\nx", "{}"},
+		{"a name", prompts.Prompt{Key: "k", Name: "N"}, prompts.PromptVersion{TemplateFormat: dp, Content: "x"}, "---\nname: N\n---\nx", "{}"},
+		{"a description", prompts.Prompt{Key: "k", Name: "k", Description: ptr("d")}, prompts.PromptVersion{TemplateFormat: dp, Content: "x"}, "---\ndescription: d\n---\nx", "{}"},
+		{"a model", prompts.Prompt{Key: "k", Name: "k"}, prompts.PromptVersion{TemplateFormat: dp, Metadata: `{"model":"m"}`, Content: "x"}, "---\nmodel: m\n---\nx", `{"model":"m"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			b, err := promptfile.Format(promptfile.ForVersion(c.p, c.v))
+			is.NoErr(err)
+			is.Equal(string(b), c.file)
+			f, err := promptfile.Parse(b)
+			is.NoErr(err)
+			is.Equal(f.Template, c.v.Content) // the template byte for byte
+			is.Equal(f.Metadata, c.metadata)
+		})
+	}
 }

@@ -52,6 +52,8 @@ type plan struct {
 	ServerOnly  []serverOnly         `json:"server_only"` // the server's prompts with no file: left as they are
 	Changes     int                  `json:"changes"`     // steps that change something
 	Failed      int                  `json:"failed"`      // steps refused at planning or failed when applied
+
+	order []*step // the steps in the order they are applied: a prompt's partials first
 }
 
 // serverOnly is a prompt of the server that has no file.
@@ -94,7 +96,7 @@ func (s *step) changes(c ...string) { s.Changes = append(s.Changes, c...) }
 // applyOptions are apply's flags.
 type applyOptions struct {
 	dir, promote, reason, message string
-	dryRun, allow                 bool
+	dryRun, allow, allowPartials  bool
 	env                           prompts.Environment
 }
 
@@ -111,6 +113,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 	f.StringVar(&o.reason, "reason", "", "the reason of the deployment records that -promote writes")
 	f.StringVar(&o.message, "message", "", "the change summary of every new version")
 	f.BoolVar(&o.allow, "allow-variable-change", false, "let -promote activate a version whose variables differ from those of the version active there")
+	f.BoolVar(&o.allowPartials, "allow-missing-partials", false, "let -promote activate a version whose partials ({{> KEY}}) have no version active there")
 	f.jsonFlag()
 	if _, code, ok := f.parse(args, 0); !ok {
 		return code
@@ -124,8 +127,8 @@ func runApply(ctx context.Context, e *env, args []string) int {
 			return f.bad("-promote: %v", err)
 		}
 		o.env = env
-	} else if o.reason != "" || o.allow {
-		return f.bad("-reason and -allow-variable-change go with -promote")
+	} else if o.reason != "" || o.allow || o.allowPartials {
+		return f.bad("-reason, -allow-variable-change and -allow-missing-partials go with -promote")
 	}
 	if err := (prompts.Change{Reason: o.reason}).Validate(); err != nil {
 		return f.bad("-reason: %v", err)
@@ -201,7 +204,7 @@ func runApply(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stdout)
 	}
 	tw := newTable(e.stdout)
-	for _, s := range p.Prompts {
+	for _, s := range p.order {
 		if s.Action == actionUnchanged {
 			continue
 		}
@@ -288,6 +291,9 @@ func makePlan(ctx context.Context, cl *client.Client, project prompts.Project, f
 	}
 	for _, s := range p.Prompts {
 		s.compare(o)
+	}
+	p.orderByPartials()
+	for _, s := range p.Prompts {
 		if s.Error != "" {
 			p.Failed++
 		}
@@ -312,6 +318,58 @@ func makePlan(ctx context.Context, cl *client.Client, project prompts.Project, f
 		p.ServerOnly = append(p.ServerOnly, so)
 	}
 	return p, nil
+}
+
+// orderByPartials sets the order the steps are applied in: each after
+// the steps of the partials ({{> KEY}}) its file includes that are among
+// the files, so that -promote activates a partial before a prompt that
+// includes it (the server refuses the other order); else by key. A
+// cycle of partials among the files is an error of each of its steps,
+// naming it, so that nothing is applied.
+func (p *plan) orderByPartials() {
+	byKey := make(map[string]*step, len(p.Prompts))
+	for _, s := range p.Prompts {
+		byKey[s.Key] = s
+	}
+	const (
+		onPath = 1
+		done   = 2
+	)
+	state := map[*step]int{}
+	p.order = make([]*step, 0, len(p.Prompts))
+	var visit func(path []*step, s *step)
+	visit = func(path []*step, s *step) {
+		switch state[s] {
+		case done:
+			return
+		case onPath:
+			i := slices.Index(path, s)
+			keys := make([]string, 0, len(path)-i+1)
+			for _, c := range path[i:] {
+				keys = append(keys, c.Key)
+			}
+			chain := strings.Join(append(keys, s.Key), " → ")
+			for _, c := range path[i:] {
+				if c.Error == "" {
+					c.Error = "the partials of the files include each other: " + chain
+				}
+			}
+			return
+		}
+		state[s] = onPath
+		path = append(path, s)
+		partials, _ := prompts.TemplatePartials(s.file.Format, s.file.Template) // a template that does not parse is refused already
+		for _, key := range partials {
+			if dep, ok := byKey[key]; ok {
+				visit(path, dep)
+			}
+		}
+		state[s] = done
+		p.order = append(p.order, s)
+	}
+	for _, s := range p.Prompts {
+		visit(nil, s)
+	}
 }
 
 func cmpOr(errs ...error) error {
@@ -387,7 +445,7 @@ func (s *step) compare(o applyOptions) {
 			s.changes(changeTemplate)
 			s.newVer = true
 		}
-		if !promptfile.SameMetadata(f.Metadata, s.latest.Metadata) {
+		if !sameMetadata(f.File, s.latest) {
 			s.changes(changeMetadata)
 			s.newVer = true
 		}
@@ -458,6 +516,20 @@ func describeChange(c prompts.VariableChange) string {
 	return strings.Join(parts, "; ")
 }
 
+// sameMetadata reports whether a file's metadata_ is the version's. A
+// Dotprompt file with a front matter has the metadata_ {} at least, and
+// export writes one for a dotprompt version without metadata_ whose
+// prompt has a description or a name other than its key: such a file
+// ({}) matches such a version (null), so that applying its own export
+// makes no version.
+func sameMetadata(f promptfile.File, v *prompts.PromptVersion) bool {
+	if f.Format == prompts.FormatDotprompt && v.TemplateFormat.Or(prompts.FormatPlain) == prompts.FormatDotprompt &&
+		v.Metadata.IsNull() && promptfile.SameMetadata(f.Metadata, "{}") {
+		return true
+	}
+	return promptfile.SameMetadata(f.Metadata, v.Metadata)
+}
+
 func equalPtr(a, b *string) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
@@ -490,13 +562,18 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 			in.Environments = []prompts.Environment{o.env}
 			in.Reason = o.reason
 			in.AllowVariableChange = o.allow
+			in.AllowMissingPartials = o.allowPartials
 		}
 		base := ""
 		if s.latest != nil {
 			base = s.latest.ID
 		}
-		in.Idempotency = prompts.Idempotency{Key: idempotencyKey("version", project.ID, f.Key, base,
-			in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary), string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange), string(in.TemplateFormat))}
+		parts := []string{project.ID, f.Key, base, in.Content, string(in.Metadata.Normalize()), optional(in.ChangeSummary),
+			string(o.env), in.Reason, strconv.FormatBool(in.AllowVariableChange), string(in.TemplateFormat)}
+		if in.AllowMissingPartials {
+			parts = append(parts, "allow_missing_partials")
+		}
+		in.Idempotency = prompts.Idempotency{Key: idempotencyKey("version", parts...)}
 		v, err := cl.CreateVersion(ctx, in)
 		if err != nil {
 			return err
@@ -504,7 +581,7 @@ func (s *step) apply(ctx context.Context, cl *client.Client, project prompts.Pro
 		s.Version = v.VersionNumber
 	case s.promote:
 		_, err := cl.Activate(ctx, prompts.Activation{PromptID: s.prompt.ID, Environment: o.env, VersionID: prompts.Some(s.latest.ID),
-			Change: prompts.Change{Reason: o.reason, AllowVariableChange: o.allow, IfRevision: s.revision}})
+			Change: prompts.Change{Reason: o.reason, AllowVariableChange: o.allow, AllowMissingPartials: o.allowPartials, IfRevision: s.revision}})
 		if err != nil {
 			return err
 		}

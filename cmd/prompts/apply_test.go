@@ -486,3 +486,40 @@ func TestApplyFormats(t *testing.T) {
 	is.Equal(v.TemplateFormat, prompts.FormatDotprompt)
 	is.Equal(string(v.Metadata), `{"metadata":{"model":"gpt-5"}}`)
 }
+
+// apply -promote activates a prompt's partials that are among the files
+// before the prompt (the server refuses the other order), in one run;
+// -allow-missing-partials lets a version whose partial is active nowhere
+// be activated; a cycle of partials among the files is refused, named,
+// before any change.
+func TestApplyPromoteOrdersPartials(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	in := t.TempDir()
+	writeFiles(t, in, map[string]string{"aa.prompt": "A {{> zz/p}}", "zz/p.prompt": "P {{> zz/q}}", "zz/q.prompt": "Q"})
+	r := cli(t, s, nil, "apply", "-dir", in, "-promote", "production")
+	is.Equal(r.stderr, "")
+	is.Equal(r.code, 0) // the first run
+	st := s.state(t)
+	is.Equal(st["aa"].Active[prompts.Production], 1)
+	is.Equal(st["zz/p"].Active[prompts.Production], 1)
+	r = cli(t, s, nil, "render", "aa")
+	is.Equal(r.stdout, "[user]\nA P Q\n")
+
+	writeFiles(t, in, map[string]string{"bb.prompt": "B {{> elsewhere}}"})
+	r = cli(t, s, nil, "apply", "-dir", in, "-promote", "production")
+	is.Equal(r.code, 1) // a partial active nowhere: refused by the server
+	is.True(strings.Contains(r.stderr, "elsewhere"))
+	r = cli(t, s, nil, "apply", "-dir", in, "-promote", "production", "-allow-missing-partials")
+	is.Equal(r.stderr, "")
+	is.Equal(r.code, 0) // allowed
+	is.Equal(s.state(t)["bb"].Active[prompts.Production], 1)
+	is.Equal(cli(t, s, nil, "apply", "-dir", in, "-allow-missing-partials").code, 1) // only with -promote
+
+	writeFiles(t, in, map[string]string{"c1.prompt": "{{> c2}}", "c2.prompt": "{{> c3}}", "c3.prompt": "{{> c1}}"})
+	before := s.state(t)
+	r = cli(t, s, nil, "apply", "-dir", in, "-promote", "production", "-allow-missing-partials")
+	is.Equal(r.code, 1) // a cycle among the files
+	is.True(strings.Contains(r.stderr, "c1 → c2 → c3 → c1"))
+	is.Equal(s.state(t), before) // nothing changed
+}

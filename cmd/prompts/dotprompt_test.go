@@ -138,3 +138,56 @@ func TestDotpromptFilesRefused(t *testing.T) {
 		})
 	}
 }
+
+// A Dotprompt file with a front matter makes a version with a metadata_
+// ({} when it holds only name and description), which renders trimmed as
+// Genkit renders the file; a file without front matter makes one without,
+// which renders every byte. Export writes each back so that applying it
+// makes no version, whatever made the version.
+func TestDotpromptFrontMatterMetadata(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	in := t.TempDir()
+	writeFiles(t, in, map[string]string{
+		"named.prompt": "---\nname: Named\ndescription: d\n---\n\n  Hi {{name}}  \n\n",
+		"empty.prompt": "---\n---\n  Hi  \n",
+		"bare.prompt":  "  Hi {{name}}  \n",
+	})
+	r := cli(t, s, nil, "apply", "-dir", in, "-promote", "production")
+	is.Equal(r.stderr, "")
+	is.Equal(r.code, 0)
+	st := s.state(t)
+	is.Equal(st["named"].Latest.Metadata, prompts.Metadata("{}")) // a front matter: {}
+	is.Equal(st["empty"].Latest.Metadata, prompts.Metadata("{}"))
+	is.Equal(st["bare"].Latest.Metadata, prompts.Metadata("")) // none: null
+	is.Equal(st["bare"].Latest.TemplateFormat.Or(""), prompts.FormatDotprompt)
+	r = cli(t, s, nil, "render", "named", "-var", "name=Ann")
+	is.Equal(r.stdout, "[user]\nHi Ann\n") // trimmed, as Genkit renders the file
+	r = cli(t, s, nil, "render", "bare", "-var", "name=Ann")
+	is.Equal(r.stdout, "[user]\n  Hi Ann  \n") // every byte
+
+	// Versions made over the API, with and without metadata_.
+	for _, c := range []struct {
+		key  string
+		desc *string
+		md   prompts.Metadata
+	}{{"api-null", nil, ""}, {"api-null-described", ptr("d"), ""}, {"api-empty", nil, "{}"}} {
+		p := s.seed(t, c.key, c.key, c.desc, "", nil, nil)
+		_, err := s.store.CreateVersion(t.Context(), prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt, Content: "x", Metadata: c.md})
+		is.NoErr(err)
+	}
+	before := s.state(t)
+	r = cli(t, s, nil, "apply", "-dir", in, "-dry-run")
+	is.Equal(r.code, 0) // the files again: nothing to do
+	out := t.TempDir()
+	r = cli(t, s, nil, "export", "-dir", out)
+	is.Equal(r.code, 0)
+	exported := readFiles(t, out)
+	is.Equal(exported["bare.prompt"], "  Hi {{name}}  \n") // no front matter
+	is.Equal(exported["api-null.prompt"], "x")             // none
+	is.Equal(exported["api-null-described.prompt"], "---\ndescription: d\n---\nx")
+	is.Equal(exported["api-empty.prompt"], "---\nname: api-empty\n---\nx") // a front matter for {}
+	r = cli(t, s, nil, "apply", "-dir", out)
+	is.Equal(r.code, 0)
+	is.Equal(s.state(t), before) // its own export: no new version
+}

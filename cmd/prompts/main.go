@@ -5,10 +5,10 @@
 //	go install github.com/promptkit/prompts/cmd/prompts@latest
 //
 //	prompts export   -project SLUG -dir DIR
-//	prompts apply    -project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT] [-allow-variable-change]
+//	prompts apply    -project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT] [-allow-variable-change] [-allow-missing-partials]
 //	prompts snapshot -project SLUG -o FILE
 //	prompts get      KEY [-environment ENV | -version N]
-//	prompts render   KEY -var NAME=VALUE… [-environment ENV | -version N]
+//	prompts render   KEY -var NAME=VALUE… [-json-var NAME=JSON…] [-environment ENV | -version N]
 //	prompts promote  KEY -version N -environment ENV [-reason TEXT]
 //	prompts rollback KEY -environment ENV [-reason TEXT]
 //	prompts history  KEY [-environment ENV] [-limit N]
@@ -126,7 +126,7 @@ func commands() []command {
 		{"apply", "-project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT]", "make the server match the files", runApply},
 		{"snapshot", "-project SLUG -o FILE", "write the project's snapshot, for cache.WithFallback", runSnapshot},
 		{"get", "KEY [-environment ENV | -version N]", "print the content active in an environment (production by default)", runGet},
-		{"render", "KEY -var NAME=VALUE... [-environment ENV | -version N]", "print the content with its variables filled in", runRender},
+		{"render", "KEY -var NAME=VALUE... [-json-var NAME=JSON...] [-environment ENV | -version N]", "print the content with its variables filled in, its partials included, as the server renders it", runRender},
 		{"promote", "KEY -version N -environment ENV [-reason TEXT]", "make a version the active one in an environment", runPromote},
 		{"rollback", "KEY -environment ENV [-reason TEXT]", "make active again the version active before the latest change", runRollback},
 		{"history", "KEY [-environment ENV] [-limit N]", "list the deployments of a prompt, newest first", runHistory},

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,42 +116,43 @@ func (p *pick) flags(f *flags) {
 }
 
 // read finds the prompt by key and the version picked.
-func (p *pick) read(ctx context.Context, f *flags, key string) (prompts.ActivePrompt, *prompts.PromptVersion, error) {
+// It returns the client too, for what the command reads next.
+func (p *pick) read(ctx context.Context, f *flags, key string) (*client.Client, prompts.ActivePrompt, *prompts.PromptVersion, error) {
 	env := prompts.Production
 	switch {
 	case p.env != "" && p.version != 0:
-		return prompts.ActivePrompt{}, nil, errors.New("give -environment or -version, not both")
+		return nil, prompts.ActivePrompt{}, nil, errors.New("give -environment or -version, not both")
 	case p.version < 0:
-		return prompts.ActivePrompt{}, nil, errors.New("-version must be 1 or more")
+		return nil, prompts.ActivePrompt{}, nil, errors.New("-version must be 1 or more")
 	case p.env != "":
 		var err error
 		if env, err = environment(p.env); err != nil {
-			return prompts.ActivePrompt{}, nil, err
+			return nil, prompts.ActivePrompt{}, nil, err
 		}
 	}
 	cl, project, err := f.connect(ctx)
 	if err != nil {
-		return prompts.ActivePrompt{}, nil, err
+		return nil, prompts.ActivePrompt{}, nil, err
 	}
 	a, err := getByKey(ctx, cl, project, key, env)
 	if err != nil {
-		return prompts.ActivePrompt{}, nil, err
+		return nil, prompts.ActivePrompt{}, nil, err
 	}
 	if p.version == 0 {
 		if a.ActiveVersion == nil {
-			return a, nil, fmt.Errorf("%s has no version active in %s; prompts promote %s -version N -environment %s activates one", key, env, key, env)
+			return nil, a, nil, fmt.Errorf("%s has no version active in %s; prompts promote %s -version N -environment %s activates one", key, env, key, env)
 		}
-		return a, a.ActiveVersion, nil
+		return cl, a, a.ActiveVersion, nil
 	}
 	v, err := cl.GetVersion(ctx, a.ID, p.version)
 	if errors.Is(err, prompts.ErrNotFound) {
-		return a, nil, fmt.Errorf("%s has no version %d", key, p.version)
+		return nil, a, nil, fmt.Errorf("%s has no version %d", key, p.version)
 	}
 	if err != nil {
-		return a, nil, err
+		return nil, a, nil, err
 	}
 	a.Environment = ""
-	return a, &v, nil
+	return cl, a, &v, nil
 }
 
 // getByKey reads a prompt by key with what is active in env.
@@ -200,7 +203,7 @@ func runGet(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	key := pos[0]
-	a, v, err := p.read(ctx, f, key)
+	_, a, v, err := p.read(ctx, f, key)
 	if err != nil {
 		return e.errorf("%s", describe(err))
 	}
@@ -215,62 +218,155 @@ func runGet(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// vars is the repeatable -var NAME=VALUE.
-type vars map[string]string
+// vars are the values of -var NAME=VALUE and -json-var NAME=JSON, as
+// given: typed once the version is known (see typed).
+type vars struct {
+	text map[string]string // -var
+	json map[string]string // -json-var
+}
 
-func (v vars) String() string { return "" }
+// varFlag is one of the two repeatable flags, setting m.
+type varFlag struct {
+	v *vars
+	m map[string]string
+}
 
-func (v vars) Set(s string) error {
+func (f varFlag) String() string { return "" }
+
+func (f varFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, "=")
 	if !ok || name == "" {
 		return fmt.Errorf("%q is not NAME=VALUE", s)
 	}
-	if _, dup := v[name]; dup {
+	_, dup := f.v.text[name]
+	if _, dupJSON := f.v.json[name]; dup || dupJSON {
 		return fmt.Errorf("%s is given twice", name)
 	}
-	v[name] = value
+	f.m[name] = value
 	return nil
 }
 
+func (v *vars) given(name string) bool {
+	_, text := v.text[name]
+	_, js := v.json[name]
+	return text || js
+}
+
+// typed returns the values to render v with. A -json-var value is JSON.
+// A -var value is the string given, except for a dotprompt version
+// whose input schema types the variable other than string (integer,
+// number, boolean, array, object, null, or a union of these): then it is
+// JSON, as -var n=3, -var on=true or -var tags='["a","b"]' give it; for
+// an enum, a value that is not JSON is the string. Numbers keep their
+// digits.
+func (vs *vars) typed(v *prompts.PromptVersion) (map[string]any, error) {
+	types := map[string]string{}
+	if v.TemplateFormat.Or(prompts.FormatPlain) == prompts.FormatDotprompt {
+		sig, err := prompts.VersionSignature(prompts.FormatDotprompt, v.Content, v.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range sig.Inputs {
+			name, rest, _ := strings.Cut(in, "\t")
+			typ, _, _ := strings.Cut(rest, "\t")
+			types[name] = typ
+		}
+	}
+	out := make(map[string]any, len(vs.text)+len(vs.json))
+	for name, value := range vs.json {
+		x, err := decodeJSON(value)
+		if err != nil {
+			return nil, fmt.Errorf("-json-var %s: %v", name, err)
+		}
+		out[name] = x
+	}
+	for name, value := range vs.text {
+		typ, typed := types[name]
+		if !typed || typ == "any" || slices.Contains(strings.Split(typ, "|"), "string") {
+			out[name] = value
+			continue
+		}
+		x, err := decodeJSON(value)
+		switch {
+		case err != nil && typ == "enum":
+			out[name] = value
+		case err != nil:
+			return nil, fmt.Errorf("-var %s: the input schema types %s as %s, so its value is JSON: %v", name, name, typ, err)
+		default:
+			out[name] = x
+		}
+	}
+	return out, nil
+}
+
+// decodeJSON decodes one JSON value, numbers as json.Number.
+func decodeJSON(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var x any
+	if err := d.Decode(&x); err != nil {
+		return nil, fmt.Errorf("%q is not JSON", s)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%q is not one JSON value", s)
+	}
+	return x, nil
+}
+
 // runRender prints a version rendered with its variables, as the
-// server's render does: a plain version strictly (every variable needs a
-// value, and a value for a name the version does not use is an error), a
-// dotprompt version as Dotprompt renders it. It prints the messages, each
-// after a line naming its role; a plain version's text is one user
-// message.
+// server's render does, through a prompts.Renderer over the client: a
+// plain version strictly (every variable needs a value, and a value for
+// a name the version does not use is an error), a dotprompt version as
+// Dotprompt renders it, its partials ({{> KEY}}) at the versions active
+// in the environment rendered (production for -version N). It prints
+// the messages, each after a line naming its role; a plain version's
+// text is one user message.
 func runRender(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "render", true)
 	var p pick
 	p.flags(f)
-	values := vars{}
-	f.Var(values, "var", "NAME=VALUE: the value of a variable (repeat it, one per variable)")
+	values := &vars{text: map[string]string{}, json: map[string]string{}}
+	f.Var(varFlag{values, values.text}, "var", "NAME=VALUE: the value of a variable (repeat it, one per variable); JSON when the version's input schema types NAME other than string (-var n=3, -var tags='[\"a\"]')")
+	f.Var(varFlag{values, values.json}, "json-var", "NAME=JSON: a variable's value as JSON, whatever the schema says (a dotprompt version without one: -json-var items='[1,2]')")
 	f.jsonFlag()
 	pos, code, ok := f.parse(args, 1)
 	if !ok {
 		return code
 	}
 	key := pos[0]
-	a, v, err := p.read(ctx, f, key)
+	cl, a, v, err := p.read(ctx, f, key)
 	if err != nil {
 		return e.errorf("%s", describe(err))
 	}
-	in := prompts.RenderInput{Values: make(map[string]any, len(values))}
-	for name, value := range values {
-		in.Values[name] = value
+	in, err := values.typed(v)
+	if err != nil {
+		return e.errorf("%s: %s", where(key, v, a.Environment), describe(err))
 	}
-	out, err := v.RenderMessages(ctx, in)
+	req := prompts.RenderRequest{PromptID: a.ID, Variables: in}
+	if a.Environment == "" {
+		req.VersionNumber = prompts.Some(v.VersionNumber)
+	} else {
+		req.Environment = prompts.Some(a.Environment)
+	}
+	rv, out, err := prompts.NewRenderer(cl).Render(ctx, req)
+	if err == nil {
+		v = &rv // the version rendered: the active one may have changed since
+	}
 	if err != nil {
 		var pe *prompts.Error
 		if errors.As(err, &pe) && len(pe.Fields) > 0 {
-			var missing, unused []string
+			var missing, unused, wrong []string
 			for _, fe := range pe.Fields {
 				name, ok := strings.CutPrefix(fe.Field, "variables.")
-				switch _, given := values[name]; {
+				switch {
 				case !ok:
-				case given:
+					wrong = append(wrong, fe.Field+" "+fe.Detail)
+				case strings.HasPrefix(fe.Detail, "is missing"):
+					missing = append(missing, name)
+				case values.given(name) && (strings.HasPrefix(fe.Detail, "is not used") || strings.HasPrefix(fe.Detail, "is not named")):
 					unused = append(unused, name)
 				default:
-					missing = append(missing, name)
+					wrong = append(wrong, name+" "+fe.Detail)
 				}
 			}
 			var parts []string
@@ -280,9 +376,8 @@ func runRender(ctx context.Context, e *env, args []string) int {
 			if len(unused) > 0 {
 				parts = append(parts, "the version uses no "+strings.Join(unused, ", "))
 			}
-			if len(parts) > 0 {
-				return e.errorf("%s: %s", where(key, v, a.Environment), strings.Join(parts, "; "))
-			}
+			parts = append(parts, wrong...)
+			return e.errorf("%s: %s", where(key, v, a.Environment), strings.Join(parts, "; "))
 		}
 		return e.errorf("%s: %s", where(key, v, a.Environment), describe(err))
 	}

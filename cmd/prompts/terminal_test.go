@@ -279,3 +279,49 @@ func TestConfiguration(t *testing.T) {
 	is.Equal(cli(t, nil, nil).code, 1)
 	is.Equal(cli(t, nil, nil, "nope").code, 1)
 }
+
+// render renders as the server does: partials at the versions active in
+// the environment rendered (production for -version N), a value only a
+// partial reads is used, and -var gives JSON for a variable the input
+// schema types other than string (-json-var for any).
+func TestRenderPartialsAndTypedValues(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	ctx := t.Context()
+	dotprompt := func(key, content string, md prompts.Metadata, envs ...prompts.Environment) {
+		p := s.seed(t, key, key, nil, "", nil, nil)
+		_, err := s.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt,
+			Content: content, Metadata: md, Environments: envs})
+		is.NoErr(err)
+	}
+	dotprompt("x-y.z_1", "from {{who}}", "", prompts.Production, prompts.Staging)
+	dotprompt("usek2", "U {{> x-y.z_1}}", "", prompts.Production, prompts.Staging)
+	r := cli(t, s, nil, "render", "usek2", "-var", "who=Ann")
+	is.Equal(r.stderr, "usek2  version 1  (production)\n")
+	is.Equal(r.code, 0)
+	is.Equal(r.stdout, "[user]\nU from Ann\n") // the partial included, its variable used
+	r = cli(t, s, nil, "render", "usek2", "-version", "1", "-var", "who=Ann")
+	is.Equal(r.code, 0)
+	is.Equal(r.stdout, "[user]\nU from Ann\n")
+	r = cli(t, s, nil, "render", "usek2", "-var", "who=Ann", "-var", "nobody=1")
+	is.Equal(r.code, 1) // a value nothing reads
+	is.True(strings.Contains(r.stderr, "the version uses no nobody"))
+
+	dotprompt("typed", "{{#if on}}{{n}}{{#each tags}} {{this}}{{/each}} {{name}}{{/if}}",
+		`{"input":{"schema":{"n":"integer","on":"boolean","tags(array)":"string","name":"string","obj?(object)":{"a":"integer"}}}}`, prompts.Production)
+	r = cli(t, s, nil, "render", "typed", "-var", "n=3", "-var", "on=true", "-var", `tags=["a","b"]`, "-var", "name=3")
+	is.Equal(r.stderr, "typed  version 1  (production)\n")
+	is.Equal(r.code, 0)
+	is.Equal(r.stdout, "[user]\n3 a b 3\n") // integer, boolean and array as JSON, the string as given
+	r = cli(t, s, nil, "render", "typed", "-var", "n=three", "-var", "on=true", "-var", "tags=[]", "-var", "name=x")
+	is.Equal(r.code, 1) // not JSON for an integer
+	is.True(strings.Contains(r.stderr, "-var n: the input schema types n as integer"))
+	r = cli(t, s, nil, "render", "typed", "-var", "n=3.5", "-var", "on=true", "-var", "tags=[]", "-var", "name=x")
+	is.Equal(r.code, 1) // JSON, but of the wrong type: the schema says so
+	is.True(strings.Contains(r.stderr, "n ") && !strings.Contains(r.stderr, "uses no"))
+	r = cli(t, s, nil, "render", "typed", "-var", "n=3", "-var", "on=true", "-var", "tags=[]", "-var", "name=x", "-json-var", `obj={"a":1}`)
+	is.Equal(r.code, 0) // -json-var: JSON whatever the schema
+	is.Equal(r.stdout, "[user]\n3 x\n")
+	is.Equal(cli(t, s, nil, "render", "typed", "-json-var", "n=x").code, 1)                // not JSON
+	is.Equal(cli(t, s, nil, "render", "typed", "-var", "n=1", "-json-var", "n=1").code, 1) // given twice
+}
