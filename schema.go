@@ -35,7 +35,9 @@ import (
 // Any other key is kept as it is. Schemas compile with
 // github.com/santhosh-tekuri/jsonschema/v6 (JSON Schema 2020-12 unless
 // the schema's $schema names another draft) and never load anything: a
-// $ref to another document is an error. A plain version's metadata_ is
+// $ref to another document is an error, and so is a cycle of references
+// that never reaches a value (as {"$defs":{"a":{"$ref":"#/$defs/a"}}}),
+// which would fail every render. A plain version's metadata_ is
 // free-form: none of this applies to it.
 
 // Signature is what a Store computes of a version, once its format is
@@ -372,7 +374,125 @@ func compileSchema(s any) (map[string]any, *jsonschema.Schema, error) {
 	if err != nil {
 		return nil, nil, errors.New(schemaError(err))
 	}
+	if loop := refCycle(sch); loop != nil {
+		locs := make([]string, len(loop))
+		for i, s := range loop {
+			locs[i] = "#" + strings.TrimPrefix(s.Location, schemaURL+"#")
+		}
+		return nil, nil, errors.New("has a reference cycle that never reaches a value (" + strings.Join(locs, " → ") + "): every value would fail to validate")
+	}
 	return doc, sch, nil
+}
+
+// refCycle returns a cycle of schemas that apply to the same value as one
+// another ($ref, allOf, anyOf, oneOf, not, if/then/else, dependent
+// schemas), each to the next and the last to the first, or nil. The
+// validator refuses every value that reaches such a cycle ("causing
+// reference cycle"), so a schema with one is refused when it is stored.
+// It walks the compiled graph: every subschema reachable from root, and
+// the in-place edges between them. A $dynamicRef or $recursiveRef whose
+// target depends on where validation came from is left to the validator.
+func refCycle(root *jsonschema.Schema) []*jsonschema.Schema {
+	// Every schema reachable from root, by any edge.
+	all := []*jsonschema.Schema{root}
+	seen := map[*jsonschema.Schema]bool{root: true}
+	for i := 0; i < len(all); i++ {
+		inPlace, below := schemaEdges(all[i])
+		for _, t := range append(inPlace, below...) {
+			if !seen[t] {
+				seen[t] = true
+				all = append(all, t)
+			}
+		}
+	}
+	// A depth-first search of the in-place edges alone.
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make(map[*jsonschema.Schema]int, len(all))
+	var stack, loop []*jsonschema.Schema
+	var visit func(s *jsonschema.Schema) bool
+	visit = func(s *jsonschema.Schema) bool {
+		state[s] = open
+		stack = append(stack, s)
+		inPlace, _ := schemaEdges(s)
+		for _, t := range inPlace {
+			switch state[t] {
+			case open:
+				loop = append(slices.Clone(stack[slices.Index(stack, t):]), t)
+				return true
+			case unseen:
+				if visit(t) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[s] = done
+		return false
+	}
+	for _, s := range all {
+		if state[s] == unseen && visit(s) {
+			return loop
+		}
+	}
+	return nil
+}
+
+// schemaEdges returns the subschemas of s that apply to the value s
+// applies to (inPlace), and those that apply to values inside it or
+// derived from it (below).
+func schemaEdges(s *jsonschema.Schema) (inPlace, below []*jsonschema.Schema) {
+	add := func(list *[]*jsonschema.Schema, xs ...*jsonschema.Schema) {
+		for _, x := range xs {
+			if x != nil {
+				*list = append(*list, x)
+			}
+		}
+	}
+	add(&inPlace, s.Ref, s.Not, s.If, s.Then, s.Else)
+	add(&inPlace, s.AllOf...)
+	add(&inPlace, s.AnyOf...)
+	add(&inPlace, s.OneOf...)
+	if r := s.RecursiveRef; r != nil && !r.RecursiveAnchor {
+		add(&inPlace, r)
+	}
+	if d := s.DynamicRef; d != nil && d.Ref != nil && (d.Anchor == "" || d.Ref.DynamicAnchor != d.Anchor) {
+		add(&inPlace, d.Ref)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		add(&inPlace, s.DependentSchemas[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		if d, ok := s.Dependencies[k].(*jsonschema.Schema); ok {
+			add(&inPlace, d)
+		}
+	}
+	if r := s.RecursiveRef; r != nil && r.RecursiveAnchor {
+		add(&below, r) // walked for what it holds, not as an edge
+	}
+	if d := s.DynamicRef; d != nil && d.Ref != nil && d.Anchor != "" && d.Ref.DynamicAnchor == d.Anchor {
+		add(&below, d.Ref)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		add(&below, s.Properties[k])
+	}
+	for _, p := range s.PatternProperties {
+		add(&below, p)
+	}
+	for _, x := range []any{s.AdditionalProperties, s.Items, s.AdditionalItems} {
+		switch x := x.(type) {
+		case *jsonschema.Schema:
+			add(&below, x)
+		case []*jsonschema.Schema:
+			add(&below, x...)
+		}
+	}
+	add(&below, s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema)
+	add(&below, s.PrefixItems...)
+	return inPlace, below
 }
 
 // schemaError is err's message without the schema's made-up URL; for a

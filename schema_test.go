@@ -79,6 +79,33 @@ func TestVersionSignatureRefusesWrongShapes(t *testing.T) {
 	is.Equal(detailsOf(err), []string{"metadata_.input.default.b: is not a property of the input schema"})
 }
 
+// A schema whose references go round without reaching a value fails
+// every render: it is refused when stored, naming the key.
+func TestVersionSignatureRefusesReferenceCycles(t *testing.T) {
+	is := is.New(t)
+	for _, schema := range []string{
+		`{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
+		`{"type":"object","$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"anyOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/b"}}}`,
+		`{"type":"object","properties":{"x":{"not":{"$ref":"#/properties/x"}}}}`,
+	} {
+		for _, key := range []string{"input", "output"} {
+			_, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", prompts.Metadata(`{"`+key+`":{"schema":`+schema+`}}`))
+			is.Equal(fieldsOf(err), []string{"metadata_." + key + ".schema"}) // schema
+			is.True(strings.Contains(detailsOf(err)[0], "reference cycle"))   // schema
+		}
+	}
+	// Recursion through a value inside is no cycle: each step goes one level down.
+	for _, schema := range []string{
+		`{"type":"object","$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}},"properties":{"x":{"$ref":"#/$defs/node"}}}`,
+		`{"type":"object","properties":{"x":{"type":"array","items":{"$ref":"#"}}}}`,
+		`{"type":"object","properties":{"x":{"$ref":"#/$defs/s"},"y":{"$ref":"#/$defs/s"}},"$defs":{"s":{"type":"string"}}}`,
+	} {
+		sig, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", prompts.Metadata(`{"input":{"schema":`+schema+`}}`))
+		is.NoErr(err) // schema
+		is.Equal(sig.Variables[0], "x")
+	}
+}
+
 // A schema never loads a document it refers to: no I/O.
 func TestSchemaLoadsNothing(t *testing.T) {
 	is := is.New(t)
