@@ -32,7 +32,10 @@ import (
 //	metadata           an object
 //	ns.key             namespaced extension keys: any value
 //
-// Any other key is kept as it is. Schemas compile with
+// name and description are the prompt's, not the version's, and keys in
+// the namespace prompts. (as prompts.format) are a .prompt file's format
+// marker: none of them can be in a dotprompt version's metadata_, since
+// export could not write it back. Any other key is kept as it is. Schemas compile with
 // github.com/santhosh-tekuri/jsonschema/v6 (JSON Schema 2020-12 unless
 // the schema's $schema names another draft) and never load anything: a
 // $ref to another document is an error, and so is a cycle of references
@@ -198,6 +201,16 @@ func readFrontMatter(md Metadata, fe *fieldErrors) *frontMatter {
 		return fm
 	}
 	const field = "metadata_."
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		switch {
+		case k == "name":
+			fe.add(field+k, "is the prompt's name, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's name instead")
+		case k == "description":
+			fe.add(field+k, "is the prompt's description, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's description instead")
+		case strings.HasPrefix(k, "prompts."):
+			fe.add(field+k, "is reserved: the namespace prompts. holds the .prompt file's format marker (prompts.format), which is the version's template_format, not a setting")
+		}
+	}
 	if v, ok := top["model"]; ok {
 		if s, ok := v.(string); ok {
 			fm.model = s

@@ -73,6 +73,11 @@ func TestVersionSignatureRefusesWrongShapes(t *testing.T) {
 		is.Equal(fieldsOf(err), []string{"metadata_.input.schema"})      // md
 		is.True(strings.Contains(detailsOf(err)[0], "does not compile")) // md
 	}
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"name":"n","model":"m","description":"d","prompts.format":"plain","prompts.x":1,"promptsx.y":1}`)
+	is.Equal(fieldsOf(err), []string{"metadata_.description", "metadata_.name", "metadata_.prompts.format", "metadata_.prompts.x"}) // the prompt's, or the file format's: export could not write them
+	is.True(strings.HasPrefix(detailsOf(err)[1], "metadata_.name: is the prompt's name, not a setting: "))
+	_, err = prompts.VersionSignature(prompts.FormatPlain, "x", `{"name":"n","prompts.format":"plain"}`)
+	is.NoErr(err) // a plain version's metadata_ is free-form
 	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":"x","output":[]}`)
 	is.Equal(detailsOf(err), []string{"metadata_.output: must be an object", "metadata_.input: must be an object"})
 	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"b":1},"schema":{"a":"string"}}}`)
