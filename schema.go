@@ -52,11 +52,17 @@ type Signature struct {
 	// template reads (see TemplateVariables). Sorted, non-nil.
 	Variables []string
 	// Inputs are the variables the input schema types, one entry each,
-	// "NAME\tTYPE\trequired" or "NAME\tTYPE\toptional", sorted, non-nil:
-	// empty for a version without an input schema (every plain version).
-	// TYPE is the property's JSON Schema type: "string", "integer", …,
-	// several joined with "|" as in "string|null", "enum" for an enum,
-	// "any" when the schema does not say.
+	// "NAME\tTYPE\tREQUIRED\tSCHEMA", sorted, non-nil: empty for a
+	// version without an input schema (every plain version). TYPE is the
+	// property's JSON Schema type: "string", "integer", …, several joined
+	// with "|" as in "string|null", "enum" for an enum, "any" when the
+	// schema does not say; REQUIRED is "required" or "optional"; SCHEMA is
+	// the property's whole schema (as JSON Schema, Picoschema converted)
+	// in a canonical form: JSON with sorted keys and without the
+	// annotations that do not change what it accepts (description,
+	// title, $comment, examples), with the root's $defs when it refers to
+	// them. Entries stored by earlier releases have no SCHEMA: compared
+	// with one, only TYPE and REQUIRED count.
 	Inputs []string
 }
 
@@ -111,26 +117,34 @@ func DiffSignatures(from, to Signature) VariableChange {
 			continue // added
 		}
 		x, y := a[name], b[name]
-		if x != y {
-			c.Inputs = append(c.Inputs, InputChange{Name: name, FromType: x.typ, ToType: y.typ, FromRequired: x.required, ToRequired: y.required})
+		if x.typ != y.typ || x.required != y.required || x.schema != "" && y.schema != "" && x.schema != y.schema {
+			c.Inputs = append(c.Inputs, InputChange{Name: name, FromType: x.typ, ToType: y.typ, FromRequired: x.required, ToRequired: y.required,
+				FromSchema: x.schema, ToSchema: y.schema})
 		}
 	}
 	return c
 }
 
-// InputChange is a variable whose type or requiredness a promotion
-// changes. A type is "" for a version without an input schema (whose
-// variables are not typed, nor required by a schema).
+// InputChange is a variable whose type, schema or requiredness a
+// promotion changes. A type is "" for a version without an input schema
+// (whose variables are not typed, nor required by a schema). A schema is
+// the property's canonical schema (see Signature.Inputs), "" when not
+// known.
 type InputChange struct {
 	Name                     string
 	FromType, ToType         string
 	FromRequired, ToRequired bool
+	FromSchema, ToSchema     string
 }
 
+// maxSchemaDetail is the longest pair of schemas that Detail quotes.
+const maxSchemaDetail = 240
+
 // Detail says what changes, as the promotion guard's errors say it:
-// "changes type from string to integer", "becomes required", "is no
-// longer required", or both of the first and one of the others joined
-// with " and ".
+// "changes type from string to integer", or for a property of the same
+// type that accepts other values, "changes its schema" (with "from X to
+// Y" when they are short), "becomes required", "is no longer required",
+// or one of the first two and one of the others joined with " and ".
 func (c InputChange) Detail() string {
 	switch {
 	case c.FromType == "":
@@ -143,8 +157,15 @@ func (c InputChange) Detail() string {
 		return "is no longer typed by an input schema (it was " + c.FromType + ")"
 	}
 	var parts []string
-	if c.FromType != c.ToType {
+	switch {
+	case c.FromType != c.ToType:
 		parts = append(parts, "changes type from "+c.FromType+" to "+c.ToType)
+	case c.FromSchema != "" && c.ToSchema != "" && c.FromSchema != c.ToSchema:
+		d := "changes its schema"
+		if len(c.FromSchema)+len(c.ToSchema) <= maxSchemaDetail {
+			d += " from " + c.FromSchema + " to " + c.ToSchema
+		}
+		parts = append(parts, d)
 	}
 	switch {
 	case !c.FromRequired && c.ToRequired:
@@ -158,14 +179,17 @@ func (c InputChange) Detail() string {
 type input struct {
 	typ      string
 	required bool
+	schema   string // "" in an entry of an earlier release
 }
 
 func inputsOf(entries []string) map[string]input {
 	m := make(map[string]input, len(entries))
 	for _, e := range entries {
-		name, rest, _ := strings.Cut(e, "\t")
-		typ, req, _ := strings.Cut(rest, "\t")
-		m[name] = input{typ: typ, required: req == "required"}
+		f := strings.SplitN(e, "\t", 4)
+		for len(f) < 4 {
+			f = append(f, "")
+		}
+		m[f[0]] = input{typ: f[1], required: f[2] == "required", schema: f[3]}
 	}
 	return m
 }
@@ -311,7 +335,7 @@ func (fm *frontMatter) readInputSchema(s any, fe *fieldErrors) {
 		if required[name] {
 			req = "required"
 		}
-		fm.inputs = append(fm.inputs, name+"\t"+schemaType(props[name])+"\t"+req)
+		fm.inputs = append(fm.inputs, name+"\t"+schemaType(props[name])+"\t"+req+"\t"+canonicalSchema(props[name], doc))
 	}
 	ap, given := doc["additionalProperties"]
 	fm.open = given && ap != false
@@ -353,6 +377,117 @@ func schemaType(p any) string {
 		return "enum"
 	}
 	return "any"
+}
+
+// canonicalSchema returns the property schema p of the schema root in the
+// form Signature.Inputs gives it: JSON, keys sorted, HTML characters not
+// escaped, without annotations, with what p refers to in root: root's
+// $defs and definitions when p's references all point into them, else
+// root itself (less annotations) under the key "$root".
+func canonicalSchema(p any, root map[string]any) string {
+	v := stripAnnotations(p)
+	if refs := schemaRefs(p, nil); len(refs) > 0 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			m = map[string]any{}
+		}
+		m = maps.Clone(m)
+		local := true
+		for _, r := range refs {
+			if !strings.HasPrefix(r, "#/$defs/") && !strings.HasPrefix(r, "#/definitions/") {
+				local = false
+			}
+		}
+		if local {
+			for _, k := range []string{"$defs", "definitions"} {
+				if d, ok := root[k]; ok {
+					m["$root"+k] = stripAnnotations(map[string]any{k: d}).(map[string]any)[k]
+				}
+			}
+		} else {
+			m["$root"] = stripAnnotations(root)
+		}
+		v = m
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "" // cannot happen: v was decoded from JSON
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// annotations are the keywords that do not change what a schema accepts.
+var annotations = []string{"description", "title", "$comment", "examples"}
+
+// Keywords whose value is a schema, an array of schemas, or an object of
+// schemas.
+var (
+	schemaKeywords = []string{"items", "additionalItems", "additionalProperties", "not", "if", "then", "else", "contains",
+		"propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+	schemaMapKeywords  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+
+// stripAnnotations returns the schema s without annotations, at any depth
+// (in subschemas only: an enum's or default's values are kept as they are).
+func stripAnnotations(s any) any {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return s
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch {
+		case slices.Contains(annotations, k):
+			continue
+		case slices.Contains(schemaKeywords, k):
+			if _, list := v.([]any); !list {
+				v = stripAnnotations(v)
+			}
+		}
+		if slices.Contains(schemaListKeywords, k) {
+			if list, ok := v.([]any); ok {
+				l := make([]any, len(list))
+				for i, x := range list {
+					l[i] = stripAnnotations(x)
+				}
+				v = l
+			}
+		}
+		if slices.Contains(schemaMapKeywords, k) {
+			if sub, ok := v.(map[string]any); ok {
+				o := make(map[string]any, len(sub))
+				for name, x := range sub {
+					o[name] = stripAnnotations(x)
+				}
+				v = o
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// schemaRefs appends to refs the references ($ref, $dynamicRef,
+// $recursiveRef) anywhere in s.
+func schemaRefs(s any, refs []string) []string {
+	switch s := s.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(s)) {
+			if r, ok := s[k].(string); ok && (k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef") {
+				refs = append(refs, r)
+				continue
+			}
+			refs = schemaRefs(s[k], refs)
+		}
+	case []any:
+		for _, x := range s {
+			refs = schemaRefs(x, refs)
+		}
+	}
+	return refs
 }
 
 // schemaURL is where a compiled schema is, for the validator: a URL that
