@@ -89,6 +89,7 @@ func VersionSignature(f TemplateFormat, content string, md Metadata) (Signature,
 		fe = append(fe, e.Fields...)
 	}
 	fm := readFrontMatter(md, &fe)
+	fm.checkStored(md, &fe)
 	if len(fe) > 0 {
 		return Signature{}, fe.err()
 	}
@@ -225,16 +226,6 @@ func readFrontMatter(md Metadata, fe *fieldErrors) *frontMatter {
 		return fm
 	}
 	const field = "metadata_."
-	for _, k := range slices.Sorted(maps.Keys(top)) {
-		switch {
-		case k == "name":
-			fe.add(field+k, "is the prompt's name, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's name instead")
-		case k == "description":
-			fe.add(field+k, "is the prompt's description, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's description instead")
-		case strings.HasPrefix(k, "prompts."):
-			fe.add(field+k, "is reserved: the namespace prompts. holds the .prompt file's format marker (prompts.format), which is the version's template_format, not a setting")
-		}
-	}
 	if v, ok := top["model"]; ok {
 		if s, ok := v.(string); ok {
 			fm.model = s
@@ -346,6 +337,61 @@ func (fm *frontMatter) readInputSchema(s any, fe *fieldErrors) {
 			}
 		}
 	}
+}
+
+// checkStored adds to fe what a version being stored may not have, on
+// top of the shapes readFrontMatter checks: keys that are not settings
+// (a .prompt file could not hold them), and default values the input
+// schema refuses. A version stored before these checks keeps rendering
+// as it did.
+func (fm *frontMatter) checkStored(md Metadata, fe *fieldErrors) {
+	var top map[string]json.RawMessage
+	if md.IsNull() || json.Unmarshal([]byte(md), &top) != nil {
+		return // said by readFrontMatter
+	}
+	const field = "metadata_."
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		switch {
+		case k == "name":
+			fe.add(field+k, "is the prompt's name, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's name instead")
+		case k == "description":
+			fe.add(field+k, "is the prompt's description, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's description instead")
+		case strings.HasPrefix(k, "prompts."):
+			fe.add(field+k, "is reserved: the namespace prompts. holds the .prompt file's format marker (prompts.format), which is the version's template_format, not a setting")
+		}
+	}
+	fm.checkDefaults(fe)
+}
+
+// checkDefaults adds an error to fe for each default value the input
+// schema refuses: a default of the wrong type would fail every render
+// that does not give the value, blaming the caller. The defaults are
+// checked as values (of the wrong type, out of an enum, …), not as a
+// whole: they need not give every required variable.
+func (fm *frontMatter) checkDefaults(fe *fieldErrors) {
+	if fm.schema == nil || len(fm.defaults) == 0 {
+		return
+	}
+	err := fm.schema.Validate(fm.defaults)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return
+	}
+	const field = "metadata_.input.default"
+	var errs fieldErrors
+	p := message.NewPrinter(language.English)
+	leaves(ve, func(e *jsonschema.ValidationError) {
+		if len(e.InstanceLocation) == 0 {
+			return // of the object: a required value missing, or one not named (said above)
+		}
+		detail := describe(e, p)
+		if len(e.InstanceLocation) > 1 {
+			detail = "at /" + strings.Join(e.InstanceLocation[1:], "/") + ": " + detail
+		}
+		errs.add(field+"."+e.InstanceLocation[0], detail)
+	})
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	*fe = append(*fe, slices.CompactFunc(errs, func(a, b FieldError) bool { return a.Field == b.Field })...)
 }
 
 // schemaType returns the type of the property schema p, as Signature's

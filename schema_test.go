@@ -83,6 +83,21 @@ func TestVersionSignatureRefusesWrongShapes(t *testing.T) {
 	is.Equal(detailsOf(err), []string{"metadata_.output: must be an object", "metadata_.input: must be an object"})
 	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"b":1},"schema":{"a":"string"}}}`)
 	is.Equal(detailsOf(err), []string{"metadata_.input.default.b: is not a property of the input schema"})
+
+	// A default the schema refuses would fail every render that does not
+	// give the value: refused when stored, naming it.
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"a":"notint","e":"z","t":[1,"x"],"s":"ok"},"schema":{"a":"integer","e(enum)":["x","y"],"t(array)":"integer","s":"string","r":"string"}}}`)
+	is.Equal(detailsOf(err), []string{"metadata_.input.default.a: must be integer, not string", "metadata_.input.default.e: breaks the input schema: value must be one of 'x', 'y'",
+		"metadata_.input.default.t: at /1: must be integer, not string"}) // one each; r, required, need not have a default
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"a":1,"s":"ok"},"schema":{"a":"integer","s":"string","r":"string"}}}`)
+	is.NoErr(err)
+
+	// A version stored before these checks keeps rendering as it did.
+	old := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}",
+		Metadata: `{"name":"n","prompts.format":"dotprompt","input":{"default":{"a":"notint"},"schema":{"a":"integer"}}}`}
+	out, err := old.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"a": 1}})
+	is.NoErr(err)
+	is.Equal(out.Text, "1")
 }
 
 // A schema whose references go round without reaching a value fails
