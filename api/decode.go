@@ -112,6 +112,13 @@ func memberErrors(obj jsontext.Value, t reflect.Type) *RequestError {
 		}
 		dst := reflect.New(f.Type)
 		if err := json.Unmarshal(value, dst.Interface()); err != nil {
+			var fe fieldsError
+			if errors.As(err, &fe) { // named member by member, as history[0].role
+				for _, e := range fe {
+					bad = append(bad, prompts.FieldError{Field: name + e.Field, Detail: e.Detail})
+				}
+				continue
+			}
 			bad = append(bad, prompts.FieldError{Field: name, Detail: "must be " + want(f.Type)})
 		}
 	}
@@ -167,7 +174,7 @@ func want(t reflect.Type) string {
 		return "an object of distinct names (for a plain version, whose values are strings)"
 	case reflect.TypeFor[Context]():
 		return "an object or null"
-	case reflect.TypeFor[[]Message]():
+	case reflect.TypeFor[History]():
 		return "an array of messages ({\"role\", \"content\": [{\"text\"} or {\"media\": {\"url\", \"contentType\"}}]}) or null"
 	case reflect.TypeFor[VersionNumber](), reflect.TypeFor[Optional[int]]():
 		return "an integer"

@@ -127,7 +127,7 @@ type Render struct {
 	VersionNumber VersionNumber                 `json:"version_number,omitzero"`
 	Variables     Variables                     `json:"variables,omitzero"`
 	AllowUnused   bool                          `json:"allow_unused,omitzero"`
-	History       []Message                     `json:"history,omitzero"`
+	History       History                       `json:"history,omitzero"`
 	Context       Context                       `json:"context,omitzero"`
 }
 

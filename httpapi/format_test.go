@@ -97,6 +97,11 @@ func TestRenderDotprompt(t *testing.T) {
 	is.Equal(fieldsOf(t, r), []string{"history[0].role"})
 	r = e.do("POST", base+"/render", `{"variables":{},"history":[{"role":"user","content":[{"image":"x"}]}]}`)
 	is.Equal(r.status, 400) // the shape of a message
+	r = e.do("POST", base+"/render", `{"variables":{"img":"u"},"history":[{"role":"user","content":[{"text":"a","media":{"url":"u"}},{"media":{}}]}]}`)
+	is.Equal(r.status, 400)
+	is.Equal(fieldsOf(t, r), []string{"history[0].content[0]", "history[0].content[1].media.url"}) // each named by its path
+	r = e.do("POST", base+"/render", `{"variables":{"img":"u"},"history":[{"role":"user","metadata":{"a":1},"content":[{"text":"a"}]}]}`)
+	is.Equal(r.status, 200) // Dotprompt's message metadata: ignored
 
 	// Bounded: a loop that would pass 4 MiB is refused, not built.
 	e.newVersion(id, `{"content":"{{#each xs}}{{#each @root.xs}}{{#each @root.xs}}{{@root.big}}{{/each}}{{/each}}{{/each}}"}`)
