@@ -45,10 +45,21 @@ func DecodeRequest(body []byte, v any) *RequestError {
 	if val.Kind() != '{' {
 		return &RequestError{Detail: "the request body must be a JSON object"}
 	}
-	if err := json.Unmarshal(val, v, json.RejectUnknownMembers(true)); err == nil {
-		return nil
+	if err := json.Unmarshal(val, v, json.RejectUnknownMembers(true)); err != nil {
+		return memberErrors(val, reflect.TypeOf(v).Elem())
 	}
-	return memberErrors(val, reflect.TypeOf(v).Elem())
+	if c, ok := v.(checker); ok {
+		if bad := c.check(); len(bad) > 0 {
+			return fieldsRequestError(bad)
+		}
+	}
+	return nil
+}
+
+// checker is a request type with rules of its own beyond its members'
+// types, which DecodeRequest checks once it decodes.
+type checker interface {
+	check() []prompts.FieldError
 }
 
 // syntaxError is the problem of a body that is not one JSON value.
@@ -125,6 +136,11 @@ func memberErrors(obj jsontext.Value, t reflect.Type) *RequestError {
 	if len(bad) == 0 {
 		return &RequestError{Detail: "the request body could not be read"}
 	}
+	return fieldsRequestError(bad)
+}
+
+// fieldsRequestError is the error of a body with these bad members.
+func fieldsRequestError(bad []prompts.FieldError) *RequestError {
 	var b strings.Builder
 	b.WriteString("invalid input: ")
 	for i, f := range bad {

@@ -28,6 +28,9 @@ func TestTemplateFormat(t *testing.T) {
 	is.Equal(keysOf(v1), versionFields) // the create answer keeps part A's fields
 	v2 := e.newVersion(id, `{"content":"{{#if on}}{{user.name}}{{/if}}","template_format":"dotprompt"}`)
 	is.Equal(keysOf(v2), versionFields)
+	bad := e.do("POST", base+"/versions", `{"content":"x","template_format":""}`)
+	is.Equal(bad.status, 400) // "" is no format, not absent
+	is.Equal(fieldsOf(t, bad), []string{"template_format"})
 	r0 := e.do("POST", base+"/versions", `{"content":"{{#each xs}}{{this}}{{/each}}","template_format":null}`) // null: the latest's
 	is.Equal(r0.status, 200)
 	is.Equal(r0.header.Get("Template-Format"), "dotprompt") // the format, in a header
