@@ -37,7 +37,7 @@ func ExampleVersionSignature() {
 	fmt.Println(err)
 	// Output:
 	// [lang question]
-	// ["lang\tstring|null\toptional" "question\tstring\trequired"]
+	// ["lang\tstring|null\toptional\t{\"type\":[\"string\",\"null\"]}" "question\tstring\trequired\t{\"type\":\"string\"}"]
 	// googleai/gemini-2.5-flash {"temperature":0.2}
 	// system: Answer in English.
 	// user: Why?

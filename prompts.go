@@ -82,8 +82,8 @@
 // (VersionSignature; nothing is ever fetched for a schema). With an input
 // schema, the version's Variables are the schema's properties, rendering
 // checks the values against it (after input.default), and the promotion
-// guard also refuses a change of a variable's type or of what is
-// required (DiffSignatures). Template.Render answers the model, config
+// guard also refuses a change of a variable's type, of anything else its
+// schema accepts, or of what is required (DiffSignatures). Template.Render answers the model, config
 // and output with the messages.
 //
 // The types here know no wire format: the JSON of the HTTP interface,

@@ -32,10 +32,15 @@ import (
 //	metadata           an object
 //	ns.key             namespaced extension keys: any value
 //
-// Any other key is kept as it is. Schemas compile with
+// name and description are the prompt's, not the version's, and keys in
+// the namespace prompts. (as prompts.format) are a .prompt file's format
+// marker: none of them can be in a dotprompt version's metadata_, since
+// export could not write it back. Any other key is kept as it is. Schemas compile with
 // github.com/santhosh-tekuri/jsonschema/v6 (JSON Schema 2020-12 unless
 // the schema's $schema names another draft) and never load anything: a
-// $ref to another document is an error. A plain version's metadata_ is
+// $ref to another document is an error, and so is a cycle of references
+// that never reaches a value (as {"$defs":{"a":{"$ref":"#/$defs/a"}}}),
+// which would fail every render. A plain version's metadata_ is
 // free-form: none of this applies to it.
 
 // Signature is what a Store computes of a version, once its format is
@@ -47,11 +52,17 @@ type Signature struct {
 	// template reads (see TemplateVariables). Sorted, non-nil.
 	Variables []string
 	// Inputs are the variables the input schema types, one entry each,
-	// "NAME\tTYPE\trequired" or "NAME\tTYPE\toptional", sorted, non-nil:
-	// empty for a version without an input schema (every plain version).
-	// TYPE is the property's JSON Schema type: "string", "integer", …,
-	// several joined with "|" as in "string|null", "enum" for an enum,
-	// "any" when the schema does not say.
+	// "NAME\tTYPE\tREQUIRED\tSCHEMA", sorted, non-nil: empty for a
+	// version without an input schema (every plain version). TYPE is the
+	// property's JSON Schema type: "string", "integer", …, several joined
+	// with "|" as in "string|null", "enum" for an enum, "any" when the
+	// schema does not say; REQUIRED is "required" or "optional"; SCHEMA is
+	// the property's whole schema (as JSON Schema, Picoschema converted)
+	// in a canonical form: JSON with sorted keys and without the
+	// annotations that do not change what it accepts (description,
+	// title, $comment, examples), with the root's $defs when it refers to
+	// them. Entries stored by earlier releases have no SCHEMA: compared
+	// with one, only TYPE and REQUIRED count.
 	Inputs []string
 }
 
@@ -78,6 +89,7 @@ func VersionSignature(f TemplateFormat, content string, md Metadata) (Signature,
 		fe = append(fe, e.Fields...)
 	}
 	fm := readFrontMatter(md, &fe)
+	fm.checkStored(md, &fe)
 	if len(fe) > 0 {
 		return Signature{}, fe.err()
 	}
@@ -106,26 +118,34 @@ func DiffSignatures(from, to Signature) VariableChange {
 			continue // added
 		}
 		x, y := a[name], b[name]
-		if x != y {
-			c.Inputs = append(c.Inputs, InputChange{Name: name, FromType: x.typ, ToType: y.typ, FromRequired: x.required, ToRequired: y.required})
+		if x.typ != y.typ || x.required != y.required || x.schema != "" && y.schema != "" && x.schema != y.schema {
+			c.Inputs = append(c.Inputs, InputChange{Name: name, FromType: x.typ, ToType: y.typ, FromRequired: x.required, ToRequired: y.required,
+				FromSchema: x.schema, ToSchema: y.schema})
 		}
 	}
 	return c
 }
 
-// InputChange is a variable whose type or requiredness a promotion
-// changes. A type is "" for a version without an input schema (whose
-// variables are not typed, nor required by a schema).
+// InputChange is a variable whose type, schema or requiredness a
+// promotion changes. A type is "" for a version without an input schema
+// (whose variables are not typed, nor required by a schema). A schema is
+// the property's canonical schema (see Signature.Inputs), "" when not
+// known.
 type InputChange struct {
 	Name                     string
 	FromType, ToType         string
 	FromRequired, ToRequired bool
+	FromSchema, ToSchema     string
 }
 
+// maxSchemaDetail is the longest pair of schemas that Detail quotes.
+const maxSchemaDetail = 240
+
 // Detail says what changes, as the promotion guard's errors say it:
-// "changes type from string to integer", "becomes required", "is no
-// longer required", or both of the first and one of the others joined
-// with " and ".
+// "changes type from string to integer", or for a property of the same
+// type that accepts other values, "changes its schema" (with "from X to
+// Y" when they are short), "becomes required", "is no longer required",
+// or one of the first two and one of the others joined with " and ".
 func (c InputChange) Detail() string {
 	switch {
 	case c.FromType == "":
@@ -138,8 +158,15 @@ func (c InputChange) Detail() string {
 		return "is no longer typed by an input schema (it was " + c.FromType + ")"
 	}
 	var parts []string
-	if c.FromType != c.ToType {
+	switch {
+	case c.FromType != c.ToType:
 		parts = append(parts, "changes type from "+c.FromType+" to "+c.ToType)
+	case c.FromSchema != "" && c.ToSchema != "" && c.FromSchema != c.ToSchema:
+		d := "changes its schema"
+		if len(c.FromSchema)+len(c.ToSchema) <= maxSchemaDetail {
+			d += " from " + c.FromSchema + " to " + c.ToSchema
+		}
+		parts = append(parts, d)
 	}
 	switch {
 	case !c.FromRequired && c.ToRequired:
@@ -153,14 +180,17 @@ func (c InputChange) Detail() string {
 type input struct {
 	typ      string
 	required bool
+	schema   string // "" in an entry of an earlier release
 }
 
 func inputsOf(entries []string) map[string]input {
 	m := make(map[string]input, len(entries))
 	for _, e := range entries {
-		name, rest, _ := strings.Cut(e, "\t")
-		typ, req, _ := strings.Cut(rest, "\t")
-		m[name] = input{typ: typ, required: req == "required"}
+		f := strings.SplitN(e, "\t", 4)
+		for len(f) < 4 {
+			f = append(f, "")
+		}
+		m[f[0]] = input{typ: f[1], required: f[2] == "required", schema: f[3]}
 	}
 	return m
 }
@@ -296,7 +326,7 @@ func (fm *frontMatter) readInputSchema(s any, fe *fieldErrors) {
 		if required[name] {
 			req = "required"
 		}
-		fm.inputs = append(fm.inputs, name+"\t"+schemaType(props[name])+"\t"+req)
+		fm.inputs = append(fm.inputs, name+"\t"+schemaType(props[name])+"\t"+req+"\t"+canonicalSchema(props[name], doc))
 	}
 	ap, given := doc["additionalProperties"]
 	fm.open = given && ap != false
@@ -307,6 +337,61 @@ func (fm *frontMatter) readInputSchema(s any, fe *fieldErrors) {
 			}
 		}
 	}
+}
+
+// checkStored adds to fe what a version being stored may not have, on
+// top of the shapes readFrontMatter checks: keys that are not settings
+// (a .prompt file could not hold them), and default values the input
+// schema refuses. A version stored before these checks keeps rendering
+// as it did.
+func (fm *frontMatter) checkStored(md Metadata, fe *fieldErrors) {
+	var top map[string]json.RawMessage
+	if md.IsNull() || json.Unmarshal([]byte(md), &top) != nil {
+		return // said by readFrontMatter
+	}
+	const field = "metadata_."
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		switch {
+		case k == "name":
+			fe.add(field+k, "is the prompt's name, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's name instead")
+		case k == "description":
+			fe.add(field+k, "is the prompt's description, not a setting: a dotprompt version's metadata_ is its front matter less name and description; set the prompt's description instead")
+		case strings.HasPrefix(k, "prompts."):
+			fe.add(field+k, "is reserved: the namespace prompts. holds the .prompt file's format marker (prompts.format), which is the version's template_format, not a setting")
+		}
+	}
+	fm.checkDefaults(fe)
+}
+
+// checkDefaults adds an error to fe for each default value the input
+// schema refuses: a default of the wrong type would fail every render
+// that does not give the value, blaming the caller. The defaults are
+// checked as values (of the wrong type, out of an enum, …), not as a
+// whole: they need not give every required variable.
+func (fm *frontMatter) checkDefaults(fe *fieldErrors) {
+	if fm.schema == nil || len(fm.defaults) == 0 {
+		return
+	}
+	err := fm.schema.Validate(fm.defaults)
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return
+	}
+	const field = "metadata_.input.default"
+	var errs fieldErrors
+	p := message.NewPrinter(language.English)
+	leaves(ve, func(e *jsonschema.ValidationError) {
+		if len(e.InstanceLocation) == 0 {
+			return // of the object: a required value missing, or one not named (said above)
+		}
+		detail := describe(e, p)
+		if len(e.InstanceLocation) > 1 {
+			detail = "at /" + strings.Join(e.InstanceLocation[1:], "/") + ": " + detail
+		}
+		errs.add(field+"."+e.InstanceLocation[0], detail)
+	})
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	*fe = append(*fe, slices.CompactFunc(errs, func(a, b FieldError) bool { return a.Field == b.Field })...)
 }
 
 // schemaType returns the type of the property schema p, as Signature's
@@ -338,6 +423,117 @@ func schemaType(p any) string {
 		return "enum"
 	}
 	return "any"
+}
+
+// canonicalSchema returns the property schema p of the schema root in the
+// form Signature.Inputs gives it: JSON, keys sorted, HTML characters not
+// escaped, without annotations, with what p refers to in root: root's
+// $defs and definitions when p's references all point into them, else
+// root itself (less annotations) under the key "$root".
+func canonicalSchema(p any, root map[string]any) string {
+	v := stripAnnotations(p)
+	if refs := schemaRefs(p, nil); len(refs) > 0 {
+		m, ok := v.(map[string]any)
+		if !ok {
+			m = map[string]any{}
+		}
+		m = maps.Clone(m)
+		local := true
+		for _, r := range refs {
+			if !strings.HasPrefix(r, "#/$defs/") && !strings.HasPrefix(r, "#/definitions/") {
+				local = false
+			}
+		}
+		if local {
+			for _, k := range []string{"$defs", "definitions"} {
+				if d, ok := root[k]; ok {
+					m["$root"+k] = stripAnnotations(map[string]any{k: d}).(map[string]any)[k]
+				}
+			}
+		} else {
+			m["$root"] = stripAnnotations(root)
+		}
+		v = m
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "" // cannot happen: v was decoded from JSON
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// annotations are the keywords that do not change what a schema accepts.
+var annotations = []string{"description", "title", "$comment", "examples"}
+
+// Keywords whose value is a schema, an array of schemas, or an object of
+// schemas.
+var (
+	schemaKeywords = []string{"items", "additionalItems", "additionalProperties", "not", "if", "then", "else", "contains",
+		"propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+	schemaMapKeywords  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+
+// stripAnnotations returns the schema s without annotations, at any depth
+// (in subschemas only: an enum's or default's values are kept as they are).
+func stripAnnotations(s any) any {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return s
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch {
+		case slices.Contains(annotations, k):
+			continue
+		case slices.Contains(schemaKeywords, k):
+			if _, list := v.([]any); !list {
+				v = stripAnnotations(v)
+			}
+		}
+		if slices.Contains(schemaListKeywords, k) {
+			if list, ok := v.([]any); ok {
+				l := make([]any, len(list))
+				for i, x := range list {
+					l[i] = stripAnnotations(x)
+				}
+				v = l
+			}
+		}
+		if slices.Contains(schemaMapKeywords, k) {
+			if sub, ok := v.(map[string]any); ok {
+				o := make(map[string]any, len(sub))
+				for name, x := range sub {
+					o[name] = stripAnnotations(x)
+				}
+				v = o
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// schemaRefs appends to refs the references ($ref, $dynamicRef,
+// $recursiveRef) anywhere in s.
+func schemaRefs(s any, refs []string) []string {
+	switch s := s.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(s)) {
+			if r, ok := s[k].(string); ok && (k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef") {
+				refs = append(refs, r)
+				continue
+			}
+			refs = schemaRefs(s[k], refs)
+		}
+	case []any:
+		for _, x := range s {
+			refs = schemaRefs(x, refs)
+		}
+	}
+	return refs
 }
 
 // schemaURL is where a compiled schema is, for the validator: a URL that
@@ -372,7 +568,125 @@ func compileSchema(s any) (map[string]any, *jsonschema.Schema, error) {
 	if err != nil {
 		return nil, nil, errors.New(schemaError(err))
 	}
+	if loop := refCycle(sch); loop != nil {
+		locs := make([]string, len(loop))
+		for i, s := range loop {
+			locs[i] = "#" + strings.TrimPrefix(s.Location, schemaURL+"#")
+		}
+		return nil, nil, errors.New("has a reference cycle that never reaches a value (" + strings.Join(locs, " → ") + "): every value would fail to validate")
+	}
 	return doc, sch, nil
+}
+
+// refCycle returns a cycle of schemas that apply to the same value as one
+// another ($ref, allOf, anyOf, oneOf, not, if/then/else, dependent
+// schemas), each to the next and the last to the first, or nil. The
+// validator refuses every value that reaches such a cycle ("causing
+// reference cycle"), so a schema with one is refused when it is stored.
+// It walks the compiled graph: every subschema reachable from root, and
+// the in-place edges between them. A $dynamicRef or $recursiveRef whose
+// target depends on where validation came from is left to the validator.
+func refCycle(root *jsonschema.Schema) []*jsonschema.Schema {
+	// Every schema reachable from root, by any edge.
+	all := []*jsonschema.Schema{root}
+	seen := map[*jsonschema.Schema]bool{root: true}
+	for i := 0; i < len(all); i++ {
+		inPlace, below := schemaEdges(all[i])
+		for _, t := range append(inPlace, below...) {
+			if !seen[t] {
+				seen[t] = true
+				all = append(all, t)
+			}
+		}
+	}
+	// A depth-first search of the in-place edges alone.
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make(map[*jsonschema.Schema]int, len(all))
+	var stack, loop []*jsonschema.Schema
+	var visit func(s *jsonschema.Schema) bool
+	visit = func(s *jsonschema.Schema) bool {
+		state[s] = open
+		stack = append(stack, s)
+		inPlace, _ := schemaEdges(s)
+		for _, t := range inPlace {
+			switch state[t] {
+			case open:
+				loop = append(slices.Clone(stack[slices.Index(stack, t):]), t)
+				return true
+			case unseen:
+				if visit(t) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[s] = done
+		return false
+	}
+	for _, s := range all {
+		if state[s] == unseen && visit(s) {
+			return loop
+		}
+	}
+	return nil
+}
+
+// schemaEdges returns the subschemas of s that apply to the value s
+// applies to (inPlace), and those that apply to values inside it or
+// derived from it (below).
+func schemaEdges(s *jsonschema.Schema) (inPlace, below []*jsonschema.Schema) {
+	add := func(list *[]*jsonschema.Schema, xs ...*jsonschema.Schema) {
+		for _, x := range xs {
+			if x != nil {
+				*list = append(*list, x)
+			}
+		}
+	}
+	add(&inPlace, s.Ref, s.Not, s.If, s.Then, s.Else)
+	add(&inPlace, s.AllOf...)
+	add(&inPlace, s.AnyOf...)
+	add(&inPlace, s.OneOf...)
+	if r := s.RecursiveRef; r != nil && !r.RecursiveAnchor {
+		add(&inPlace, r)
+	}
+	if d := s.DynamicRef; d != nil && d.Ref != nil && (d.Anchor == "" || d.Ref.DynamicAnchor != d.Anchor) {
+		add(&inPlace, d.Ref)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		add(&inPlace, s.DependentSchemas[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		if d, ok := s.Dependencies[k].(*jsonschema.Schema); ok {
+			add(&inPlace, d)
+		}
+	}
+	if r := s.RecursiveRef; r != nil && r.RecursiveAnchor {
+		add(&below, r) // walked for what it holds, not as an edge
+	}
+	if d := s.DynamicRef; d != nil && d.Ref != nil && d.Anchor != "" && d.Ref.DynamicAnchor == d.Anchor {
+		add(&below, d.Ref)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		add(&below, s.Properties[k])
+	}
+	for _, p := range s.PatternProperties {
+		add(&below, p)
+	}
+	for _, x := range []any{s.AdditionalProperties, s.Items, s.AdditionalItems} {
+		switch x := x.(type) {
+		case *jsonschema.Schema:
+			add(&below, x)
+		case []*jsonschema.Schema:
+			add(&below, x...)
+		}
+	}
+	add(&below, s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema)
+	add(&below, s.PrefixItems...)
+	return inPlace, below
 }
 
 // schemaError is err's message without the schema's made-up URL; for a

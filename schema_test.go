@@ -37,12 +37,13 @@ func TestVersionSignature(t *testing.T) {
 	sig, err = prompts.VersionSignature(prompts.FormatDotprompt, tmpl, md)
 	is.NoErr(err)
 	is.Equal(sig.Variables, []string{"age", "mood", "name", "tags"}) // the schema's properties
-	is.Equal(sig.Inputs, []string{"age\tinteger|null\toptional", "mood\tenum\trequired", "name\tstring\trequired", "tags\tarray\trequired"})
+	is.Equal(sig.Inputs, []string{"age\tinteger|null\toptional\t{\"type\":[\"integer\",\"null\"]}", "mood\tenum\trequired\t{\"enum\":[\"a\",\"b\"]}",
+		"name\tstring\trequired\t{\"type\":\"string\"}", "tags\tarray\trequired\t{\"items\":{\"type\":\"string\"},\"type\":\"array\"}"}) // descriptions left out
 
 	md = `{"input":{"schema":{"type":"object","properties":{"q":{"type":["null","string"]},"n":{}},"required":["q"]}}}`
 	sig, err = prompts.VersionSignature(prompts.FormatDotprompt, tmpl, md) // JSON Schema
 	is.NoErr(err)
-	is.Equal(sig.Inputs, []string{"n\tany\toptional", "q\tstring|null\trequired"})
+	is.Equal(sig.Inputs, []string{"n\tany\toptional\t{}", "q\tstring|null\trequired\t{\"type\":[\"null\",\"string\"]}"})
 
 	sig, err = prompts.VersionSignature(prompts.FormatPlain, "{{a}}", `{"config":1}`)
 	is.NoErr(err) // a plain version's metadata_ is free-form
@@ -73,10 +74,57 @@ func TestVersionSignatureRefusesWrongShapes(t *testing.T) {
 		is.Equal(fieldsOf(err), []string{"metadata_.input.schema"})      // md
 		is.True(strings.Contains(detailsOf(err)[0], "does not compile")) // md
 	}
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"name":"n","model":"m","description":"d","prompts.format":"plain","prompts.x":1,"promptsx.y":1}`)
+	is.Equal(fieldsOf(err), []string{"metadata_.description", "metadata_.name", "metadata_.prompts.format", "metadata_.prompts.x"}) // the prompt's, or the file format's: export could not write them
+	is.True(strings.HasPrefix(detailsOf(err)[1], "metadata_.name: is the prompt's name, not a setting: "))
+	_, err = prompts.VersionSignature(prompts.FormatPlain, "x", `{"name":"n","prompts.format":"plain"}`)
+	is.NoErr(err) // a plain version's metadata_ is free-form
 	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":"x","output":[]}`)
 	is.Equal(detailsOf(err), []string{"metadata_.output: must be an object", "metadata_.input: must be an object"})
 	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"b":1},"schema":{"a":"string"}}}`)
 	is.Equal(detailsOf(err), []string{"metadata_.input.default.b: is not a property of the input schema"})
+
+	// A default the schema refuses would fail every render that does not
+	// give the value: refused when stored, naming it.
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"a":"notint","e":"z","t":[1,"x"],"s":"ok"},"schema":{"a":"integer","e(enum)":["x","y"],"t(array)":"integer","s":"string","r":"string"}}}`)
+	is.Equal(detailsOf(err), []string{"metadata_.input.default.a: must be integer, not string", "metadata_.input.default.e: breaks the input schema: value must be one of 'x', 'y'",
+		"metadata_.input.default.t: at /1: must be integer, not string"}) // one each; r, required, need not have a default
+	_, err = prompts.VersionSignature(prompts.FormatDotprompt, "x", `{"input":{"default":{"a":1,"s":"ok"},"schema":{"a":"integer","s":"string","r":"string"}}}`)
+	is.NoErr(err)
+
+	// A version stored before these checks keeps rendering as it did.
+	old := prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}",
+		Metadata: `{"name":"n","prompts.format":"dotprompt","input":{"default":{"a":"notint"},"schema":{"a":"integer"}}}`}
+	out, err := old.RenderMessages(t.Context(), prompts.RenderInput{Values: map[string]any{"a": 1}})
+	is.NoErr(err)
+	is.Equal(out.Text, "1")
+}
+
+// A schema whose references go round without reaching a value fails
+// every render: it is refused when stored, naming the key.
+func TestVersionSignatureRefusesReferenceCycles(t *testing.T) {
+	is := is.New(t)
+	for _, schema := range []string{
+		`{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
+		`{"type":"object","$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"anyOf":[{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/b"}}}`,
+		`{"type":"object","properties":{"x":{"not":{"$ref":"#/properties/x"}}}}`,
+	} {
+		for _, key := range []string{"input", "output"} {
+			_, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", prompts.Metadata(`{"`+key+`":{"schema":`+schema+`}}`))
+			is.Equal(fieldsOf(err), []string{"metadata_." + key + ".schema"}) // schema
+			is.True(strings.Contains(detailsOf(err)[0], "reference cycle"))   // schema
+		}
+	}
+	// Recursion through a value inside is no cycle: each step goes one level down.
+	for _, schema := range []string{
+		`{"type":"object","$defs":{"node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}},"properties":{"x":{"$ref":"#/$defs/node"}}}`,
+		`{"type":"object","properties":{"x":{"type":"array","items":{"$ref":"#"}}}}`,
+		`{"type":"object","properties":{"x":{"$ref":"#/$defs/s"},"y":{"$ref":"#/$defs/s"}},"$defs":{"s":{"type":"string"}}}`,
+	} {
+		sig, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", prompts.Metadata(`{"input":{"schema":`+schema+`}}`))
+		is.NoErr(err) // schema
+		is.Equal(sig.Variables[0], "x")
+	}
 }
 
 // A schema never loads a document it refers to: no I/O.
@@ -178,8 +226,8 @@ func TestDiffSignatures(t *testing.T) {
 	c := prompts.DiffSignatures(base, sig(`{"input":{"schema":{"a":"integer","b":"string","c":"string"}}}`))
 	is.Equal(c.Added, []string{"c"})
 	is.Equal(c.Inputs, []prompts.InputChange{
-		{Name: "a", FromType: "string", ToType: "integer", FromRequired: true, ToRequired: true},
-		{Name: "b", FromType: "string|null", ToType: "string", ToRequired: true},
+		{Name: "a", FromType: "string", ToType: "integer", FromRequired: true, ToRequired: true, FromSchema: `{"type":"string"}`, ToSchema: `{"type":"integer"}`},
+		{Name: "b", FromType: "string|null", ToType: "string", ToRequired: true, FromSchema: `{"type":["string","null"]}`, ToSchema: `{"type":"string"}`},
 	})
 	err := prompts.VariablesChanged(c)
 	is.True(errors.Is(err, prompts.ErrVariablesChanged))
@@ -197,6 +245,44 @@ func TestDiffSignatures(t *testing.T) {
 	plain, err := prompts.VersionSignature(prompts.FormatPlain, "{{a}}{{b}}", "")
 	is.NoErr(err)
 	is.True(!prompts.DiffSignatures(plain, none).Changed()) // neither has a schema: the variables alone
+}
+
+// The promotion guard compares each property's whole schema: what it
+// accepts, inside arrays and objects too, and not its descriptions.
+func TestDiffSignaturesComparesWholeSchemas(t *testing.T) {
+	is := is.New(t)
+	sig := func(schema string) prompts.Signature {
+		t.Helper()
+		s, err := prompts.VersionSignature(prompts.FormatDotprompt, "x", prompts.Metadata(`{"input":{"schema":`+schema+`}}`))
+		is.NoErr(err)
+		return s
+	}
+	base := sig(`{"tags(array)":"string","o(object)":{"a":"string"},"e(enum)":["x","y"]}`)
+	is.True(!prompts.DiffSignatures(base, sig(`{"e(enum, the mood)":["x","y"],"o(object, a thing)":{"a":"string, its a"},"tags(array)":"string"}`)).Changed()) // descriptions only
+	for schema, want := range map[string]string{
+		`{"tags(array)":"integer","o(object)":{"a":"string"},"e(enum)":["x","y"]}`: `variables.tags: changes its schema from {"items":{"type":"string"},"type":"array"} to {"items":{"type":"integer"},"type":"array"}`,
+		`{"tags(array)":"string","o(object)":{"a":"integer"},"e(enum)":["x","y"]}`: `variables.o: changes its schema from {"additionalProperties":false,"properties":{"a":{"type":"string"}},"required":["a"],"type":"object"} to {"additionalProperties":false,"properties":{"a":{"type":"integer"}},"required":["a"],"type":"object"}`,
+		`{"tags(array)":"string","o(object)":{"a?":"string"},"e(enum)":["x","y"]}`: `variables.o: changes its schema from {"additionalProperties":false,"properties":{"a":{"type":"string"}},"required":["a"],"type":"object"} to {"additionalProperties":false,"properties":{"a":{"type":["string","null"]}},"type":"object"}`,
+		`{"tags(array)":"string","o(object)":{"a":"string"},"e(enum)":["x","z"]}`:  `variables.e: changes its schema from {"enum":["x","y"]} to {"enum":["x","z"]}`,
+	} {
+		is.Equal(detailsOf(prompts.VariablesChanged(prompts.DiffSignatures(base, sig(schema)))), []string{want}) // schema
+	}
+	long := sig(`{"tags(array)":"string","o(object)":{"a":"string","b":"string","c":"string","d":"string","e":"string","f":"integer"},"e(enum)":["x","y"]}`)
+	longer := sig(`{"tags(array)":"string","o(object)":{"a":"string","b":"string","c":"string","d":"string","e":"string","f":"string"},"e(enum)":["x","y"]}`)
+	is.Equal(detailsOf(prompts.VariablesChanged(prompts.DiffSignatures(long, longer))), []string{"variables.o: changes its schema"}) // too long to quote
+
+	// A $ref: what it points to counts.
+	refs := sig(`{"type":"object","$defs":{"t":{"type":"string","description":"a t"}},"properties":{"x":{"$ref":"#/$defs/t"}}}`)
+	is.True(!prompts.DiffSignatures(refs, sig(`{"type":"object","$defs":{"t":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/t"}}}`)).Changed())
+	is.True(prompts.DiffSignatures(refs, sig(`{"type":"object","$defs":{"t":{"type":"integer"}},"properties":{"x":{"$ref":"#/$defs/t"}}}`)).Changed())
+
+	// An entry stored by an earlier release has no schema: compared with
+	// one, the type and requiredness alone count, as they did then.
+	old := prompts.Signature{Variables: base.Variables, Inputs: []string{"e\tenum\trequired", "o\tobject\trequired", "tags\tarray\trequired"}}
+	is.True(!prompts.DiffSignatures(old, base).Changed())
+	is.True(!prompts.DiffSignatures(base, old).Changed())
+	is.Equal(detailsOf(prompts.VariablesChanged(prompts.DiffSignatures(old, sig(`{"tags(array)":"string","o?(object)":{"a":"string"},"e(enum)":["x","y"]}`)))),
+		[]string{"variables.o: changes type from object to object|null and is no longer required"})
 }
 
 // A Template with an input schema is safe for concurrent use: its schema

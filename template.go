@@ -207,8 +207,8 @@ func (in RenderRequest) Validate() error {
 		fe.add("environment", "and version_number cannot both be given: give one")
 	case hasEnv:
 		in.Environment.Value.check(&fe, "environment")
-	case hasNumber && in.VersionNumber.Value < 1:
-		fe.add("version_number", "must be 1 or more")
+	case hasNumber && (in.VersionNumber.Value < 1 || in.VersionNumber.Value > math.MaxInt32):
+		fe.add("version_number", "must be 1 to 2147483647")
 	}
 	if in.Variables == nil {
 		fe.add("variables", "is required: an object of the values, {} when the version has no variables")

@@ -378,3 +378,42 @@ func TestVersionDetailPartials(t *testing.T) {
 	is.NoErr(api.UnmarshalComplete(b, &back))
 	is.Equal(back.Domain().Partials, []string{"a"})
 }
+
+// A render's history is checked message by message, part by part, each
+// problem named by its path.
+func TestDecodeRenderHistory(t *testing.T) {
+	is := is.New(t)
+	var v api.Render
+	bad := api.DecodeRequest([]byte(`{"history":[{"role":"user","metadata":{"purpose":"history"},"content":[{"text":"hi","metadata":{"a":1}},{"media":{"url":"https://x/y.png","contentType":"image/png"}}]}]}`), &v)
+	is.True(bad == nil) // Dotprompt's metadata, of a message or a part: accepted, ignored
+	is.Equal(v.Domain("p").History, []prompts.Message{{Role: "user", Content: []prompts.Part{{Text: "hi"}, {Media: &prompts.Media{URL: "https://x/y.png", ContentType: "image/png"}}}}})
+
+	var w api.Render
+	bad = api.DecodeRequest([]byte(`{"history":[{"role":"user","content":[{"text":"a"},{"text":"b","media":{"url":"u"}},{},{"media":{}},{"media":{"url":""}},{"text":1},{"tool":1}]},`+
+		`{"role":2,"content":"x","metadata":3},{"content":[]},7]}`), &w)
+	is.True(bad != nil)
+	var got []string
+	for _, f := range bad.Fields {
+		got = append(got, f.Field+": "+f.Detail)
+	}
+	is.Equal(got, []string{
+		"history[0].content[1]: must have text or media, not both",
+		"history[0].content[2]: must have text or media",
+		"history[0].content[3].media.url: is required",
+		"history[0].content[4].media.url: is required",
+		"history[0].content[5].text: must be a string",
+		"history[0].content[6].tool: is not a known field; the fields are text, media, metadata",
+		"history[0].content[6]: must have text or media",
+		"history[1].role: must be a string",
+		"history[1].metadata: must be an object or null",
+		`history[1].content: must be an array of parts ({"text"} or {"media": {"url", "contentType"}})`,
+		"history[2].role: is required: system, user, model or tool",
+		`history[3]: must be a message ({"role", "content": [{"text"} or {"media": {"url", "contentType"}}]})`,
+	})
+	is.True(w.History == nil) // nothing decoded
+
+	bad = api.DecodeRequest([]byte(`{"history":{"role":"user"}}`), &w)
+	is.Equal(bad.Fields[0].Field, "history")
+	is.True(strings.HasPrefix(bad.Fields[0].Detail, "must be an array of messages"))
+	is.True(api.DecodeRequest([]byte(`{"history":null}`), &w) == nil)
+}

@@ -45,10 +45,21 @@ func DecodeRequest(body []byte, v any) *RequestError {
 	if val.Kind() != '{' {
 		return &RequestError{Detail: "the request body must be a JSON object"}
 	}
-	if err := json.Unmarshal(val, v, json.RejectUnknownMembers(true)); err == nil {
-		return nil
+	if err := json.Unmarshal(val, v, json.RejectUnknownMembers(true)); err != nil {
+		return memberErrors(val, reflect.TypeOf(v).Elem())
 	}
-	return memberErrors(val, reflect.TypeOf(v).Elem())
+	if c, ok := v.(checker); ok {
+		if bad := c.check(); len(bad) > 0 {
+			return fieldsRequestError(bad)
+		}
+	}
+	return nil
+}
+
+// checker is a request type with rules of its own beyond its members'
+// types, which DecodeRequest checks once it decodes.
+type checker interface {
+	check() []prompts.FieldError
 }
 
 // syntaxError is the problem of a body that is not one JSON value.
@@ -112,12 +123,24 @@ func memberErrors(obj jsontext.Value, t reflect.Type) *RequestError {
 		}
 		dst := reflect.New(f.Type)
 		if err := json.Unmarshal(value, dst.Interface()); err != nil {
+			var fe fieldsError
+			if errors.As(err, &fe) { // named member by member, as history[0].role
+				for _, e := range fe {
+					bad = append(bad, prompts.FieldError{Field: name + e.Field, Detail: e.Detail})
+				}
+				continue
+			}
 			bad = append(bad, prompts.FieldError{Field: name, Detail: "must be " + want(f.Type)})
 		}
 	}
 	if len(bad) == 0 {
 		return &RequestError{Detail: "the request body could not be read"}
 	}
+	return fieldsRequestError(bad)
+}
+
+// fieldsRequestError is the error of a body with these bad members.
+func fieldsRequestError(bad []prompts.FieldError) *RequestError {
 	var b strings.Builder
 	b.WriteString("invalid input: ")
 	for i, f := range bad {
@@ -167,7 +190,7 @@ func want(t reflect.Type) string {
 		return "an object of distinct names (for a plain version, whose values are strings)"
 	case reflect.TypeFor[Context]():
 		return "an object or null"
-	case reflect.TypeFor[[]Message]():
+	case reflect.TypeFor[History]():
 		return "an array of messages ({\"role\", \"content\": [{\"text\"} or {\"media\": {\"url\", \"contentType\"}}]}) or null"
 	case reflect.TypeFor[VersionNumber](), reflect.TypeFor[Optional[int]]():
 		return "an integer"

@@ -70,6 +70,16 @@ type NewVersion struct {
 	Reason               Optional[string] `json:"reason,omitzero"`
 }
 
+// check refuses a template_format given as "": absent or null takes the
+// prompt's latest version's format, and any string but plain or
+// dotprompt is refused, the empty one too.
+func (in *NewVersion) check() []prompts.FieldError {
+	if in.TemplateFormat.Set && !in.TemplateFormat.Null && in.TemplateFormat.Value == "" {
+		return []prompts.FieldError{{Field: "template_format", Detail: `is "", not a known template format: plain or dotprompt (leave it out, or null, for the format of the prompt's latest version)`}}
+	}
+	return nil
+}
+
 // Domain returns the input of Store.CreateVersion for the prompt
 // promptID.
 func (in NewVersion) Domain(promptID string) prompts.NewVersion {
@@ -134,7 +144,7 @@ type Render struct {
 	VersionNumber VersionNumber                 `json:"version_number,omitzero"`
 	Variables     Variables                     `json:"variables,omitzero"`
 	AllowUnused   bool                          `json:"allow_unused,omitzero"`
-	History       []Message                     `json:"history,omitzero"`
+	History       History                       `json:"history,omitzero"`
 	Context       Context                       `json:"context,omitzero"`
 }
 

@@ -28,6 +28,9 @@ func TestTemplateFormat(t *testing.T) {
 	is.Equal(keysOf(v1), versionFields) // the create answer keeps part A's fields
 	v2 := e.newVersion(id, `{"content":"{{#if on}}{{user.name}}{{/if}}","template_format":"dotprompt"}`)
 	is.Equal(keysOf(v2), versionFields)
+	bad := e.do("POST", base+"/versions", `{"content":"x","template_format":""}`)
+	is.Equal(bad.status, 400) // "" is no format, not absent
+	is.Equal(fieldsOf(t, bad), []string{"template_format"})
 	r0 := e.do("POST", base+"/versions", `{"content":"{{#each xs}}{{this}}{{/each}}","template_format":null}`) // null: the latest's
 	is.Equal(r0.status, 200)
 	is.Equal(r0.header.Get("Template-Format"), "dotprompt") // the format, in a header
@@ -97,6 +100,11 @@ func TestRenderDotprompt(t *testing.T) {
 	is.Equal(fieldsOf(t, r), []string{"history[0].role"})
 	r = e.do("POST", base+"/render", `{"variables":{},"history":[{"role":"user","content":[{"image":"x"}]}]}`)
 	is.Equal(r.status, 400) // the shape of a message
+	r = e.do("POST", base+"/render", `{"variables":{"img":"u"},"history":[{"role":"user","content":[{"text":"a","media":{"url":"u"}},{"media":{}}]}]}`)
+	is.Equal(r.status, 400)
+	is.Equal(fieldsOf(t, r), []string{"history[0].content[0]", "history[0].content[1].media.url"}) // each named by its path
+	r = e.do("POST", base+"/render", `{"variables":{"img":"u"},"history":[{"role":"user","metadata":{"a":1},"content":[{"text":"a"}]}]}`)
+	is.Equal(r.status, 200) // Dotprompt's message metadata: ignored
 
 	// Bounded: a loop that would pass 4 MiB is refused, not built.
 	e.newVersion(id, `{"content":"{{#each xs}}{{#each @root.xs}}{{#each @root.xs}}{{@root.big}}{{/each}}{{/each}}{{/each}}"}`)

@@ -52,6 +52,11 @@ func TestRender(t *testing.T) {
 		is.Equal(e.do("POST", render, bad).status, 400) // bad
 	}
 	is.Equal(e.do("POST", render, `{"version_number":9,"variables":{}}`).status, 404)
+	for _, n := range []string{"2147483648", "99999999999999999999"} {
+		r := e.do("POST", render, `{"version_number":`+n+`,"variables":{}}`)
+		is.Equal(r.status, 400)                              // beyond any version number: n
+		is.Equal(fieldsOf(t, r), []string{"version_number"}) // n
+	}
 	is.Equal(e.do("POST", "/v1/integration/prompts/nope/render", `{"variables":{}}`).status, 404)
 	is.Equal(e.do("DELETE", "/v1/integration/prompts/"+id+"/environments/staging", "").status, 204)
 	r = e.do("POST", render, `{"environment":"staging","variables":{}}`)

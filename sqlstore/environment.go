@@ -390,19 +390,30 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 		target, current             pq.StringArray
 		targetInputs, currentInputs pq.StringArray
 	)
-	err = st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
-		c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, c.AllowVariableChange).
-		Scan(&found, &changed, &refused, &target, &current, &targetInputs, &currentInputs)
+	run := func(allow bool) error {
+		return st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
+			c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, allow).
+			Scan(&found, &changed, &refused, &target, &current, &targetInputs, &currentInputs)
+	}
+	err = run(c.AllowVariableChange)
+	if err == nil && refused {
+		// The guard refused: nothing was written. The statement compares
+		// the signatures as they are stored; one stored by an earlier
+		// release types the inputs without their whole schema, and
+		// DiffSignatures says whether they really differ. When they do
+		// not, the same statement, under the same lock, points anyway.
+		diff := prompts.DiffSignatures(
+			prompts.Signature{Variables: current, Inputs: currentInputs},
+			prompts.Signature{Variables: target, Inputs: targetInputs})
+		if diff.Changed() {
+			return found, prompts.VariablesChanged(diff)
+		}
+		err = run(true)
+	}
 	if err == nil && changed {
 		tx.emit(c.event())
 	}
-	if err != nil || !refused {
-		return found, err
-	}
-	// The guard refused: nothing was written.
-	return found, prompts.VariablesChanged(prompts.DiffSignatures(
-		prompts.Signature{Variables: current, Inputs: currentInputs},
-		prompts.Signature{Variables: target, Inputs: targetInputs}))
+	return found, err
 }
 
 // changeEnvironment runs step, which changes what env of the prompt points

@@ -369,7 +369,7 @@ func TestMigrateInputs(t *testing.T) {
 	is.NoErr(err)
 	var inputs []string
 	is.NoErr(db.QueryRow(`SELECT inputs FROM `+q+`.versions WHERE prompt_id = $1 AND version_number = 2`, promptID).Scan((*pq.StringArray)(&inputs)))
-	is.Equal(inputs, []string{"a\tstring\trequired", "b\tstring|null\toptional"}) // stored with the version
+	is.Equal(inputs, []string{"a\tstring\trequired\t{\"type\":\"string\"}", "b\tstring|null\toptional\t{\"type\":[\"string\",\"null\"]}"}) // stored with the version
 	is.NoErr(db.QueryRow(`SELECT inputs FROM `+q+`.versions WHERE prompt_id = $1 AND version_number = 1`, promptID).Scan((*pq.StringArray)(&inputs)))
 	is.Equal(inputs, []string{}) // none for the version stored before
 
@@ -381,6 +381,45 @@ func TestMigrateInputs(t *testing.T) {
 	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: promptID, Content: "{{a}}{{b}}", Metadata: `{"input":{"schema":{"a":"integer","b?":"string"}}}`,
 		Environments: []prompts.Environment{prompts.Production}})
 	is.True(errors.Is(err, prompts.ErrVariablesChanged)) // from then on, compared
+}
+
+// TestInputsOfAnEarlierRelease: a version stored before the typed inputs
+// held each property's whole schema keeps the entries it had (type and
+// requiredness only); the promotion guard, comparing one with a version
+// stored now, does not refuse what did not change, and refuses what did.
+func TestInputsOfAnEarlierRelease(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	db := database(t)
+	schema := freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	is.NoErr(err)
+	defer s.Close()
+	is.NoErr(s.Migrate(ctx))
+	proj, err := s.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "K"})
+	is.NoErr(err)
+	const md = `{"input":{"schema":{"tags(array)":"string","n":"integer"}}}`
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{tags}}{{n}}", TemplateFormat: prompts.FormatDotprompt, Metadata: md,
+		Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	q := pq.QuoteIdentifier(schema)
+	db.MustExec(`UPDATE `+q+`.versions SET inputs = $2 WHERE prompt_id = $1`, p.ID, pq.StringArray{"n\tinteger\trequired", "tags\tarray\trequired"}) // as stored before
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{tags}}{{n}}", Metadata: md})
+	is.NoErr(err)
+	_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{tags}}{{n}}", Metadata: `{"input":{"schema":{"tags(array)":"string","n?":"integer"}}}`})
+	is.NoErr(err)
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(3)})
+	is.True(errors.Is(err, prompts.ErrVariablesChanged)) // n no longer required: refused
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2)})
+	is.NoErr(err) // the same schema: not refused
+	a, err := s.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.VersionNumber, 2)
+	ds, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+	is.NoErr(err)
+	is.Equal(len(ds), 2) // recorded once
 }
 
 // TestMigrateAPIKeys: migration 13 lets the log hold key events, and a

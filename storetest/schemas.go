@@ -148,4 +148,30 @@ var schemaTests = []test{
 		is.Equal(detailOf(err, "variables.a"), "is no longer typed by an input schema (it was boolean)")
 		is.Equal(detailOf(err, "variables.b"), "is added")
 	}},
+	{"the promotion guard compares each variable's whole schema, not only its type", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		p := s.prompt(s.project().ID, "k")
+		create := func(schema string, envs ...prompts.Environment) {
+			t.Helper()
+			_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{tags}}{{o}}{{e}}", TemplateFormat: prompts.FormatDotprompt,
+				Metadata: prompts.Metadata(`{"input":{"schema":` + schema + `}}`), Environments: envs})
+			is.NoErr(err)
+		}
+		create(`{"tags(array)":"string","o(object)":{"a":"string"},"e(enum)":["x","y"]}`, prompts.Production)   // 1, active
+		create(`{"tags(array)":"integer","o(object)":{"a":"string"},"e(enum)":["x","y"]}`)                      // 2: tags' items
+		create(`{"tags(array)":"string","o(object)":{"a":"integer"},"e(enum)":["x","y"]}`)                      // 3: o.a's type
+		create(`{"tags(array)":"string","o(object)":{"a?":"string"},"e(enum)":["x","y"]}`)                      // 4: o.a optional
+		create(`{"tags(array)":"string","o(object)":{"a":"string"},"e(enum)":["x","z"]}`)                       // 5: the enum's values
+		create(`{"tags(array, labels)":"string","o(object)":{"a":"string, an a"},"e(enum, a mood)":["x","y"]}`) // 6: descriptions only
+		before := s.snapshot()
+		for n, field := range map[int]string{2: "variables.tags", 3: "variables.o", 4: "variables.o", 5: "variables.e"} {
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(n)})
+			is.True(errors.Is(err, prompts.ErrVariablesChanged))                          // refused
+			is.True(strings.HasPrefix(detailOf(err, field), "changes its schema from {")) // naming the variable and the change
+		}
+		is.Equal(s.snapshot(), before) // nothing changed
+		_, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(6)})
+		is.NoErr(err) // descriptions change nothing a variable accepts
+	}},
 }
