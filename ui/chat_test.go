@@ -128,7 +128,7 @@ func TestChatVersionPageRenderError(t *testing.T) {
 	is := is.New(t)
 	f := newChatFixture(t)
 	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
-		Content: "{{#each items}}{{this}}{{/each}}", Metadata: `{"input":{"schema":{"items(array)":"string"},"default":{"items":"not a list"}},"acme.limits":[1]}`})
+		Content: "{{role r}}Hi", Metadata: `{"input":{"schema":{"r":"string"},"default":{"r":"narrator"}},"acme.limits":[1]}`})
 	is.NoErr(err)
 	b := f.browser()
 	b.signIn(readKey)
@@ -136,7 +136,7 @@ func TestChatVersionPageRenderError(t *testing.T) {
 	is.Equal(p.StatusCode, 200)
 	tx := text(p)
 	is.True(strings.Contains(tx, "Template format dotprompt")) // the prompt's latest format
-	is.True(strings.Contains(tx, "It does not render with its defaults: items must be array, not string"))
+	is.True(strings.Contains(tx, `It does not render with its defaults: variables cannot be rendered: render: role must be system, user, model or tool, not "narrator"`))
 	is.True(!strings.Contains(p.body, `class="messages"`)) // no messages claimed
 	is.True(!strings.Contains(tx, "Placeholders"))
 	// An extension that is not an object is shown as it is, among the rest.
