@@ -132,6 +132,10 @@ func report(w io.Writer, ts []*target, unit string) {
 			cs := t.costs()
 			fmt.Fprintf(w, "\n%s costs %.2fx a request of %s (the median of the rounds' ratios of %s's req/s to %s's; range %.2f-%.2f); goal at most %.1fx\n",
 				t.name, median(cs), t.baseline.name, t.baseline.name, t.name, slices.Min(cs), slices.Max(cs), t.costGoal)
+			if counted {
+				cpu := t.ratios(cycles)
+				fmt.Fprintf(w, "by the server's %s per request: %.2fx (range %.2f-%.2f)\n", unit, median(cpu), slices.Min(cpu), slices.Max(cpu))
+			}
 		}
 	}
 	if counted {
