@@ -145,7 +145,14 @@ func toParts(segs []seg) []Part {
 }
 
 func joinText(msgs []Message) string {
+	n := 0
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			n += len(p.Text)
+		}
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, m := range msgs {
 		for _, p := range m.Content {
 			b.WriteString(p.Text)
