@@ -418,14 +418,23 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 	if fm == nil || len(fm.defaults) == 0 && fm.schema == nil {
 		return in.Values
 	}
-	out := make(map[string]any, len(fm.defaults)+len(in.Values))
-	maps.Copy(out, fm.defaults)
-	maps.Copy(out, in.Values)
+	out := in.Values // read only, unless defaults or names to leave out make a copy
+	if len(fm.defaults) > 0 {
+		out = make(map[string]any, len(fm.defaults)+len(in.Values))
+		maps.Copy(out, fm.defaults)
+		maps.Copy(out, in.Values)
+	}
 	if fm.schema == nil {
 		return out
 	}
+	if out == nil {
+		out = map[string]any{} // an object to check, as with values
+	}
 	var errs fieldErrors
 	if !fm.open && !fm.allNamed(out) {
+		if len(fm.defaults) == 0 && in.AllowUnused {
+			out = maps.Clone(out) // some are left out below
+		}
 		for _, name := range sortedNames(out) {
 			if _, ok := slices.BinarySearch(fm.props, name); ok {
 				continue
