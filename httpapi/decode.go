@@ -52,6 +52,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 // isJSON reports whether a Content-Type names JSON: application/json, in
 // any case, with any parameters.
 func isJSON(ct string) bool {
+	if ct == "application/json" { // what clients send, without parsing
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
 		return false
