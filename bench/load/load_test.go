@@ -80,7 +80,7 @@ func TestMedian(t *testing.T) {
 func TestLuaString(t *testing.T) {
 	is := is.New(t)
 	is.Equal(luaString(`{"a":"b\\c"}`), `"{\034a\034:\034b\092\092c\034}"`) // quotes and backslashes escaped
-	is.Equal(luaString("é\n"), `"\195\169\010"`)                        // bytes outside printable ASCII escaped
+	is.Equal(luaString("é\n"), `"\195\169\010"`)                            // bytes outside printable ASCII escaped
 }
 
 func TestCosts(t *testing.T) {
