@@ -208,6 +208,10 @@ type frontMatter struct {
 	props  []string
 	open   bool
 	inputs []string
+	// quick, for a schema of the simplest shape (as most Picoschema
+	// inputs are), checks values that obviously pass it without the
+	// validator; nil for any other schema.
+	quick *quickSchema
 }
 
 // readFrontMatter reads md, adding an error to fe for each Dotprompt key
@@ -330,6 +334,7 @@ func (fm *frontMatter) readInputSchema(s any, fe *fieldErrors) {
 	}
 	ap, given := doc["additionalProperties"]
 	fm.open = given && ap != false
+	fm.quick = newQuickSchema(doc)
 	if !fm.open {
 		for _, name := range slices.Sorted(maps.Keys(fm.defaults)) {
 			if _, ok := slices.BinarySearch(fm.props, name); !ok {
@@ -727,14 +732,23 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 	if fm == nil || len(fm.defaults) == 0 && fm.schema == nil {
 		return in.Values
 	}
-	out := make(map[string]any, len(fm.defaults)+len(in.Values))
-	maps.Copy(out, fm.defaults)
-	maps.Copy(out, in.Values)
+	out := in.Values // read only, unless defaults or names to leave out make a copy
+	if len(fm.defaults) > 0 {
+		out = make(map[string]any, len(fm.defaults)+len(in.Values))
+		maps.Copy(out, fm.defaults)
+		maps.Copy(out, in.Values)
+	}
 	if fm.schema == nil {
 		return out
 	}
+	if out == nil {
+		out = map[string]any{} // an object to check, as with values
+	}
 	var errs fieldErrors
-	if !fm.open {
+	if !fm.open && !fm.allNamed(out) {
+		if len(fm.defaults) == 0 && in.AllowUnused {
+			out = maps.Clone(out) // some are left out below
+		}
 		for _, name := range sortedNames(out) {
 			if _, ok := slices.BinarySearch(fm.props, name); ok {
 				continue
@@ -746,7 +760,10 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 			}
 		}
 	}
-	err := fm.schema.Validate(out)
+	var err error
+	if fm.quick == nil || !fm.quick.passes(out) {
+		err = fm.schema.Validate(out)
+	}
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		p := message.NewPrinter(language.English)
@@ -779,6 +796,150 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
 	*fe = append(*fe, slices.CompactFunc(errs, func(a, b FieldError) bool { return a.Field == b.Field })...)
 	return out
+}
+
+// allNamed reports whether the schema names every one of values.
+func (fm *frontMatter) allNamed(values map[string]any) bool {
+	for name := range values {
+		if _, ok := slices.BinarySearch(fm.props, name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// A quickSchema is an input schema of the simplest shape: an object with
+// properties whose types are among string, boolean and null, or any,
+// some required, no additional properties (or nothing said of them), no
+// other keyword but descriptions. Values it passes, the validator passes:
+// each a property of one of its types, every required one given. Any
+// other values (which may break the schema) go to the validator, which
+// says how.
+type quickSchema struct {
+	props    map[string]uint8 // the kinds of values a property takes
+	required []string
+}
+
+const (
+	quickString uint8 = 1 << iota
+	quickBool
+	quickNull
+	quickAny = quickString | quickBool | quickNull | 1<<7
+)
+
+// newQuickSchema returns doc's quickSchema, or nil when doc has another
+// shape.
+func newQuickSchema(doc map[string]any) *quickSchema {
+	q := &quickSchema{props: map[string]uint8{}}
+	for k, v := range doc {
+		switch k {
+		case "type":
+			if v != "object" {
+				return nil
+			}
+		case "additionalProperties":
+			if v != false {
+				return nil
+			}
+		case "description":
+		case "required":
+			list, ok := v.([]any)
+			if !ok {
+				return nil
+			}
+			for _, r := range list {
+				name, ok := r.(string)
+				if !ok {
+					return nil
+				}
+				q.required = append(q.required, name)
+			}
+		case "properties":
+			props, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			for name, p := range props {
+				kinds, ok := quickKinds(p)
+				if !ok {
+					return nil
+				}
+				q.props[name] = kinds
+			}
+		default:
+			return nil
+		}
+	}
+	return q
+}
+
+// quickKinds returns the kinds of values a property schema p takes, when
+// it says nothing but its type (among string, boolean and null, or none
+// for any) and a description.
+func quickKinds(p any) (uint8, bool) {
+	m, ok := p.(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	kinds := quickAny
+	for k, v := range m {
+		switch k {
+		case "description":
+		case "type":
+			types, ok := v.([]any)
+			if !ok {
+				types = []any{v}
+			}
+			kinds = 0
+			for _, t := range types {
+				switch t {
+				case "string":
+					kinds |= quickString
+				case "boolean":
+					kinds |= quickBool
+				case "null":
+					kinds |= quickNull
+				default:
+					return 0, false
+				}
+			}
+		default:
+			return 0, false
+		}
+	}
+	return kinds, true
+}
+
+// passes reports whether values obviously pass the schema: false says
+// only that the validator must judge them.
+func (q *quickSchema) passes(values map[string]any) bool {
+	for _, name := range q.required {
+		if _, ok := values[name]; !ok {
+			return false
+		}
+	}
+	for name, v := range values {
+		kinds, ok := q.props[name]
+		if !ok {
+			return false
+		}
+		if kinds == quickAny {
+			continue
+		}
+		var kind uint8
+		switch v.(type) {
+		case string:
+			kind = quickString
+		case bool:
+			kind = quickBool
+		case nil:
+			kind = quickNull
+		}
+		if kinds&kind == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // leaves calls f with each error of e's tree that has no causes.

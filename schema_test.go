@@ -317,3 +317,23 @@ func TestRenderWithInputSchemaConcurrently(t *testing.T) {
 		is.NoErr(err)
 	}
 }
+
+// A render reads the caller's values without changing them, even when
+// AllowUnused leaves some out of a schema without defaults.
+func TestRenderLeavesTheValuesAsTheyWere(t *testing.T) {
+	is := is.New(t)
+	ctx := t.Context()
+	tmpl, err := prompts.ParseTemplate(prompts.PromptVersion{TemplateFormat: prompts.FormatDotprompt, Content: "Hi {{name}}",
+		Metadata: `{"input":{"schema":{"name":"string"}}}`})
+	is.NoErr(err)
+	values := map[string]any{"name": "Ada", "zz": "extra"}
+	out, err := tmpl.Render(ctx, prompts.RenderInput{Values: values, AllowUnused: true})
+	is.NoErr(err)
+	is.Equal(out.Text, "Hi Ada")                                   // rendered, zz left out
+	is.Equal(values, map[string]any{"name": "Ada", "zz": "extra"}) // the caller's map as it was
+	_, err = tmpl.Render(ctx, prompts.RenderInput{Values: values})
+	is.Equal(fieldsOf(err), []string{"variables.zz"}) // still there to refuse
+	out, err = tmpl.Render(ctx, prompts.RenderInput{Values: map[string]any{"name": "Bo"}})
+	is.NoErr(err)
+	is.Equal(out.Text, "Hi Bo") // the quick check's common case
+}

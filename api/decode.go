@@ -34,6 +34,14 @@ func (e *RequestError) Error() string { return e.Detail }
 // such as metadata_ for metadata) and values of the wrong type. Names are
 // matched exactly, case included.
 func DecodeRequest(body []byte, v any) *RequestError {
+	// A body that is an object Unmarshal reads, which refuses all the
+	// above but null (hence the brace), is read in one pass; any other
+	// is read again, step by step, to say what is wrong with it.
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err == nil {
+			return nil
+		}
+	}
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	val, err := dec.ReadValue()
 	if err != nil {

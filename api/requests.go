@@ -5,6 +5,8 @@ import (
 	stdjson "encoding/json"
 	"errors"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/promptkit/prompts"
 )
 
@@ -181,6 +183,14 @@ func (v *Variables) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// UnmarshalJSONFrom reads an object from dec, as UnmarshalJSON does, in
+// one pass over the tokens: DecodeRequest, and Unmarshal, read it so.
+func (v *Variables) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	m, err := decodeObjectFrom(dec)
+	*v = m
+	return err
+}
+
 // Context is a render's Dotprompt @ data: an object, null for none.
 type Context map[string]any
 
@@ -189,6 +199,92 @@ func (c *Context) UnmarshalJSON(b []byte) error {
 	m, err := decodeObject(b)
 	*c = m
 	return err
+}
+
+// UnmarshalJSONFrom reads an object from dec, as UnmarshalJSON does.
+func (c *Context) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	m, err := decodeObjectFrom(dec)
+	*c = m
+	return err
+}
+
+// decodeObjectFrom reads a JSON object from dec as decodeObject decodes
+// it (numbers as json.Number, null as nil), without a second decoder
+// that scans the value again: the variables of a render were a third of
+// decoding its request. A value that is not an object or null is read
+// whole and refused.
+func decodeObjectFrom(dec *jsontext.Decoder) (map[string]any, error) {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		return nil, err
+	case '{':
+		v, err := decodeValue(dec)
+		if err != nil {
+			return nil, err
+		}
+		return v.(map[string]any), nil
+	}
+	if err := dec.SkipValue(); err != nil {
+		return nil, err
+	}
+	return nil, errNotObject
+}
+
+// decodeValue reads the next value of dec as encoding/json decodes it
+// into an any with UseNumber: objects as map[string]any (the last of a
+// name given twice, should the decoder allow it), arrays as []any,
+// numbers as json.Number with their text.
+func decodeValue(dec *jsontext.Decoder) (any, error) {
+	switch dec.PeekKind() {
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			name := tok.String() // before the next read voids tok
+			v, err := decodeValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			m[name] = v
+		}
+		_, err := dec.ReadToken()
+		return m, err
+	case '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		a := []any{}
+		for dec.PeekKind() != ']' {
+			v, err := decodeValue(dec)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.ReadToken()
+		return a, err
+	case '0':
+		v, err := dec.ReadValue()
+		return stdjson.Number(v), err
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	}
+	return tok.String(), nil
 }
 
 // decodeObject decodes a JSON object with numbers as json.Number; null

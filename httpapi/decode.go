@@ -23,9 +23,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		h.problem(w, kindMediaType, "the request body must be JSON: send Content-Type: application/json", nil)
 		return nil, false
 	}
-	tooLarge := "the request body must be at most " + strconv.FormatInt(h.limit, 10) + " bytes"
+	tooLarge := func() string { return "the request body must be at most " + strconv.FormatInt(h.limit, 10) + " bytes" }
 	if r.ContentLength > h.limit {
-		h.problem(w, kindTooLarge, tooLarge, nil)
+		h.problem(w, kindTooLarge, tooLarge(), nil)
 		return nil, false
 	}
 	if r.Body == nil {
@@ -36,7 +36,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			h.problem(w, kindTooLarge, tooLarge, nil)
+			h.problem(w, kindTooLarge, tooLarge(), nil)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// The server's read deadline (http.Server.ReadTimeout)
 			// passed before the body arrived.
@@ -52,6 +52,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 // isJSON reports whether a Content-Type names JSON: application/json, in
 // any case, with any parameters.
 func isJSON(ct string) bool {
+	if ct == "application/json" { // what clients send, without parsing
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
 		return false

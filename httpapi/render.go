@@ -44,6 +44,16 @@ func (h *Handler) render() handlerFunc {
 			}
 			return
 		}
-		readValue(h, w, api.FromRendered(v, out), appendJSON[api.Rendered])
+		readValue(h, w, rendered{v, out}, appendRendered)
 	}
 }
+
+// rendered is the answer of a render: the version and what it rendered.
+type rendered struct {
+	v   prompts.PromptVersion
+	out prompts.Rendered
+}
+
+// appendRendered writes a render's answer as api.FromRendered's JSON,
+// without reflection (api.AppendRendered).
+func appendRendered(b []byte, r rendered) []byte { return api.AppendRendered(b, r.v, r.out) }

@@ -76,3 +76,16 @@ func TestMedian(t *testing.T) {
 	is.Equal(median([]float64{4, 1, 3, 2}), 2.5) // even: the mean of the middle two
 	is.Equal(median(nil), 0.0)                   // none
 }
+
+func TestLuaString(t *testing.T) {
+	is := is.New(t)
+	is.Equal(luaString(`{"a":"b\\c"}`), `"{\034a\034:\034b\092\092c\034}"`) // quotes and backslashes escaped
+	is.Equal(luaString("é\n"), `"\195\169\010"`)                            // bytes outside printable ASCII escaped
+}
+
+func TestCosts(t *testing.T) {
+	is := is.New(t)
+	read := &target{results: []result{{rps: 1000}, {rps: 800}}}
+	render := &target{baseline: read, results: []result{{rps: 500}, {rps: 800}}}
+	is.Equal(render.costs(), []float64{2, 1}) // the baseline's req/s over the target's
+}

@@ -32,6 +32,14 @@
 // sampler keeps (the harness's own OTEL_ variables, such as
 // OTEL_TRACES_SAMPLER, go to that server, and to no other).
 //
+// With -render it also measures render (POST
+// /v1/integration/prompts/{id}/render) of a chat prompt with one partial
+// and an input schema (as httpapi's BenchmarkRenderPartialVsRead), on the
+// same server on memstore as read 3, and reports what a render costs as a
+// multiple of a read 3 there: read 3's req/s over render's, round by
+// round (goal: at most 1.5x). wrk sends the POST with a Lua script the
+// harness writes into its temporary directory.
+//
 // Before measuring, it checks that each baseline answers exactly what its
 // server answers: the same body and headers.
 //
@@ -118,6 +126,7 @@ type config struct {
 	openedUI    bool
 	before      string
 	traced      bool
+	render      bool
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -136,6 +145,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
 	fs.StringVar(&c.before, "before", "", "the standalone server binary of an earlier build, also measured on memstore; the memstore row is then its ratio to that build (goal 0.95x), alternating with it round by round")
 	fs.BoolVar(&c.traced, "traced", false, "also measure the server on memstore with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that discards the spans), against the same build without")
+	fs.BoolVar(&c.render, "render", false, "also measure render (POST /v1/integration/prompts/{id}/render) of a chat prompt with one partial and an input schema, on the server on memstore, against read 3 on that server (goal: at most 1.5x its cost)")
 	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
@@ -203,6 +213,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		targets++
 	}
 	if cfg.traced {
+		targets++
+	}
+	if cfg.render {
 		targets++
 	}
 	lifetime := time.Duration(targets)*(cfg.warmup+time.Duration(cfg.rounds)*(cfg.duration+3*time.Second)) + 5*time.Minute
@@ -305,6 +318,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		list = append(list, &target{name: "memstore-traced", url: traced.base + tracedRead.Path, proc: traced, baseline: memT})
 	}
+	if cfg.render {
+		// Render on the very server read 3 is measured on, so that the
+		// ratio of the two is what a render costs over a read there.
+		rr, err := seedRender(ctx, mem.base)
+		if err != nil {
+			return fmt.Errorf("seeding the render: %w", err)
+		}
+		script, err := rr.script(tmp)
+		if err != nil {
+			return err
+		}
+		list = append(list, &target{name: "memstore-render", url: mem.base + rr.Path, script: script, proc: mem, baseline: memT, costGoal: 1.5})
+	}
 	if cfg.openedUI {
 		// The same server once someone opened its web interface: the
 		// first page parses the UI's templates, which every garbage
@@ -367,7 +393,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.warmup > 0 {
 		for _, t := range list {
-			if _, err := w.run(ctx, t.url, cfg.warmup, nil); err != nil {
+			if _, err := w.run(ctx, t.url, t.script, cfg.warmup, nil); err != nil {
 				return fmt.Errorf("warm-up of %s: %w", t.name, err)
 			}
 		}
@@ -379,7 +405,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "round %d:", r+1)
 		for _, t := range order {
-			res, err := w.run(ctx, t.url, cfg.duration, counter(t))
+			res, err := w.run(ctx, t.url, t.script, cfg.duration, counter(t))
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, t.name, err)
 			}

@@ -17,6 +17,11 @@ type target struct {
 	proc     *process
 	baseline *target // nil for a baseline
 	goal     float64 // the least ratio of requests/s to the baseline's; 0: none
+	// costGoal, when not 0, is the goal instead: the most a request may
+	// cost as a multiple of a baseline's request (the baseline's req/s
+	// over t's).
+	costGoal float64
+	script   string // the wrk Lua script of a request that is not a GET
 	results  []result
 }
 
@@ -50,6 +55,16 @@ func (t *target) ratios(f func(result) float64) []float64 {
 		out[i] = f(r) / f(t.baseline.results[i])
 	}
 	return out
+}
+
+// costs returns, round by round, its baseline's req/s over t's: what a
+// request of t costs as a multiple of one of the baseline.
+func (t *target) costs() []float64 {
+	rs := t.ratios(rps)
+	for i := range rs {
+		rs[i] = 1 / rs[i]
+	}
+	return rs
 }
 
 func rps(r result) float64    { return r.rps }
@@ -93,6 +108,14 @@ func report(w io.Writer, ts []*target, unit string) {
 			fmt.Fprintln(tw, "\t")
 			continue
 		}
+		if t.costGoal != 0 {
+			verdict := "met"
+			if median(t.costs()) > t.costGoal {
+				verdict = "MISSED"
+			}
+			fmt.Fprintf(tw, "cost <= %.1fx: %s\t\n", t.costGoal, verdict)
+			continue
+		}
 		if t.goal == 0 { // measured for its row only
 			fmt.Fprintln(tw, "\t")
 			continue
@@ -104,6 +127,17 @@ func report(w io.Writer, ts []*target, unit string) {
 		fmt.Fprintf(tw, "req/s >= %.2fx: %s\t\n", t.goal, verdict)
 	}
 	tw.Flush()
+	for _, t := range ts {
+		if t.costGoal != 0 {
+			cs := t.costs()
+			fmt.Fprintf(w, "\n%s costs %.2fx a request of %s (the median of the rounds' ratios of %s's req/s to %s's; range %.2f-%.2f); goal at most %.1fx\n",
+				t.name, median(cs), t.baseline.name, t.baseline.name, t.name, slices.Min(cs), slices.Max(cs), t.costGoal)
+			if counted {
+				cpu := t.ratios(cycles)
+				fmt.Fprintf(w, "by the server's %s per request: %.2fx (range %.2f-%.2f)\n", unit, median(cpu), slices.Min(cpu), slices.Max(cpu))
+			}
+		}
+	}
 	if counted {
 		what := "CPU cycles per request (perf stat)"
 		if unit != "cycles" {

@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
@@ -186,4 +189,104 @@ func openUI(ctx context.Context, base string) error {
 		return fmt.Errorf("GET %s/ui/: %s, not the sign-in page", base, resp.Status)
 	}
 	return nil
+}
+
+// The prompt the render target renders (-render): a chat prompt of about
+// the size of the read-3 prompt, a dotprompt version with front matter
+// (model, config and an input schema) and a system and a user message,
+// which includes one partial; as httpapi's BenchmarkRenderPartialVsRead.
+const (
+	partialKey     = "support/tone"
+	partialContent = "Greet the customer by name, warmly and briefly, in the language of their last message."
+	chatKey        = "support/chat"
+	chatContent    = `{{role "system"}}
+You are the support assistant of {{company}}. {{> support/tone}}
+Ask one question that helps you understand the problem; never ask for
+passwords, card numbers or other secrets. If the customer mentions an
+order, ask for the order number and repeat it back before looking it up.
+Keep every answer under 80 words. When you cannot help, say so and offer
+a human agent: {{handoff_url}}. Sign off with the name {{agent_name}}.
+{{role "user"}}
+Hello, I am {{customer_name}}.`
+	chatMetadata = `{"model":"googleai/gemini-2.5-flash","config":{"temperature":0.2,"maxOutputTokens":512},` +
+		`"input":{"schema":{"company":"string","handoff_url":"string","agent_name":"string","customer_name":"string"}}}`
+	// renderBody is the body of each render.
+	renderBody = `{"environment":"production","variables":{"company":"Acme","handoff_url":"https://acme.example/help","agent_name":"Sam","customer_name":"Ada"}}`
+)
+
+// renderRequest is the render target's request: its path and body.
+type renderRequest struct {
+	Path string // /v1/integration/prompts/{id}/render
+	Body string
+}
+
+// seedRender makes, on the seeded server at base, the partial and the chat
+// prompt that includes it, both active in production, in the project of
+// the read-3 prompt, and checks that a render answers 200 with the
+// partial's text.
+func seedRender(ctx context.Context, base string) (renderRequest, error) {
+	root := base + "/v1/integration"
+	var projects []api.Project
+	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
+		return renderRequest{}, err
+	}
+	if len(projects) == 0 {
+		return renderRequest{}, fmt.Errorf("GET /projects: no project")
+	}
+	var id string
+	for _, p := range []struct{ key, content, metadata string }{
+		{partialKey, partialContent, ""},
+		{chatKey, chatContent, chatMetadata},
+	} {
+		var made api.Prompt
+		if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{ProjectID: projects[0].ID, Key: p.key, Name: p.key}, &made); err != nil {
+			return renderRequest{}, err
+		}
+		nv := api.NewVersion{Content: p.content, TemplateFormat: api.Some(string(prompts.FormatDotprompt)),
+			Environments: []prompts.Environment{prompts.Production}}
+		if p.metadata != "" {
+			nv.Metadata = api.Metadata(p.metadata)
+		}
+		var v api.Version
+		if err := call(ctx, "POST", root+"/prompts/"+made.ID+"/versions", nv, &v); err != nil {
+			return renderRequest{}, err
+		}
+		id = made.ID
+	}
+	rr := renderRequest{Path: "/v1/integration/prompts/" + id + "/render", Body: renderBody}
+	var out api.Rendered
+	if err := call(ctx, "POST", base+rr.Path, jsontext.Value(rr.Body), &out); err != nil {
+		return renderRequest{}, err
+	}
+	if !strings.Contains(out.Text, partialContent) {
+		return renderRequest{}, fmt.Errorf("POST %s: the text does not include the partial's: %q", rr.Path, out.Text)
+	}
+	return rr, nil
+}
+
+// script writes the wrk Lua script that sends rr's POST into dir, and
+// returns the file.
+func (rr renderRequest) script(dir string) (string, error) {
+	lua := "wrk.method = \"POST\"\n" +
+		"wrk.headers[\"Content-Type\"] = \"application/json\"\n" +
+		"wrk.body = " + luaString(rr.Body) + "\n"
+	name := filepath.Join(dir, "render.lua")
+	return name, os.WriteFile(name, []byte(lua), 0o600)
+}
+
+// luaString quotes s as a Lua string literal: every byte that is not a
+// printable ASCII character, a quote or a backslash as a decimal escape.
+func luaString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			fmt.Fprintf(&b, "\\%03d", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -46,11 +46,12 @@ type result struct {
 	cycles   float64 // the server's CPU cycles per request; 0 when not counted
 }
 
-// run loads url for d and returns what wrk measured. With counter set, it
+// run loads url for d and returns what wrk measured; with script, wrk
+// runs that Lua script (which sets the method, headers and body). With counter set, it
 // also counts the CPU cycles of that server process meanwhile. Any
 // response that is not 2xx or 3xx, or any socket error but a timeout,
 // fails the run.
-func (w wrk) run(ctx context.Context, url string, d time.Duration, counter *cycleCounter) (result, error) {
+func (w wrk) run(ctx context.Context, url, script string, d time.Duration, counter *cycleCounter) (result, error) {
 	secs := max(1, int(d.Round(time.Second)/time.Second))
 	args := []string{
 		"-t", strconv.Itoa(w.threads),
@@ -58,8 +59,11 @@ func (w wrk) run(ctx context.Context, url string, d time.Duration, counter *cycl
 		"-d", strconv.Itoa(secs) + "s",
 		"--latency",
 		"-H", "X-API-Key: " + apiKey,
-		url,
 	}
+	if script != "" {
+		args = append(args, "-s", script)
+	}
+	args = append(args, url)
 	name := w.cmd
 	if w.pin {
 		args = append([]string{"-c", strconv.Itoa(lastCPU()), name}, args...)

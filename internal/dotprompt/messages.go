@@ -52,38 +52,42 @@ func blank(segs []seg) bool {
 // toMessages splits rendered output at role and history markers as
 // Dotprompt does.
 func toMessages(segs []seg, history []Message) []Message {
-	cur := &msgSource{role: "user"}
-	srcs := []*msgSource{cur}
-	var piece []seg
-	endPiece := func() {
-		if !blank(piece) {
-			cur.segs = append(cur.segs, piece...)
+	// Each message's text is one run of segments between markers (a run
+	// ends at each marker, and a message takes at most one that is not
+	// blank: a role marker after one starts another message), so a
+	// message's segments are a slice of segs, not a copy.
+	srcs := make([]msgSource, 1, 4)
+	srcs[0].role = "user"
+	cur, start := 0, 0
+	endPiece := func(end int) {
+		if piece := segs[start:end:end]; !blank(piece) {
+			srcs[cur].segs = append(srcs[cur].segs, piece...) // a slice of segs when it was empty
 		}
-		piece = nil
 	}
-	for _, s := range segs {
+	for i, s := range segs {
 		switch s.kind {
 		case sRole:
-			endPiece()
-			if len(cur.segs) > 0 {
-				cur = &msgSource{role: s.text}
-				srcs = append(srcs, cur)
+			endPiece(i)
+			if len(srcs[cur].segs) > 0 {
+				srcs = append(srcs, msgSource{role: s.text})
+				cur = len(srcs) - 1
 			} else {
-				cur.role = s.text
+				srcs[cur].role = s.text
 			}
 		case sHistory:
-			endPiece()
+			endPiece(i)
 			for _, m := range history {
-				srcs = append(srcs, &msgSource{role: m.Role, content: m.Content, meta: historyMeta(m.Metadata)})
+				srcs = append(srcs, msgSource{role: m.Role, content: m.Content, meta: historyMeta(m.Metadata)})
 			}
-			cur = &msgSource{role: "model"}
-			srcs = append(srcs, cur)
+			srcs = append(srcs, msgSource{role: "model"})
+			cur = len(srcs) - 1
 		default:
-			piece = append(piece, s)
+			continue
 		}
+		start = i + 1
 	}
-	endPiece()
-	msgs := []Message{}
+	endPiece(len(segs))
+	msgs := make([]Message, 0, len(srcs))
 	for _, s := range srcs {
 		if s.content == nil && blank(s.segs) {
 			continue
@@ -128,7 +132,7 @@ func insertHistory(msgs, history []Message) []Message {
 }
 
 func toParts(segs []seg) []Part {
-	parts := []Part{}
+	parts := make([]Part, 0, len(segs))
 	for _, s := range segs {
 		switch s.kind {
 		case sText:
@@ -145,7 +149,14 @@ func toParts(segs []seg) []Part {
 }
 
 func joinText(msgs []Message) string {
+	n := 0
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			n += len(p.Text)
+		}
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, m := range msgs {
 		for _, p := range m.Content {
 			b.WriteString(p.Text)

@@ -30,6 +30,7 @@ type Template struct {
 	vars     []string
 	partials []string
 	readsAll bool
+	size     int // the source's length: about what a render writes, to size its buffer
 }
 
 // Variables returns the top-level input names the template reads (first
@@ -432,7 +433,7 @@ func Parse(src string) (*Template, error) {
 	if stop != nil {
 		return nil, p.errAt(stop.off, "unexpected {{%s}} with no open block", tagWord(stop))
 	}
-	t := &Template{root: nodes, readsAll: p.readsAll}
+	t := &Template{root: nodes, readsAll: p.readsAll, size: len(src)}
 	t.vars = sortedKeys(p.vars)
 	t.partials = sortedKeys(p.partials)
 	return t, nil

@@ -121,8 +121,13 @@ type seg struct {
 }
 
 type out struct {
-	segs    []seg
-	buf     strings.Builder // pending text
+	segs []seg
+	// buf is the render's text, one builder for all of it: a segment's
+	// text is a slice of it (a builder never changes what it wrote), so
+	// the text of the whole render grows one buffer; start is where the
+	// pending text begins.
+	buf     strings.Builder
+	start   int
 	size    int
 	limit   int
 	history int // the size of the history {{history}} inserts
@@ -161,9 +166,10 @@ func (o *out) marker(m seg) error {
 }
 
 func (o *out) flush() {
-	if o.buf.Len() > 0 {
-		o.segs = append(o.segs, seg{kind: sText, text: o.buf.String()})
-		o.buf.Reset()
+	if o.buf.Len() > o.start {
+		all := o.buf.String()
+		o.segs = append(o.segs, seg{kind: sText, text: all[o.start:]})
+		o.start = len(all)
 	}
 }
 
@@ -215,6 +221,9 @@ func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, err
 		root = map[string]any{}
 	}
 	r := &renderer{ctx: ctx, o: &out{limit: opts.MaxBytes, history: historySize(d.History)}, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials}
+	// About the source's size and a quarter, for the values and the
+	// partials: most renders then write into one allocation.
+	r.o.buf.Grow(min(t.size+t.size/4+64, opts.MaxBytes))
 	if err := r.nodes(t.root, &scope{ctx: root}); err != nil {
 		return nil, err
 	}
