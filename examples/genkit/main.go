@@ -7,7 +7,13 @@
 //
 // It reads the project's prompts active in -environment (production)
 // through package client, as .prompt files (promptfile.NewFS), and loads
-// them with genkit.LoadPromptDirFromFS. Genkit names a prompt by its
+// that file system alone into Genkit: genkit.Init without
+// genkit.WithPromptFS loads ./prompts of the working directory too, and
+// a file there with the name of one of the server's prompts panics
+// ("action … already registered"); with it, Init loads its directory
+// "prompts" (Genkit v1.4.0 refuses genkit.WithPromptDir alongside), so
+// the example gives Init an empty one and loads the FS with
+// genkit.LoadPromptDirFromFS(g, fsys, ".", ""). Genkit names a prompt by its
 // file's name without the directory: the key support/greeting is the
 // prompt greeting.
 //
@@ -22,8 +28,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"os"
+	"testing/fstest"
 
 	"github.com/firebase/genkit/go/genkit"
 
@@ -100,7 +108,11 @@ func load(ctx context.Context, store prompts.Store, projectID string, env prompt
 	if err != nil {
 		return nil, err
 	}
-	g := genkit.Init(ctx)
+	// genkit.Init loads ./prompts of the working directory unless given
+	// WithPromptFS, whose directory "prompts" it loads instead (v1.4.0
+	// refuses WithPromptDir with it). Give it an empty one, and load the
+	// FS, whose files are at its root, into the Genkit.
+	g := genkit.Init(ctx, genkit.WithPromptFS(noPrompts))
 	genkit.LoadPromptDirFromFS(g, fsys, ".", "")
 	return g, nil
 }
@@ -123,6 +135,10 @@ func projectBySlug(ctx context.Context, cl *client.Client, slug string) (string,
 		f.After = list[len(list)-1].ID
 	}
 }
+
+// noPrompts is a file system whose directory prompts is empty: for
+// genkit.Init to load no prompt files of its own.
+var noPrompts = fstest.MapFS{"prompts": {Mode: fs.ModeDir | 0o555}}
 
 // demoServer is a prompts server in memory, without authentication, with
 // the project support-bot and its prompt support/greeting in production.

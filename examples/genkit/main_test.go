@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/matryer/is"
@@ -43,4 +45,36 @@ func TestGenkitRendersAsTheServer(t *testing.T) {
 
 	err = run(t.Context(), &out, config{env: "production", prompt: "nope", input: `{}`})
 	is.True(err != nil) // no such prompt
+}
+
+// messages is what run writes.
+type messages struct {
+	Model    string
+	Config   map[string]any
+	Messages []struct {
+		Role    string
+		Content []struct{ Text string }
+	}
+}
+
+// Genkit loads the server's prompts alone: a ./prompts directory in the
+// working directory, as prompts export writes it, is not loaded, and a
+// file there with the name of one of the server's prompts is no clash.
+func TestGenkitIgnoresPromptsInWorkingDirectory(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	is.NoErr(os.Mkdir(filepath.Join(dir, "prompts"), 0o755))
+	local := "---\nmodel: googleai/gemini-2.5-flash\n---\nA local file, not the server's.\n"
+	is.NoErr(os.WriteFile(filepath.Join(dir, "prompts", "greeting.prompt"), []byte(local), 0o644))
+	is.NoErr(os.WriteFile(filepath.Join(dir, "prompts", "local.prompt"), []byte(local), 0o644))
+	t.Chdir(dir)
+
+	var out bytes.Buffer
+	is.NoErr(run(t.Context(), &out, config{env: "production", prompt: "greeting", input: `{"name":"Ada"}`}))
+	var got messages
+	is.NoErr(json.Unmarshal(out.Bytes(), &got))
+	is.Equal(got.Messages[1].Content[0].Text, "\nHello, I am Ada.") // the server's greeting
+
+	err := run(t.Context(), &out, config{env: "production", prompt: "local", input: `{}`})
+	is.True(err != nil) // ./prompts/local.prompt was not loaded
 }
