@@ -57,6 +57,35 @@ type messages struct {
 	}
 }
 
+// A prompt with partials, one a partial file of the FS (signoff) and one
+// whose key has a '/' (support/signature), renders in Genkit as the
+// server renders it with its partials.
+func TestGenkitRendersPartialsAsTheServer(t *testing.T) {
+	is := is.New(t)
+	var out bytes.Buffer
+	values := map[string]any{"name": "Ada", "question": "Where is my parcel?"}
+	input, err := json.Marshal(values)
+	is.NoErr(err)
+	is.NoErr(run(t.Context(), &out, config{env: "production", prompt: "answer", input: string(input)}))
+	var got messages
+	is.NoErr(json.Unmarshal(out.Bytes(), &got))
+
+	ms, p, err := demoStore(t.Context())
+	is.NoErr(err)
+	a, _, err := prompts.ReadActive(t.Context(), ms, prompts.ActiveQuery{ProjectID: p.ID, Key: "answer", Environment: prompts.Production})
+	is.NoErr(err)
+	_, want, err := prompts.NewRenderer(ms).Render(t.Context(), prompts.RenderRequest{PromptID: a.Prompt.ID,
+		Environment: prompts.Some(prompts.Production), Variables: values})
+	is.NoErr(err)
+	is.Equal(len(got.Messages), 2)
+	is.Equal(len(got.Messages), len(want.Messages))
+	for i, m := range want.Messages {
+		is.Equal(got.Messages[i].Role, m.Role)
+		is.Equal(got.Messages[i].Content[0].Text, m.Content[0].Text) // the same text, partials included
+	}
+	is.Equal(got.Messages[1].Content[0].Text, "\nWhere is my parcel?\nThanks, Ada.\n") // both partials rendered
+}
+
 // Genkit loads the server's prompts alone: a ./prompts directory in the
 // working directory, as prompts export writes it, is not loaded, and a
 // file there with the name of one of the server's prompts is no clash.
