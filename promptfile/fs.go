@@ -26,11 +26,20 @@ import (
 // later changes. It implements fs.FS, fs.ReadDirFS, fs.ReadFileFS and
 // fs.StatFS, and is safe for concurrent use.
 //
-// For Genkit (github.com/firebase/genkit/go):
+// For Genkit (github.com/firebase/genkit/go v1.4.0):
 //
 //	fsys, err := promptfile.NewFS(ctx, store, projectID, prompts.Production)
 //	…
-//	g := genkit.Init(ctx, genkit.WithPromptFS(fsys), genkit.WithPromptDir("."))
+//	noPrompts := fstest.MapFS{"prompts": {Mode: fs.ModeDir | 0o555}}
+//	g := genkit.Init(ctx, genkit.WithPromptFS(noPrompts))
+//	genkit.LoadPromptDirFromFS(g, fsys, ".", "")
+//
+// genkit.Init without WithPromptFS loads ./prompts of the working
+// directory as well, and a file there with the name of one of these
+// prompts panics ("already registered"); with WithPromptFS it loads
+// that file system's directory "prompts", and v1.4.0 refuses
+// WithPromptDir alongside it. So Init gets an empty directory, and the
+// FS, whose files are at its root, is loaded after.
 //
 // Genkit names a prompt by its file's name without the directory (the
 // last segment of the key), and takes a name beginning with an
