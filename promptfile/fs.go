@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -25,17 +26,52 @@ import (
 // later changes. It implements fs.FS, fs.ReadDirFS, fs.ReadFileFS and
 // fs.StatFS, and is safe for concurrent use.
 //
-// For Genkit (github.com/firebase/genkit/go):
+// For Genkit (github.com/firebase/genkit/go v1.4.0):
 //
 //	fsys, err := promptfile.NewFS(ctx, store, projectID, prompts.Production)
 //	…
-//	g := genkit.Init(ctx, genkit.WithPromptFS(fsys), genkit.WithPromptDir("."))
+//	noPrompts := fstest.MapFS{"prompts": {Mode: fs.ModeDir | 0o555}}
+//	g := genkit.Init(ctx, genkit.WithPromptFS(noPrompts))
+//	genkit.LoadPromptDirFromFS(g, fsys, ".", "")
+//
+// genkit.Init without WithPromptFS loads ./prompts of the working
+// directory as well, and a file there with the name of one of these
+// prompts panics ("already registered"); with WithPromptFS it loads
+// that file system's directory "prompts", and v1.4.0 refuses
+// WithPromptDir alongside it. So Init gets an empty directory, and the
+// FS, whose files are at its root, is loaded after.
 //
 // Genkit names a prompt by its file's name without the directory (the
 // last segment of the key), and takes a name beginning with an
 // underscore as a partial; a key cannot begin with one.
+//
+// # Partials
+//
+// A prompt that an active version includes as a partial ({{> KEY}}, see
+// PromptVersion.Partials) and that has a version active in the
+// environment is also a partial file, _KEY.prompt at the root, when its
+// key has no '/': the template the server includes, without front matter
+// (a dotprompt version's content, trimmed when it has metadata; a plain
+// version's content as it is, which Genkit reads as a template: the same
+// text unless it holds a "{{" that is not a {{variable}}). Genkit and
+// Dotprompt's DirStore register _header.prompt as the partial header,
+// the name {{> header}} uses.
+//
+// A key with a '/' has no partial file: Genkit (v1.4.0,
+// LoadPromptDirFromFS) names a partial by its file's name alone,
+// without the directory, so shared/_header.prompt would be the partial
+// header, not shared/header, and no file name can hold the '/' that
+// {{> shared/header}} looks up (two such files with the same last
+// segment would make Genkit panic). Register those with
+// genkit.DefinePartial(g, key, template) from Partials after
+// genkit.Init. Dotprompt's DirStore (which names shared/_header.prompt
+// shared/header) can take them the same way, through its Partials option.
+//
+// promptfile.ReadDir reads the prompt files of an FS only when it has
+// no partial file: _KEY.prompt is not a prompt key.
 type FS struct {
-	nodes map[string]*node // by path; "." is the root
+	nodes    map[string]*node  // by path; "." is the root
+	partials map[string]string // the templates of the partials, by key
 }
 
 // node is a file or a directory of an FS.
@@ -57,6 +93,8 @@ func NewFS(ctx context.Context, store prompts.Store, projectID string, env promp
 	root := &node{name: ".", isDir: true}
 	fsys := &FS{nodes: map[string]*node{".": root}}
 	f := prompts.PromptFilter{ProjectIDs: []string{projectID}, Page: prompts.Page{Limit: prompts.MaxLimit}}
+	included := map[string]bool{}         // the keys active versions include
+	templates := map[string]partialFile{} // the active versions as partials, by key
 	for {
 		list, more, err := store.ListPrompts(ctx, f)
 		if err != nil {
@@ -70,6 +108,11 @@ func NewFS(ctx context.Context, store prompts.Store, projectID string, env promp
 			if a.ActiveVersion == nil {
 				continue
 			}
+			v := *a.ActiveVersion
+			for _, k := range v.Partials {
+				included[k] = true
+			}
+			templates[p.Key] = partialFile{partialTemplate(v), v.CreatedAt}
 			name, err := Path(p.Key)
 			if err != nil {
 				continue
@@ -85,11 +128,46 @@ func NewFS(ctx context.Context, store prompts.Store, projectID string, env promp
 		}
 		f.After = list[len(list)-1].ID
 	}
+	fsys.partials = map[string]string{}
+	for k := range included {
+		pf, ok := templates[k]
+		if !ok {
+			continue // no version active: Genkit says so at the render, as the server does
+		}
+		fsys.partials[k] = pf.template
+		if !strings.Contains(k, "/") {
+			fsys.add("_"+k+Ext, []byte(pf.template), pf.modTime)
+		}
+	}
 	for _, n := range fsys.nodes {
 		slices.SortFunc(n.entries, func(a, b *node) int { return strings.Compare(a.name, b.name) })
 	}
 	return fsys, nil
 }
+
+// partialFile is a version's template as a partial, and its creation.
+type partialFile struct {
+	template string
+	modTime  time.Time
+}
+
+// partialTemplate returns the template that including v as a partial
+// renders, as the server includes it (prompts.Renderer): a dotprompt
+// version's content, trimmed when it has front matter (metadata), as
+// Dotprompt trims a file's body; a plain version's content.
+func partialTemplate(v prompts.PromptVersion) string {
+	if v.TemplateFormat == prompts.FormatDotprompt && !v.Metadata.IsNull() {
+		return strings.TrimSpace(v.Content)
+	}
+	return v.Content
+}
+
+// Partials returns the templates of the prompts that versions active in
+// the environment include as partials and that have a version active
+// there, by key, each as its partial file holds it (keys with a '/'
+// included, which have no file: register them with
+// genkit.DefinePartial). The map is the caller's.
+func (fsys *FS) Partials() map[string]string { return maps.Clone(fsys.partials) }
 
 // add adds the file name, and the directories above it; a name taken
 // already (by a file or a directory) is left as it is.

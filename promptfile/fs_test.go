@@ -91,3 +91,44 @@ func TestFSClash(t *testing.T) {
 	is.NoErr(err)
 	is.True(st.IsDir()) // the first key listed keeps its path
 }
+
+// A prompt that an active version includes as a partial is also a
+// partial file, _KEY.prompt, holding the template the server includes,
+// when its key has no '/'; Partials has them all.
+func TestFSPartials(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s := memstore.New()
+	p, err := s.CreateProject(ctx, prompts.NewProject{Name: "Shop"})
+	is.NoErr(err)
+	add := func(key string, format prompts.TemplateFormat, meta prompts.Metadata, content string, envs ...prompts.Environment) {
+		t.Helper()
+		pr, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: p.ID, Key: key, Name: key})
+		is.NoErr(err)
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: pr.ID, Content: content, Metadata: meta, TemplateFormat: format,
+			Environments: envs, AllowMissingPartials: true})
+		is.NoErr(err)
+	}
+	prod := prompts.Production
+	add("header", prompts.FormatDotprompt, `{"model":"m"}`, "\n  Acme, {{name}}.{{> footer}}\n", prod) // front matter: trimmed
+	add("footer", prompts.FormatPlain, "", " Bye {{name}}\n", prod)
+	add("shared/sig", prompts.FormatDotprompt, "", "-- Acme", prod)
+	add("draft", prompts.FormatDotprompt, "", "draft", prompts.Staging) // included, but not active in production
+	add("lonely", prompts.FormatDotprompt, "", "not included", prod)
+	add("answer", prompts.FormatDotprompt, "", "{{> header}} {{> shared/sig}} {{> draft}}", prod)
+
+	fsys, err := promptfile.NewFS(ctx, s, p.ID, prod)
+	is.NoErr(err)
+	is.NoErr(fstest.TestFS(fsys, "_header.prompt", "_footer.prompt", "answer.prompt", "shared/sig.prompt"))
+	b, err := fs.ReadFile(fsys, "_header.prompt")
+	is.NoErr(err)
+	is.Equal(string(b), "Acme, {{name}}.{{> footer}}") // the template alone, trimmed as the server includes it
+	b, err = fs.ReadFile(fsys, "_footer.prompt")
+	is.NoErr(err)
+	is.Equal(string(b), " Bye {{name}}\n") // a partial of a partial; plain: as it is
+	for _, name := range []string{"_lonely.prompt", "_draft.prompt", "_answer.prompt", "shared/_sig.prompt", "_shared/sig.prompt"} {
+		_, err = fs.Stat(fsys, name)
+		is.True(errors.Is(err, fs.ErrNotExist)) // not included, not active, or a key with a '/'
+	}
+	is.Equal(fsys.Partials(), map[string]string{"header": "Acme, {{name}}.{{> footer}}", "footer": " Bye {{name}}\n", "shared/sig": "-- Acme"})
+}

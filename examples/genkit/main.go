@@ -3,13 +3,24 @@
 // calling a model: the server keeps the prompts, Genkit runs them.
 //
 //	go run . -url http://127.0.0.1:8080 -api-key KEY -project support-bot -prompt greeting -input '{"name":"Ada"}'
-//	go run .   # without -url: a server of its own, in memory, with one prompt
+//	go run .   # without -url: a server of its own, in memory, with a few prompts
 //
 // It reads the project's prompts active in -environment (production)
 // through package client, as .prompt files (promptfile.NewFS), and loads
-// them with genkit.LoadPromptDirFromFS. Genkit names a prompt by its
+// that file system alone into Genkit: genkit.Init without
+// genkit.WithPromptFS loads ./prompts of the working directory too, and
+// a file there with the name of one of the server's prompts panics
+// ("action … already registered"); with it, Init loads its directory
+// "prompts" (Genkit v1.4.0 refuses genkit.WithPromptDir alongside), so
+// the example gives Init an empty one and loads the FS with
+// genkit.LoadPromptDirFromFS(g, fsys, ".", ""). Genkit names a prompt by its
 // file's name without the directory: the key support/greeting is the
 // prompt greeting.
+//
+// A prompt that another includes ({{> KEY}}) is a partial file of the
+// FS when its key has no '/'; Genkit cannot load a partial whose name
+// has one from a file, so the example registers those with
+// genkit.DefinePartial. The demo's prompt answer includes both kinds.
 //
 // It is a module of its own so that the prompts module does not depend on
 // Genkit.
@@ -22,8 +33,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"testing/fstest"
 
 	"github.com/firebase/genkit/go/genkit"
 
@@ -94,14 +108,26 @@ func run(ctx context.Context, w io.Writer, c config) error {
 }
 
 // load reads the prompts of a project active in env from store (here a
-// client of a remote server) into a new Genkit.
+// client of a remote server) into a new Genkit, which loads them alone:
+// no ./prompts of the working directory.
 func load(ctx context.Context, store prompts.Store, projectID string, env prompts.Environment) (*genkit.Genkit, error) {
 	fsys, err := promptfile.NewFS(ctx, store, projectID, env)
 	if err != nil {
 		return nil, err
 	}
-	g := genkit.Init(ctx)
+	// genkit.Init loads ./prompts of the working directory unless given
+	// WithPromptFS, whose directory "prompts" it loads instead (v1.4.0
+	// refuses WithPromptDir with it). Give it an empty one, and load the
+	// FS, whose files are at its root, into the Genkit.
+	g := genkit.Init(ctx, genkit.WithPromptFS(noPrompts))
 	genkit.LoadPromptDirFromFS(g, fsys, ".", "")
+	// Genkit names a partial file by its name alone: a key with a '/'
+	// has no file, and is registered under the name templates use.
+	for key, template := range fsys.Partials() {
+		if strings.Contains(key, "/") {
+			genkit.DefinePartial(g, key, template)
+		}
+	}
 	return g, nil
 }
 
@@ -124,24 +150,14 @@ func projectBySlug(ctx context.Context, cl *client.Client, slug string) (string,
 	}
 }
 
+// noPrompts is a file system whose directory prompts is empty: for
+// genkit.Init to load no prompt files of its own.
+var noPrompts = fstest.MapFS{"prompts": {Mode: fs.ModeDir | 0o555}}
+
 // demoServer is a prompts server in memory, without authentication, with
-// the project support-bot and its prompt support/greeting in production.
+// the prompts of demoStore.
 func demoServer(ctx context.Context) (*httptest.Server, error) {
-	ms := memstore.New()
-	p, err := ms.CreateProject(ctx, prompts.NewProject{Name: "Support bot", Slug: "support-bot"})
-	if err != nil {
-		return nil, err
-	}
-	f, err := promptfile.Parse([]byte(greeting))
-	if err != nil {
-		return nil, err
-	}
-	pr, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: p.ID, Key: "support/greeting", Name: "Support greeting"})
-	if err != nil {
-		return nil, err
-	}
-	_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: pr.ID, Content: f.Template, Metadata: f.Metadata,
-		TemplateFormat: f.Format, Environments: []prompts.Environment{prompts.Production}})
+	ms, _, err := demoStore(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +166,38 @@ func demoServer(ctx context.Context) (*httptest.Server, error) {
 		return nil, err
 	}
 	return httptest.NewServer(httpapi.New(ms, httpapi.WithAuthenticator(keys))), nil
+}
+
+// demoStore is a memstore with the project support-bot and its prompts
+// in production: support/greeting, and answer, which includes the
+// partials signoff and support/signature.
+func demoStore(ctx context.Context) (*memstore.Store, prompts.Project, error) {
+	ms := memstore.New()
+	p, err := ms.CreateProject(ctx, prompts.NewProject{Name: "Support bot", Slug: "support-bot"})
+	if err != nil {
+		return nil, prompts.Project{}, err
+	}
+	for _, d := range []struct{ key, name, file string }{
+		{"support/greeting", "Support greeting", greeting},
+		{"signoff", "Sign-off", signoff},
+		{"support/signature", "Support signature", signature},
+		{"answer", "Answer", answer},
+	} {
+		f, err := promptfile.Parse([]byte(d.file))
+		if err != nil {
+			return nil, prompts.Project{}, err
+		}
+		pr, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: p.ID, Key: d.key, Name: d.name})
+		if err != nil {
+			return nil, prompts.Project{}, err
+		}
+		_, err = ms.CreateVersion(ctx, prompts.NewVersion{PromptID: pr.ID, Content: f.Template, Metadata: f.Metadata,
+			TemplateFormat: f.Format, Environments: []prompts.Environment{prompts.Production}})
+		if err != nil {
+			return nil, prompts.Project{}, err
+		}
+	}
+	return ms, p, nil
 }
 
 // demoKey is the API key of the demo server.
@@ -168,3 +216,30 @@ You answer the customers of Acme, kindly and briefly.
 {{role "user"}}
 Hello, I am {{name}}.
 `
+
+// answer includes two partials: signoff, a file of the FS, and
+// support/signature, which Genkit takes from genkit.DefinePartial.
+const answer = `---
+model: googleai/gemini-2.5-flash
+input:
+  schema:
+    name: string
+    question: string
+---
+{{role "system"}}
+You answer the customers of Acme. {{> support/signature}}
+{{role "user"}}
+{{question}}
+{{> signoff}}
+`
+
+const signoff = `---
+description: The end of every user message.
+---
+Thanks, {{name}}.
+`
+
+const signature = `---
+prompts.format: plain
+---
+Sign every answer "The Acme team".`
