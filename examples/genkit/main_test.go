@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -83,7 +84,7 @@ func TestGenkitRendersPartialsAsTheServer(t *testing.T) {
 		is.Equal(got.Messages[i].Role, m.Role)
 		is.Equal(got.Messages[i].Content[0].Text, m.Content[0].Text) // the same text, partials included
 	}
-	is.Equal(got.Messages[1].Content[0].Text, "\nWhere is my parcel?\nThanks, Ada.\n") // both partials rendered
+	is.Equal(strings.TrimSpace(got.Messages[1].Content[0].Text), "Where is my parcel?\nThanks, Ada.") // both partials rendered
 }
 
 // Genkit loads the server's prompts alone: a ./prompts directory in the
