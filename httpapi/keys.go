@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"github.com/promptkit/prompts"
+
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -61,7 +63,7 @@ func NewKeys() *Keys { return &Keys{} }
 // empty project id, or a secret already added. Its errors never hold the
 // secret.
 func (k *Keys) Add(key Key) error {
-	if !validKeyName(key.Name) {
+	if !prompts.ValidKeyName(key.Name) {
 		// The name is not echoed: a secret given as a name must not show.
 		return errors.New("httpapi: a key name must be 1 to 64 ASCII letters, digits, '.', '_' or '-'")
 	}
@@ -105,23 +107,6 @@ func (k *Keys) Add(key Key) error {
 	}
 	k.keys = append(k.keys, sk)
 	return nil
-}
-
-// validKeyName reports whether name is 1 to 64 ASCII letters, digits,
-// '.', '_' and '-'.
-func validKeyName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // Authenticate implements Authenticator.
