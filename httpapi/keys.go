@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"github.com/promptkit/prompts"
-
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -12,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/promptkit/prompts"
 )
 
 // Keys is an Authenticator for a fixed set of named API keys, each with a
