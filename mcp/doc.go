@@ -77,7 +77,9 @@
 // them with its event streams). A session whose client has had no request
 // under way (its stream, GET, included) for 10 minutes ends
 // (WithSessionTimeout), so that a client gone without ending its session
-// gives its place back.
+// gives its place back. The sessions of a kept key (httpapi.Access.KeyID)
+// end when the event log says it was revoked (key.revoked), and at its
+// expiry (httpapi.Access.ExpiresAt).
 //
 // # Goroutines
 //

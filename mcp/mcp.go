@@ -40,8 +40,9 @@ type Handler struct {
 
 	mu       sync.Mutex
 	views    map[viewKey]*view
-	sessions map[string]*session             // by Mcp-Session-Id
-	served   map[*sdk.ServerSession]struct{} // Serve's
+	sessions map[string]*session          // by Mcp-Session-Id
+	served   map[*sdk.ServerSession]*view // Serve's
+	revoked  map[string]struct{}          // kept keys revoked since the tail started
 	closed   bool
 	tail     *tail // running while a view exists; nil else
 	wg       sync.WaitGroup
@@ -126,7 +127,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		schemas:        sdk.NewSchemaCache(),
 		views:          make(map[viewKey]*view),
 		sessions:       make(map[string]*session),
-		served:         make(map[*sdk.ServerSession]struct{}),
+		served:         make(map[*sdk.ServerSession]*view),
 	}
 	for _, o := range opts {
 		o(h)
@@ -307,8 +308,11 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		s.timer.Stop()
 	}
 	v.sessions++
+	stopExpiry := h.expire(v.access, ss)
+	_, revoked := h.revoked[v.access.KeyID]
 	end := func() {
 		ss.Wait()
+		stopExpiry()
 		h.mu.Lock()
 		s.timer.Stop()
 		delete(h.sessions, sid)
@@ -317,7 +321,9 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		release()
 		h.closeView(v)
 	}
-	if h.closed { // Close ran while this session opened: it ends now
+	if h.closed || (revoked && v.access.KeyID != "") {
+		// Close ran while this session opened, or its key's revocation
+		// was read: it ends now.
 		h.mu.Unlock()
 		ss.Close()
 		end()
@@ -329,6 +335,16 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		defer h.wg.Done()
 		end()
 	}()
+}
+
+// expire ends ss when the key of a expires (never for a key without
+// expiry); call the func it returns once ss ended.
+func (h *Handler) expire(a httpapi.Access, ss *sdk.ServerSession) (stop func()) {
+	if a.ExpiresAt.IsZero() {
+		return func() {}
+	}
+	t := time.AfterFunc(time.Until(a.ExpiresAt), func() { ss.Close() })
+	return func() { t.Stop() }
 }
 
 // newSessionID is the view's server's GetSessionID: a new random id,
@@ -355,7 +371,7 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	closed := h.closed
 	if err == nil {
 		v.sessions++
-		h.served[ss] = struct{}{}
+		h.served[ss] = v
 	}
 	h.mu.Unlock()
 	if err != nil {
@@ -365,6 +381,7 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	if closed {
 		ss.Close()
 	}
+	defer h.expire(a, ss)()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

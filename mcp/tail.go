@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/promptkit/prompts"
 )
 
@@ -112,6 +114,10 @@ func (h *Handler) apply(ctx context.Context, events []prompts.Event) error {
 	var changes []change
 	for _, e := range events {
 		switch e.Type {
+		case prompts.EventKeyRevoked:
+			if e.Key != nil {
+				h.revoke(e.Key.ID)
+			}
 		case prompts.EventDeploymentCreated:
 			if e.Deployment != nil {
 				changes = append(changes, change{e.PromptID, e.ProjectID, e.Deployment.Environment})
@@ -125,6 +131,35 @@ func (h *Handler) apply(ctx context.Context, events []prompts.Event) error {
 	}
 	return h.syncViews(ctx, changes)
 }
+
+// revoke ends the sessions of the kept key id, and refuses new ones of
+// it while the tail runs (a request whose key was authenticated from a
+// memory not yet told).
+func (h *Handler) revoke(id string) {
+	h.mu.Lock()
+	if h.revoked == nil || len(h.revoked) >= maxRevoked {
+		h.revoked = make(map[string]struct{})
+	}
+	h.revoked[id] = struct{}{}
+	var end []*sdk.ServerSession
+	for _, s := range h.sessions {
+		if s.ss != nil && s.view.access.KeyID == id {
+			end = append(end, s.ss)
+		}
+	}
+	for ss, v := range h.served {
+		if v.access.KeyID == id {
+			end = append(end, ss)
+		}
+	}
+	h.mu.Unlock()
+	for _, ss := range end {
+		ss.Close()
+	}
+}
+
+// maxRevoked bounds the revocations a handler remembers.
+const maxRevoked = 4096
 
 // syncViews syncs the changes in the views they concern, or every view
 // wholly when changes is nil.

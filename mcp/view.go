@@ -28,6 +28,9 @@ func identity(a httpapi.Access) string {
 	var b strings.Builder
 	b.WriteString(strconv.Quote(a.Name))
 	b.WriteString(" " + a.Role.String())
+	if a.KeyID != "" {
+		b.WriteString(" key=" + a.KeyID)
+	}
 	if a.AllProjects {
 		b.WriteString(" *")
 	} else {
@@ -133,7 +136,7 @@ func (h *Handler) closeView(v *view) {
 	if v.sessions == 0 && v.pending == 0 && h.views[v.key] == v {
 		delete(h.views, v.key)
 		if len(h.views) == 0 && h.tail != nil {
-			t, h.tail = h.tail, nil
+			t, h.tail, h.revoked = h.tail, nil, nil
 		}
 	}
 	h.mu.Unlock()
