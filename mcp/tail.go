@@ -185,13 +185,21 @@ func (h *Handler) syncViews(ctx context.Context, changes []change) error {
 			}
 			continue
 		}
-		done := make(map[string]bool)
+		// Each prompt once; deployed when what is active in the view's
+		// environment changed.
+		var order []string
+		deployed := make(map[string]bool)
 		for _, c := range changes {
-			if done[c.promptID] || (c.env != "" && c.env != v.env) || !v.access.Allows(c.projectID) {
+			if (c.env != "" && c.env != v.env) || !v.access.Allows(c.projectID) {
 				continue
 			}
-			done[c.promptID] = true
-			if err := v.sync(ctx, c.promptID); err != nil {
+			if _, ok := deployed[c.promptID]; !ok {
+				order = append(order, c.promptID)
+			}
+			deployed[c.promptID] = deployed[c.promptID] || c.env != ""
+		}
+		for _, id := range order {
+			if err := v.sync(ctx, id, deployed[id]); err != nil {
 				return err
 			}
 		}

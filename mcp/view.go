@@ -67,14 +67,17 @@ type view struct {
 	byName map[string]string // the prompt ids of listed, by name
 }
 
-// listed is one prompt as the server lists it.
+// listed is one prompt as the server lists it, and what is active: a
+// promotion or a rollback that keeps the arguments is a change of the
+// list too.
 type listed struct {
 	name, description string
 	args              []argument
+	version           string // the id of the version active
 }
 
 func (l listed) equal(o listed) bool {
-	return l.name == o.name && l.description == o.description && slices.Equal(l.args, o.args)
+	return l.name == o.name && l.description == o.description && slices.Equal(l.args, o.args) && l.version == o.version
 }
 
 // openView returns the view of a key in env, made and synced when it is
@@ -190,7 +193,7 @@ func (v *view) syncAll(ctx context.Context) error {
 		}
 		for _, p := range page {
 			seen[p.ID] = true
-			if err := v.syncLocked(ctx, p.ID); err != nil {
+			if err := v.syncLocked(ctx, p.ID, false); err != nil {
 				return err
 			}
 		}
@@ -210,14 +213,16 @@ func (v *view) syncAll(ctx context.Context) error {
 }
 
 // sync makes the server list the prompt with this id as the store has it
-// now in the view's environment.
-func (v *view) sync(ctx context.Context, promptID string) error {
+// now in the view's environment. With deployed (what is active there
+// changed: a promotion, a rollback, a split), the sessions are told even
+// when the listing looks the same.
+func (v *view) sync(ctx context.Context, promptID string, deployed bool) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.syncLocked(ctx, promptID)
+	return v.syncLocked(ctx, promptID, deployed)
 }
 
-func (v *view) syncLocked(ctx context.Context, promptID string) error {
+func (v *view) syncLocked(ctx context.Context, promptID string, deployed bool) error {
 	ap, _, err := prompts.ReadActive(ctx, v.h.store, prompts.ActiveQuery{PromptID: promptID, Environment: v.env, Shared: true})
 	var want listed
 	show := false
@@ -239,7 +244,7 @@ func (v *view) syncLocked(ctx context.Context, promptID string) error {
 		delete(v.listed, promptID)
 		v.setName(had.name, "")
 		v.server.RemovePrompts(had.name)
-	case show && (!ok || !had.equal(want)):
+	case show && (!ok || deployed || !had.equal(want)):
 		if ok && had.name != want.name {
 			v.server.RemovePrompts(had.name)
 			v.setName(had.name, "")
