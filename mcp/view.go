@@ -157,6 +157,9 @@ func (h *Handler) newView(k viewKey, a httpapi.Access, env prompts.Environment) 
 		Logger:       h.log,
 		SchemaCache:  h.schemas,
 		GetSessionID: func() string { return h.newSessionID(v) },
+		// What a session lists is its key's: no cache but its client's
+		// may keep it.
+		SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" },
 		Capabilities: &sdk.ServerCapabilities{
 			Prompts: &sdk.PromptCapabilities{ListChanged: true},
 			Tools:   &sdk.ToolCapabilities{},
