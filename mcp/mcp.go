@@ -9,10 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/promptkit/prompts"
@@ -237,8 +239,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.http.ServeHTTP(w, r) // the SDK's answer to a request without a session
 		return
 	}
+	method, id, ok := peek(w, r)
+	if ok && method != "initialize" && !sessionless(r) {
+		// A client's mistake: not the server's error to log, nor the
+		// SDK's (which logs it as an error and answers code 0).
+		h.log.Debug("mcp: a request without a session that is no initialize", "method", method)
+		answerRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+			"method "+strconv.Quote(method)+" needs a session: send initialize first, then its Mcp-Session-Id with every request")
+		return
+	}
 	release := func() {}
-	if h.gate != nil && h.opensSession(w, r) {
+	if h.gate != nil && ok && method == "initialize" {
 		rel, ok := h.gate(a)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
@@ -257,17 +268,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.settle(v, w.Header().Get("Mcp-Session-Id"), release)
 }
 
-// opensSession reports whether r is an initialize request, the one that
-// opens a session that lives: a new session's first request. It reads the
-// body (at most sdk.DefaultMaxRequestBodyBytes, as the SDK does) and puts
-// it back.
-func (h *Handler) opensSession(w http.ResponseWriter, r *http.Request) bool {
+// peek returns the method and id of the one JSON-RPC message of r's
+// body, and whether it is one; it reads the body (at most
+// sdk.DefaultMaxRequestBodyBytes, as the SDK does) and puts it back.
+// initialize is the request that opens a session that lives.
+func peek(w http.ResponseWriter, r *http.Request) (method string, id json.RawMessage, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, sdk.DefaultMaxRequestBodyBytes))
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 	var msg struct {
-		Method string `json:"method"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
 	}
-	return err == nil && json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+	if err != nil || json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
+		return "", nil, false
+	}
+	if !plainID(msg.ID) {
+		msg.ID = nil
+	}
+	return msg.Method, msg.ID, true
+}
+
+// sessionless reports whether r speaks a version of the protocol whose
+// requests need no session (2026-07-28 on), which the SDK answers.
+func sessionless(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
+}
+
+// answerRPCError answers a JSON-RPC error with the HTTP status given.
+func answerRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, message string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, &jsonrpc.Error{Code: code, Message: message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
 }
 
 // errReader returns its error, or io.EOF.
