@@ -192,14 +192,16 @@ type viewCtxKey struct{}
 // end a session). Every request carries a key (X-API-Key, or
 // Authorization: Bearer); a session belongs to the key that opened it,
 // and is not found for any other. ?environment= on the URL of the request
-// that opens a session sets its environment.
+// that opens a session sets its environment; on a request of a session it
+// may only name that environment (400 for another).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, ok := h.authenticate(w, r)
 	if !ok {
 		return
 	}
 	env := h.env
-	if q, ok := r.URL.Query()["environment"]; ok {
+	q, envGiven := r.URL.Query()["environment"]
+	if envGiven {
 		if len(q) != 1 {
 			problem(w, http.StatusBadRequest, "invalid", "environment: is given more than once")
 			return
@@ -222,6 +224,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// Another key's session is not found either: a session id
 			// is no credential.
 			problem(w, http.StatusNotFound, "not_found", "no such session: open a new one (initialize)")
+			return
+		}
+		if envGiven && env != s.view.env {
+			problem(w, http.StatusBadRequest, "invalid", "environment: the session's is "+strconv.Quote(string(s.view.env))+
+				", not "+strconv.Quote(string(env))+"; open a new session (initialize) for another")
 			return
 		}
 		h.start(s) // a request under way, the server's stream (GET) too

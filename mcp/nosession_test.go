@@ -74,3 +74,33 @@ func TestRequestWithoutSessionMustInitialize(t *testing.T) {
 	f.connect(t, readKey, "") // initialize still opens one
 	is.Equal(g.count("reader"), 1)
 }
+
+// A session keeps the environment it opened in: a request of it that
+// names another is refused, naming it; the same one is fine.
+func TestSessionKeepsItsEnvironment(t *testing.T) {
+	is := is.New(t)
+	f := newFixture(t)
+	cs := f.connect(t, readKey, "?environment=staging")
+	version := cs.InitializeResult().ProtocolVersion
+	send := func(query string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+query, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`))
+		req.Header.Set("X-API-Key", readKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", version)
+		res, err := http.DefaultClient.Do(req)
+		is.NoErr(err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	code, body := send("?environment=production")
+	is.Equal(code, http.StatusBadRequest)
+	is.True(strings.Contains(body, "environment"))
+	is.True(strings.Contains(body, `\"production\"`)) // names the one refused
+	code, _ = send("?environment=staging")
+	is.Equal(code, 200)
+	code, _ = send("")
+	is.Equal(code, 200)
+}
