@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/promptkit/prompts"
 )
@@ -49,6 +50,9 @@ type Access struct {
 	// key of the configuration: a kept key may be revoked, so that what
 	// an Authenticator answered for it may not be remembered.
 	KeyID string
+	// ExpiresAt is when a kept key expires; zero: never. What the key
+	// holds open (an event stream, an MCP session) ends then.
+	ExpiresAt time.Time
 }
 
 // Role is what a key may do. Each role allows all that the one before it

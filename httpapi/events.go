@@ -74,7 +74,7 @@ func (h *Handler) listEvents() handlerFunc {
 			f.ProjectIDs = a.visible()
 		}
 		if stream {
-			h.stream(w, r, f)
+			h.stream(w, r, a, f)
 			return
 		}
 		list, more, err := h.events.ListEvents(r.Context(), f)

@@ -201,6 +201,9 @@ func (k *StoreKeys) touch(ctx context.Context, hash [sha256.Size]byte, id string
 func accessOf(key prompts.APIKey) Access {
 	role, _ := ParseRole(string(key.Role))
 	a := Access{Name: key.Name, Role: role, KeyID: key.ID}
+	if key.ExpiresAt != nil {
+		a.ExpiresAt = *key.ExpiresAt
+	}
 	if key.ProjectIDs == nil {
 		a.AllProjects = true
 	} else {

@@ -52,10 +52,11 @@ const (
 )
 
 // stream answers with the events after f.After (after the newest when it
-// is 0), then every event as it comes, until the client leaves or
-// CloseStreams is called. Before it answers 200 it answers 410 for an
-// f.After whose following events are gone, and the store's errors.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, f prompts.EventFilter) {
+// is 0), then every event as it comes, until the client leaves,
+// CloseStreams is called, or the key of a (a kept key) is revoked or
+// expires. Before it answers 200 it answers 410 for an f.After whose
+// following events are gone, and the store's errors.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, a Access, f prompts.EventFilter) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(h.closing.ctx, cancel)()
@@ -64,12 +65,31 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, f prompts.Event
 		h.problem(w, kindOf(prompts.CodeUnavailable), "the server is shutting down: connect again", nil)
 		return
 	}
+	if !a.ExpiresAt.IsZero() {
+		if !time.Now().Before(a.ExpiresAt) {
+			h.unauthenticated(w)
+			return
+		}
+		// The stream of a key ends when the key expires.
+		ctx, cancel = context.WithDeadline(ctx, a.ExpiresAt)
+		defer cancel()
+	}
 	t := h.tail
 	if err := t.join(ctx); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
 	defer t.leave()
+	if a.KeyID != "" {
+		// The stream of a kept key ends when the tail reads the key's
+		// revocation (key.revoked), here or on another process.
+		kw, ok := t.watchKey(a.KeyID, cancel)
+		if !ok {
+			h.unauthenticated(w)
+			return
+		}
+		defer t.unwatchKey(kw)
+	}
 
 	pos := f.After
 	var pending []prompts.Event
@@ -306,6 +326,59 @@ type tail struct {
 	changed chan struct{} // closed, and replaced, when the tail moved on or its waiter left
 	retryAt time.Time     // after the store failed, when to wait on it again
 	errWait time.Duration
+	// The streams of kept keys, by key id, ended when the tail reads the
+	// key's revocation; and the keys revoked since the tail is warm (at
+	// most maxRevoked), refused a stream.
+	keys    map[string]map[*keyWatch]struct{}
+	revoked map[string]struct{}
+}
+
+// keyWatch is a stream of a kept key: cancel ends it.
+type keyWatch struct {
+	id     string
+	cancel context.CancelFunc
+}
+
+// maxRevoked bounds the revocations a tail remembers.
+const maxRevoked = 4096
+
+// watchKey registers a stream of the kept key id, ended by cancel when
+// the tail reads its revocation; false when it read it already.
+func (t *tail) watchKey(id string, cancel context.CancelFunc) (*keyWatch, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.revoked[id]; ok {
+		return nil, false
+	}
+	kw := &keyWatch{id: id, cancel: cancel}
+	if t.keys == nil {
+		t.keys = make(map[string]map[*keyWatch]struct{})
+	}
+	if t.keys[id] == nil {
+		t.keys[id] = make(map[*keyWatch]struct{})
+	}
+	t.keys[id][kw] = struct{}{}
+	return kw, true
+}
+
+func (t *tail) unwatchKey(kw *keyWatch) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.keys[kw.id], kw)
+	if len(t.keys[kw.id]) == 0 {
+		delete(t.keys, kw.id)
+	}
+}
+
+// revoke ends the streams of the kept key id; t.mu is held.
+func (t *tail) revoke(id string) {
+	if t.revoked == nil || len(t.revoked) >= maxRevoked {
+		t.revoked = make(map[string]struct{})
+	}
+	t.revoked[id] = struct{}{}
+	for kw := range t.keys[id] {
+		kw.cancel()
+	}
 }
 
 // tailEvent is one event of the tail.
@@ -350,7 +423,7 @@ func (t *tail) leave() {
 	t.streams--
 	if t.streams == 0 {
 		t.reset(0)
-		t.ring, t.warm = nil, false
+		t.ring, t.warm, t.revoked = nil, false, nil
 	}
 }
 
@@ -522,6 +595,9 @@ func (t *tail) fill(ctx context.Context, after int64) bool {
 		t.mu.Lock()
 		start := 0
 		for i, e := range page {
+			if e.Type == prompts.EventKeyRevoked && e.Key != nil && t.warm && e.ID > t.last {
+				t.revoke(e.Key.ID)
+			}
 			t.push(tailEvent{id: e.ID, project: e.ProjectID, frame: frames[start:ends[i]:ends[i]]})
 			start = ends[i]
 		}

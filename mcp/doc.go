@@ -37,7 +37,8 @@
 // the session goes on.
 //
 // When what is active in the session's environment changes (a promotion,
-// a rollback, a version created active there) or a prompt's key or
+// a rollback, a split, a version created active there, even when the
+// listing looks the same) or a prompt's key or
 // description changes, the sessions that see it get
 // notifications/prompts/list_changed, within a second (the store's event
 // log, prompts.EventLogOf, says what changed; a store without one sends
@@ -77,7 +78,9 @@
 // them with its event streams). A session whose client has had no request
 // under way (its stream, GET, included) for 10 minutes ends
 // (WithSessionTimeout), so that a client gone without ending its session
-// gives its place back.
+// gives its place back. The sessions of a kept key (httpapi.Access.KeyID)
+// end when the event log says it was revoked (key.revoked), and at its
+// expiry (httpapi.Access.ExpiresAt).
 //
 // # Goroutines
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,19 +87,31 @@ func (h *Handler) fastGet(w http.ResponseWriter, r *http.Request, v *view, ss *s
 	return true
 }
 
-// jsonContent reports whether r's body is JSON and its client takes a
-// JSON answer.
+// jsonContent reports whether r's body is JSON and its client takes the
+// answers of the transport, by the SDK's rule for every POST: Accept
+// names both application/json and text/event-stream (or application/*,
+// text/*, */*). A request that fails it goes to the SDK, which refuses it
+// (400) as it refuses any other method's.
 func jsonContent(r *http.Request) bool {
-	ct, accept := r.Header.Get("Content-Type"), r.Header.Values("Accept")
-	if ct != "application/json" && !bytes.HasPrefix([]byte(ct), []byte("application/json;")) {
+	ct := r.Header.Get("Content-Type")
+	if ct != "application/json" && !strings.HasPrefix(ct, "application/json;") {
 		return false
 	}
-	for _, a := range accept {
-		if bytes.Contains([]byte(a), []byte("application/json")) {
-			return true
+	var jsonOK, streamOK bool
+	for _, v := range r.Header.Values("Accept") {
+		for raw := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(raw, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
 		}
 	}
-	return false
+	return jsonOK && streamOK
 }
 
 // plainID reports whether raw is a JSON-RPC request id: a string or an

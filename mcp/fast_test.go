@@ -86,3 +86,48 @@ func TestIdleSessionEnds(t *testing.T) {
 	code, _ := post(t, f, sid, "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	is.Equal(code, http.StatusNotFound)
 }
+
+// postAccept sends one JSON-RPC message in session sid with this Accept.
+func postAccept(t *testing.T, f *fixture, sid, version, accept, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL, strings.NewReader(body))
+	req.Header.Set("X-API-Key", readKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", version)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// prompts/get's fast path takes the SDK's rule on Accept, as every other
+// method does.
+func TestFastGetAcceptsAsTheSDK(t *testing.T) {
+	f := newFixture(t)
+	f.prompt(t, f.demo.ID, "greeting", "Hello", "", "", prompts.Production)
+	cs := f.connect(t, readKey, "")
+	version := cs.InitializeResult().ProtocolVersion
+	for _, c := range []struct {
+		accept string
+		want   int
+	}{
+		{"application/json", 400},
+		{"text/event-stream", 400},
+		{"application/json, text/event-stream", 200},
+		{"application/json;q=0.9, text/event-stream;q=0.5", 200},
+		{"*/*", 200},
+	} {
+		t.Run(c.accept, func(t *testing.T) {
+			is := is.New(t)
+			get, _ := postAccept(t, f, cs.ID(), version, c.accept, `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"demo/greeting"}}`)
+			list, _ := postAccept(t, f, cs.ID(), version, c.accept, `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`)
+			is.Equal(get, c.want)
+			is.Equal(get, list) // as any other method
+		})
+	}
+}

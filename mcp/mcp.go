@@ -9,10 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/promptkit/prompts"
@@ -40,8 +42,9 @@ type Handler struct {
 
 	mu       sync.Mutex
 	views    map[viewKey]*view
-	sessions map[string]*session             // by Mcp-Session-Id
-	served   map[*sdk.ServerSession]struct{} // Serve's
+	sessions map[string]*session          // by Mcp-Session-Id
+	served   map[*sdk.ServerSession]*view // Serve's
+	revoked  map[string]struct{}          // kept keys revoked since the tail started
 	closed   bool
 	tail     *tail // running while a view exists; nil else
 	wg       sync.WaitGroup
@@ -126,7 +129,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		schemas:        sdk.NewSchemaCache(),
 		views:          make(map[viewKey]*view),
 		sessions:       make(map[string]*session),
-		served:         make(map[*sdk.ServerSession]struct{}),
+		served:         make(map[*sdk.ServerSession]*view),
 	}
 	for _, o := range opts {
 		o(h)
@@ -189,14 +192,16 @@ type viewCtxKey struct{}
 // end a session). Every request carries a key (X-API-Key, or
 // Authorization: Bearer); a session belongs to the key that opened it,
 // and is not found for any other. ?environment= on the URL of the request
-// that opens a session sets its environment.
+// that opens a session sets its environment; on a request of a session it
+// may only name that environment (400 for another).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, ok := h.authenticate(w, r)
 	if !ok {
 		return
 	}
 	env := h.env
-	if q, ok := r.URL.Query()["environment"]; ok {
+	q, envGiven := r.URL.Query()["environment"]
+	if envGiven {
 		if len(q) != 1 {
 			problem(w, http.StatusBadRequest, "invalid", "environment: is given more than once")
 			return
@@ -221,6 +226,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			problem(w, http.StatusNotFound, "not_found", "no such session: open a new one (initialize)")
 			return
 		}
+		if envGiven && env != s.view.env {
+			problem(w, http.StatusBadRequest, "invalid", "environment: the session's is "+strconv.Quote(string(s.view.env))+
+				", not "+strconv.Quote(string(env))+"; open a new session (initialize) for another")
+			return
+		}
 		h.start(s) // a request under way, the server's stream (GET) too
 		defer h.done(s)
 		if r.Method == http.MethodGet {
@@ -236,8 +246,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.http.ServeHTTP(w, r) // the SDK's answer to a request without a session
 		return
 	}
+	method, id, ok := peek(w, r)
+	if ok && method != "initialize" && !sessionless(r) {
+		// A client's mistake: not the server's error to log, nor the
+		// SDK's (which logs it as an error and answers code 0).
+		h.log.Debug("mcp: a request without a session that is no initialize", "method", method)
+		answerRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+			"method "+strconv.Quote(method)+" needs a session: send initialize first, then its Mcp-Session-Id with every request")
+		return
+	}
 	release := func() {}
-	if h.gate != nil && h.opensSession(w, r) {
+	if h.gate != nil && ok && method == "initialize" {
 		rel, ok := h.gate(a)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
@@ -256,17 +275,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.settle(v, w.Header().Get("Mcp-Session-Id"), release)
 }
 
-// opensSession reports whether r is an initialize request, the one that
-// opens a session that lives: a new session's first request. It reads the
-// body (at most sdk.DefaultMaxRequestBodyBytes, as the SDK does) and puts
-// it back.
-func (h *Handler) opensSession(w http.ResponseWriter, r *http.Request) bool {
+// peek returns the method and id of the one JSON-RPC message of r's
+// body, and whether it is one; it reads the body (at most
+// sdk.DefaultMaxRequestBodyBytes, as the SDK does) and puts it back.
+// initialize is the request that opens a session that lives.
+func peek(w http.ResponseWriter, r *http.Request) (method string, id json.RawMessage, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, sdk.DefaultMaxRequestBodyBytes))
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 	var msg struct {
-		Method string `json:"method"`
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
 	}
-	return err == nil && json.Unmarshal(body, &msg) == nil && msg.Method == "initialize"
+	if err != nil || json.Unmarshal(body, &msg) != nil || msg.JSONRPC != "2.0" || msg.Method == "" {
+		return "", nil, false
+	}
+	if !plainID(msg.ID) {
+		msg.ID = nil
+	}
+	return msg.Method, msg.ID, true
+}
+
+// sessionless reports whether r speaks a version of the protocol whose
+// requests need no session (2026-07-28 on), which the SDK answers.
+func sessionless(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
+}
+
+// answerRPCError answers a JSON-RPC error with the HTTP status given.
+func answerRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, message string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, &jsonrpc.Error{Code: code, Message: message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
 }
 
 // errReader returns its error, or io.EOF.
@@ -307,8 +355,11 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		s.timer.Stop()
 	}
 	v.sessions++
+	stopExpiry := h.expire(v.access, ss)
+	_, revoked := h.revoked[v.access.KeyID]
 	end := func() {
 		ss.Wait()
+		stopExpiry()
 		h.mu.Lock()
 		s.timer.Stop()
 		delete(h.sessions, sid)
@@ -317,7 +368,9 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		release()
 		h.closeView(v)
 	}
-	if h.closed { // Close ran while this session opened: it ends now
+	if h.closed || (revoked && v.access.KeyID != "") {
+		// Close ran while this session opened, or its key's revocation
+		// was read: it ends now.
 		h.mu.Unlock()
 		ss.Close()
 		end()
@@ -329,6 +382,16 @@ func (h *Handler) settle(v *view, sid string, release func()) {
 		defer h.wg.Done()
 		end()
 	}()
+}
+
+// expire ends ss when the key of a expires (never for a key without
+// expiry); call the func it returns once ss ended.
+func (h *Handler) expire(a httpapi.Access, ss *sdk.ServerSession) (stop func()) {
+	if a.ExpiresAt.IsZero() {
+		return func() {}
+	}
+	t := time.AfterFunc(time.Until(a.ExpiresAt), func() { ss.Close() })
+	return func() { t.Stop() }
 }
 
 // newSessionID is the view's server's GetSessionID: a new random id,
@@ -355,7 +418,7 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	closed := h.closed
 	if err == nil {
 		v.sessions++
-		h.served[ss] = struct{}{}
+		h.served[ss] = v
 	}
 	h.mu.Unlock()
 	if err != nil {
@@ -365,6 +428,7 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	if closed {
 		ss.Close()
 	}
+	defer h.expire(a, ss)()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

@@ -173,6 +173,25 @@ func TestListChangedAfterPromotion(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(names(list), []string{"demo/late"})
 
+	// A promotion that keeps the arguments is a change of what is
+	// active: it is told too; and so is a rollback.
+	_, err = f.store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "v2"})
+	is.NoErr(err)
+	_, err = f.store.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2)})
+	is.NoErr(err)
+	select {
+	case <-f.changes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/prompts/list_changed after a promotion of the same arguments")
+	}
+	_, err = f.store.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
+	is.NoErr(err)
+	select {
+	case <-f.changes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/prompts/list_changed after a rollback")
+	}
+
 	// A rename is a change of the list too.
 	_, err = f.store.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Key: prompts.Some("renamed")})
 	is.NoErr(err)

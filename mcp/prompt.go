@@ -32,6 +32,7 @@ func describe(slug string, ap prompts.ActivePrompt) listed {
 		l.description = *ap.Description
 	}
 	l.args = arguments(*ap.ActiveVersion)
+	l.version = ap.ActiveVersion.ID
 	return l
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/promptkit/prompts"
 )
 
@@ -112,6 +114,10 @@ func (h *Handler) apply(ctx context.Context, events []prompts.Event) error {
 	var changes []change
 	for _, e := range events {
 		switch e.Type {
+		case prompts.EventKeyRevoked:
+			if e.Key != nil {
+				h.revoke(e.Key.ID)
+			}
 		case prompts.EventDeploymentCreated:
 			if e.Deployment != nil {
 				changes = append(changes, change{e.PromptID, e.ProjectID, e.Deployment.Environment})
@@ -125,6 +131,35 @@ func (h *Handler) apply(ctx context.Context, events []prompts.Event) error {
 	}
 	return h.syncViews(ctx, changes)
 }
+
+// revoke ends the sessions of the kept key id, and refuses new ones of
+// it while the tail runs (a request whose key was authenticated from a
+// memory not yet told).
+func (h *Handler) revoke(id string) {
+	h.mu.Lock()
+	if h.revoked == nil || len(h.revoked) >= maxRevoked {
+		h.revoked = make(map[string]struct{})
+	}
+	h.revoked[id] = struct{}{}
+	var end []*sdk.ServerSession
+	for _, s := range h.sessions {
+		if s.ss != nil && s.view.access.KeyID == id {
+			end = append(end, s.ss)
+		}
+	}
+	for ss, v := range h.served {
+		if v.access.KeyID == id {
+			end = append(end, ss)
+		}
+	}
+	h.mu.Unlock()
+	for _, ss := range end {
+		ss.Close()
+	}
+}
+
+// maxRevoked bounds the revocations a handler remembers.
+const maxRevoked = 4096
 
 // syncViews syncs the changes in the views they concern, or every view
 // wholly when changes is nil.
@@ -150,13 +185,21 @@ func (h *Handler) syncViews(ctx context.Context, changes []change) error {
 			}
 			continue
 		}
-		done := make(map[string]bool)
+		// Each prompt once; deployed when what is active in the view's
+		// environment changed.
+		var order []string
+		deployed := make(map[string]bool)
 		for _, c := range changes {
-			if done[c.promptID] || (c.env != "" && c.env != v.env) || !v.access.Allows(c.projectID) {
+			if (c.env != "" && c.env != v.env) || !v.access.Allows(c.projectID) {
 				continue
 			}
-			done[c.promptID] = true
-			if err := v.sync(ctx, c.promptID); err != nil {
+			if _, ok := deployed[c.promptID]; !ok {
+				order = append(order, c.promptID)
+			}
+			deployed[c.promptID] = deployed[c.promptID] || c.env != ""
+		}
+		for _, id := range order {
+			if err := v.sync(ctx, id, deployed[id]); err != nil {
 				return err
 			}
 		}

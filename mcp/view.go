@@ -28,6 +28,9 @@ func identity(a httpapi.Access) string {
 	var b strings.Builder
 	b.WriteString(strconv.Quote(a.Name))
 	b.WriteString(" " + a.Role.String())
+	if a.KeyID != "" {
+		b.WriteString(" key=" + a.KeyID)
+	}
 	if a.AllProjects {
 		b.WriteString(" *")
 	} else {
@@ -64,14 +67,17 @@ type view struct {
 	byName map[string]string // the prompt ids of listed, by name
 }
 
-// listed is one prompt as the server lists it.
+// listed is one prompt as the server lists it, and what is active: a
+// promotion or a rollback that keeps the arguments is a change of the
+// list too.
 type listed struct {
 	name, description string
 	args              []argument
+	version           string // the id of the version active
 }
 
 func (l listed) equal(o listed) bool {
-	return l.name == o.name && l.description == o.description && slices.Equal(l.args, o.args)
+	return l.name == o.name && l.description == o.description && slices.Equal(l.args, o.args) && l.version == o.version
 }
 
 // openView returns the view of a key in env, made and synced when it is
@@ -133,7 +139,7 @@ func (h *Handler) closeView(v *view) {
 	if v.sessions == 0 && v.pending == 0 && h.views[v.key] == v {
 		delete(h.views, v.key)
 		if len(h.views) == 0 && h.tail != nil {
-			t, h.tail = h.tail, nil
+			t, h.tail, h.revoked = h.tail, nil, nil
 		}
 	}
 	h.mu.Unlock()
@@ -151,6 +157,9 @@ func (h *Handler) newView(k viewKey, a httpapi.Access, env prompts.Environment) 
 		Logger:       h.log,
 		SchemaCache:  h.schemas,
 		GetSessionID: func() string { return h.newSessionID(v) },
+		// What a session lists is its key's: no cache but its client's
+		// may keep it.
+		SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" },
 		Capabilities: &sdk.ServerCapabilities{
 			Prompts: &sdk.PromptCapabilities{ListChanged: true},
 			Tools:   &sdk.ToolCapabilities{},
@@ -187,7 +196,7 @@ func (v *view) syncAll(ctx context.Context) error {
 		}
 		for _, p := range page {
 			seen[p.ID] = true
-			if err := v.syncLocked(ctx, p.ID); err != nil {
+			if err := v.syncLocked(ctx, p.ID, false); err != nil {
 				return err
 			}
 		}
@@ -207,14 +216,16 @@ func (v *view) syncAll(ctx context.Context) error {
 }
 
 // sync makes the server list the prompt with this id as the store has it
-// now in the view's environment.
-func (v *view) sync(ctx context.Context, promptID string) error {
+// now in the view's environment. With deployed (what is active there
+// changed: a promotion, a rollback, a split), the sessions are told even
+// when the listing looks the same.
+func (v *view) sync(ctx context.Context, promptID string, deployed bool) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.syncLocked(ctx, promptID)
+	return v.syncLocked(ctx, promptID, deployed)
 }
 
-func (v *view) syncLocked(ctx context.Context, promptID string) error {
+func (v *view) syncLocked(ctx context.Context, promptID string, deployed bool) error {
 	ap, _, err := prompts.ReadActive(ctx, v.h.store, prompts.ActiveQuery{PromptID: promptID, Environment: v.env, Shared: true})
 	var want listed
 	show := false
@@ -236,7 +247,7 @@ func (v *view) syncLocked(ctx context.Context, promptID string) error {
 		delete(v.listed, promptID)
 		v.setName(had.name, "")
 		v.server.RemovePrompts(had.name)
-	case show && (!ok || !had.equal(want)):
+	case show && (!ok || deployed || !had.equal(want)):
 		if ok && had.name != want.name {
 			v.server.RemovePrompts(had.name)
 			v.setName(had.name, "")
