@@ -24,6 +24,9 @@ type oidcFlags struct {
 	scopes       string // more scopes, comma-separated
 	roles        roleList
 	keySignIn    bool // -ui-key-sign-in
+	// allowUnverifiedEmail takes an email without email_verified as
+	// verified (-oidc-allow-unverified-email).
+	allowUnverifiedEmail bool
 
 	rules []ui.RoleRule // roles parsed, their projects still slugs
 }
@@ -49,6 +52,7 @@ func (o *oidcFlags) register(fs *flag.FlagSet, env func(name, def string) string
 	fs.StringVar(&o.name, "oidc-name", env("PROMPTS_OIDC_NAME", ""), "the provider's `NAME` on the sign-in page, \"Sign in with NAME\"; the issuer's host by default (PROMPTS_OIDC_NAME)")
 	fs.StringVar(&o.scopes, "oidc-scopes", env("PROMPTS_OIDC_SCOPES", ""), "more scopes to ask for, comma-separated, besides openid, email and profile, such as groups for Dex (PROMPTS_OIDC_SCOPES)")
 	fs.Var(&o.roles, "oidc-role", "a rule `CLAIM=VALUE:ROLE[:SLUG,SLUG…]` giving the people whose ID token's CLAIM is VALUE (or, for a list such as groups, holds it) the ROLE read, write, deploy or admin in the projects of the SLUGs (all when none); CLAIM email_domain is the domain of the verified email. The first rule that matches decides; a person matching none is refused. Repeatable")
+	fs.BoolVar(&o.allowUnverifiedEmail, "oidc-allow-unverified-email", env("PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL", "") == "true", "take an email whose ID token has no email_verified claim as verified, for a provider that never sends it; by default it must be true. Risky: with a provider where people can set an email they do not own, they sign in as its owner (PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL)")
 	fs.BoolVar(&o.keySignIn, "ui-key-sign-in", true, "let people sign in to the web interface with an API key; false leaves only -oidc-issuer")
 }
 
@@ -62,7 +66,7 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"-oidc-client-id", o.clientID != ""}, {"-oidc-client-secret", o.clientSecret != ""}, {"-oidc-redirect-url", o.redirectURL != ""}, {"-oidc-name", o.name != ""}, {"-oidc-scopes", o.scopes != ""}, {"-oidc-role", len(o.roles) > 0}} {
+		}{{"-oidc-client-id", o.clientID != ""}, {"-oidc-client-secret", o.clientSecret != ""}, {"-oidc-redirect-url", o.redirectURL != ""}, {"-oidc-name", o.name != ""}, {"-oidc-scopes", o.scopes != ""}, {"-oidc-role", len(o.roles) > 0}, {"-oidc-allow-unverified-email", o.allowUnverifiedEmail}} {
 			if f.set {
 				return fmt.Errorf("%s needs -oidc-issuer", f.name)
 			}
@@ -144,14 +148,15 @@ func (o *oidcFlags) options(ctx context.Context, store prompts.Store, trustProxy
 		logger.Info("OpenID Connect rule", "claim", r.Claim, "value", r.Value, "role", r.Role.String(), "projects", projects)
 	}
 	opts = append(opts, ui.WithOIDC(ui.OIDCConfig{
-		Issuer:             o.issuer,
-		ClientID:           o.clientID,
-		ClientSecret:       o.clientSecret,
-		RedirectURL:        o.redirectURL,
-		Name:               o.name,
-		Scopes:             o.scopeList(),
-		TrustForwardedHost: trustProxy,
-		Rules:              rules,
+		Issuer:               o.issuer,
+		ClientID:             o.clientID,
+		ClientSecret:         o.clientSecret,
+		RedirectURL:          o.redirectURL,
+		Name:                 o.name,
+		Scopes:               o.scopeList(),
+		TrustForwardedHost:   trustProxy,
+		Rules:                rules,
+		TrustUnverifiedEmail: o.allowUnverifiedEmail,
 	}))
 	return opts, nil
 }

@@ -33,6 +33,7 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 		{[]string{"-oidc-client-id", "prompts"}, "-oidc-client-id needs -oidc-issuer"},
 		{[]string{"-oidc-role", "groups=admins:admin"}, "-oidc-role needs -oidc-issuer"},
 		{[]string{"-ui-key-sign-in=false"}, "-ui-key-sign-in=false needs -oidc-issuer"},
+		{[]string{"-oidc-allow-unverified-email"}, "-oidc-allow-unverified-email needs -oidc-issuer"},
 		{[]string{"-oidc-issuer", "idp.example.com", "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, `-oidc-issuer "idp.example.com" must be an https URL`},
 		{[]string{"-oidc-issuer", "https://idp.example.com", "-oidc-role", "groups=a:read"}, "-oidc-issuer needs -oidc-client-id"},
 		{[]string{"-oidc-issuer", "https://idp.example.com", "-oidc-client-id", "p"}, "-oidc-issuer needs at least one -oidc-role"},
@@ -58,6 +59,10 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 	cfg, err = parseConfig(append(ok, "-oidc-client-secret", "from-the-flag"), env("PROMPTS_OIDC_CLIENT_SECRET", "from-the-env"), io.Discard)
 	is.NoErr(err)
 	is.Equal(cfg.oidc.clientSecret, "from-the-flag") // a flag wins over its variable
+	is.True(!cfg.oidc.allowUnverifiedEmail)          // email_verified must be true by default
+	cfg, err = parseConfig(ok, env("PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL", "true"), io.Discard)
+	is.NoErr(err)
+	is.True(cfg.oidc.allowUnverifiedEmail)
 }
 
 // People sign in to the server's web interface with a provider the test
@@ -122,6 +127,14 @@ func TestServerSignsPeopleInWithOIDC(t *testing.T) {
 	resp, body = w.do("GET", cb.RequestURI(), nil)
 	is.Equal(resp.StatusCode, http.StatusForbidden)
 	is.True(strings.Contains(body, "no rule of this server gives that account access"))
+
+	// Erin: her provider gives no email_verified, so she is refused.
+	w = newWebClient(t, s)
+	cb, err = oidctest.Login(w.c, w.root+"/ui/oidc/start", oidctest.Erin)
+	is.NoErr(err)
+	resp, body = w.do("GET", cb.RequestURI(), nil)
+	is.Equal(resp.StatusCode, http.StatusForbidden)
+	is.True(strings.Contains(body, "erin@example.com is verified"))
 
 	// A key no longer signs in.
 	w.do("GET", "/ui/", nil)
