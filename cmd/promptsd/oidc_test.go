@@ -78,8 +78,9 @@ func TestServerSignsPeopleInWithOIDC(t *testing.T) {
 		"-oidc-role", "groups=prompt-admins:admin",
 		"-oidc-role", "email_domain=example.com:write:alpha",
 		"-ui-key-sign-in=false")
+	// The address is printed after the ready line: wait for it, not for ready.
+	s.waitLog(t, regexp.MustCompile(regexp.QuoteMeta("/ui/ (sign in with the identity provider)\n")))
 	is.True(!strings.Contains(s.out.String(), oidctest.ClientSecret)) // never logged
-	is.True(strings.Contains(s.out.String(), "/ui/ (sign in with the identity provider)\n"))
 
 	signIn := func(person string) *webClient {
 		w := newWebClient(t, s)
