@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -24,6 +25,9 @@ type flags struct {
 	*flag.FlagSet
 	e             *env
 	args, summary string
+	// arg names the positional argument in errors, "KEY" (a prompt's) by
+	// default, and argOf whose it is ("the prompt's").
+	arg, argOf string
 
 	url, apiKey, project string
 	json                 bool
@@ -85,9 +89,9 @@ func (f *flags) parse(args []string, want int) (pos []string, code int, ok bool)
 		case want == 0:
 			return nil, f.bad("unexpected argument %q", pos[0]), false
 		case len(pos) == 0:
-			return nil, f.bad("the prompt's KEY is required"), false
+			return nil, f.bad("%s %s is required", cmp.Or(f.argOf, "the prompt's"), cmp.Or(f.arg, "KEY")), false
 		default:
-			return nil, f.bad("one KEY only; %q is one too many", pos[1]), false
+			return nil, f.bad("one %s only; %q is one too many", cmp.Or(f.arg, "KEY"), pos[1]), false
 		}
 	}
 	return pos, exitOK, true
