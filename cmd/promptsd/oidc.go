@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 
@@ -43,7 +44,7 @@ func (r *roleList) Set(v string) error {
 // register adds the flags to fs; env reads a variable's value or the
 // default.
 func (o *oidcFlags) register(fs *flag.FlagSet, env func(name, def string) string) {
-	fs.StringVar(&o.issuer, "oidc-issuer", env("PROMPTS_OIDC_ISSUER", ""), "sign people in to the web interface with this OpenID Connect provider: its issuer `URL`, such as https://accounts.google.com (PROMPTS_OIDC_ISSUER)")
+	fs.StringVar(&o.issuer, "oidc-issuer", env("PROMPTS_OIDC_ISSUER", ""), "sign people in to the web interface with this OpenID Connect provider: its issuer `URL`, such as https://accounts.google.com (http only on localhost) (PROMPTS_OIDC_ISSUER)")
 	fs.StringVar(&o.clientID, "oidc-client-id", env("PROMPTS_OIDC_CLIENT_ID", ""), "the client id of the web interface at the -oidc-issuer provider (PROMPTS_OIDC_CLIENT_ID)")
 	// The secret takes its variable only after parsing, so that the usage
 	// never prints it; the variable keeps it out of ps.
@@ -79,8 +80,8 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 	if !uiOn {
 		return errors.New("-oidc-issuer signs people in to the web interface, which -ui=false turns off")
 	}
-	if u, err := url.Parse(o.issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("-oidc-issuer %q must be an https URL, such as https://accounts.google.com", o.issuer)
+	if u, err := url.Parse(o.issuer); err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !loopbackHost(u.Hostname()))) {
+		return fmt.Errorf("-oidc-issuer %q must be an https URL, such as https://accounts.google.com (http only on localhost or a loopback address)", o.issuer)
 	}
 	if o.clientID == "" {
 		return errors.New("-oidc-issuer needs -oidc-client-id, the client id registered at the provider")
@@ -103,6 +104,16 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 		o.rules = append(o.rules, r)
 	}
 	return nil
+}
+
+// loopbackHost reports whether host is localhost or a loopback address:
+// an issuer there may be http, as a provider run for development is.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // options are the web interface's options of the flags, each rule's

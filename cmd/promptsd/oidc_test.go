@@ -35,6 +35,7 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 		{[]string{"-ui-key-sign-in=false"}, "-ui-key-sign-in=false needs -oidc-issuer"},
 		{[]string{"-oidc-allow-unverified-email"}, "-oidc-allow-unverified-email needs -oidc-issuer"},
 		{[]string{"-oidc-issuer", "idp.example.com", "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, `-oidc-issuer "idp.example.com" must be an https URL`},
+		{[]string{"-oidc-issuer", "http://idp.example.com", "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, `-oidc-issuer "http://idp.example.com" must be an https URL, such as https://accounts.google.com (http only on localhost or a loopback address)`},
 		{[]string{"-oidc-issuer", "https://idp.example.com", "-oidc-role", "groups=a:read"}, "-oidc-issuer needs -oidc-client-id"},
 		{[]string{"-oidc-issuer", "https://idp.example.com", "-oidc-client-id", "p"}, "-oidc-issuer needs at least one -oidc-role"},
 		{append(ok, "-oidc-role", "groups=admins:boss"), `-oidc-role argument 2: the rule "groups=admins:boss": "boss" is not a role`},
@@ -58,8 +59,12 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 	is.Equal(cfg.oidc.scopeList(), []string{"groups", "offline_access"})
 	cfg, err = parseConfig(append(ok, "-oidc-client-secret", "from-the-flag"), env("PROMPTS_OIDC_CLIENT_SECRET", "from-the-env"), io.Discard)
 	is.NoErr(err)
-	is.Equal(cfg.oidc.clientSecret, "from-the-flag") // a flag wins over its variable
-	is.True(!cfg.oidc.allowUnverifiedEmail)          // email_verified must be true by default
+	is.Equal(cfg.oidc.clientSecret, "from-the-flag")                                                             // a flag wins over its variable
+	is.True(!cfg.oidc.allowUnverifiedEmail)                                                                      // email_verified must be true by default
+	for _, issuer := range []string{"http://localhost:5556/dex", "http://127.0.0.1:8080", "http://[::1]:8080"} { // a provider run for development
+		_, err = parseConfig([]string{"-oidc-issuer", issuer, "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, env(), io.Discard)
+		is.NoErr(err)
+	}
 	cfg, err = parseConfig(ok, env("PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL", "true"), io.Discard)
 	is.NoErr(err)
 	is.True(cfg.oidc.allowUnverifiedEmail)
