@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -210,6 +211,8 @@ func want(t reflect.Type) string {
 		return "an array of environment names (strings) or null"
 	case reflect.TypeFor[[]prompts.EventType]():
 		return "an array of event types (strings) or null"
+	case reflect.TypeFor[time.Time](), reflect.TypeFor[*time.Time]():
+		return "an RFC 3339 timestamp such as 2027-01-01T00:00:00Z"
 	}
 	switch t.Kind() {
 	case reflect.String:

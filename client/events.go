@@ -30,13 +30,14 @@ func (c *Client) ListEvents(ctx context.Context, f prompts.EventFilter) ([]promp
 	if err := ctx.Err(); err != nil {
 		return nil, false, prompts.ContextDone(err)
 	}
-	switch len(f.ProjectIDs) {
-	case 0:
-		if f.ProjectIDs == nil {
-			return c.events(ctx, f.After, "", f.Size())
-		}
+	switch {
+	case f.ProjectIDs == nil:
+		return c.events(ctx, f.After, "", f.Size())
+	case len(f.ProjectIDs) == 0:
 		return []prompts.Event{}, false, c.expired(ctx, f.After)
-	case 1:
+	case len(f.ProjectIDs) == 1 && f.ProjectIDs[0] != "":
+		// "" (the events of no project, the keys') is filtered below:
+		// the interface reads an empty project_id as every project.
 		page, more, err := c.events(ctx, f.After, f.ProjectIDs[0], f.Size())
 		if errors.Is(err, prompts.ErrNotFound) {
 			// The project is unknown, or the key may not see it: none of

@@ -115,6 +115,15 @@ func TestKeysCreateRefusesBadInput(t *testing.T) {
 			is.True(strings.Contains(string(r.body), `"`+c.field+`"`)) // names the field
 		})
 	}
+	// A timestamp that does not parse says what it must be.
+	for _, v := range []string{`"tomorrow"`, `"2027-01-01"`, `""`, `42`} {
+		t.Run("expires_at "+v, func(t *testing.T) {
+			is := is.New(t)
+			r := e.do("POST", "/v1/integration/keys", `{"name":"a","role":"read","expires_at":`+v+`}`)
+			is.Equal(r.status, 400)
+			is.True(strings.Contains(string(r.body), "must be an RFC 3339 timestamp such as 2027-01-01T00:00:00Z")) // string(r.body)
+		})
+	}
 	is := is.New(t)
 	is.Equal(len(e.do("GET", "/v1/integration/keys", "").arr(t)), 3) // nothing made
 }

@@ -13,18 +13,41 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// A Store that keeps API keys (prompts.KeyStore), itself or under a
-// wrapper that passes them through, is checked for them; for a Store
-// without, these subtests are skipped.
+// A Store that manages API keys (prompts.KeyManager, such as a client of
+// a server) is checked with keyManagerTests; one that also finds a key by
+// its secret (prompts.KeyStore), itself or under a wrapper that passes it
+// through, with keyStoreTests too. Run leaves out the tests of what the
+// Store does not do, rather than skipping them.
 
-// keyStore returns the Store's keys, or skips the test when it keeps none.
+// keyStore returns the Store's keys; only tests of keyStoreTests call it.
 func (s *fixture) keyStore() prompts.KeyStore {
 	s.t.Helper()
 	k, ok := prompts.KeyStoreOf(s.Store)
 	if !ok {
-		s.t.Skip("the Store keeps no API keys (prompts.KeyStore)")
+		s.t.Fatal("storetest: a test of keyStoreTests ran on a Store that keeps no API keys (prompts.KeyStore)")
 	}
 	return k
+}
+
+// keyManager returns the Store's key manager; only tests of
+// keyManagerTests and keyStoreTests call it.
+func (s *fixture) keyManager() prompts.KeyManager {
+	s.t.Helper()
+	k, ok := keyManagerOf(s.Store)
+	if !ok {
+		s.t.Fatal("storetest: a key test ran on a Store that manages no API keys (prompts.KeyManager)")
+	}
+	return k
+}
+
+// keyManagerOf returns the KeyStore of s, or else s itself when it is a
+// KeyManager.
+func keyManagerOf(s prompts.Store) (prompts.KeyManager, bool) {
+	if k, ok := prompts.KeyStoreOf(s); ok {
+		return k, true
+	}
+	k, ok := s.(prompts.KeyManager)
+	return k, ok
 }
 
 // admin is the grant of an admin of every project.
@@ -36,7 +59,7 @@ func (s *fixture) apiKey(role prompts.KeyRole, projectIDs []string) (prompts.API
 	is := is.New(s.t)
 	is.Helper()
 	s.n++
-	k, secret, err := s.keyStore().CreateKey(s.t.Context(), prompts.NewAPIKey{
+	k, secret, err := s.keyManager().CreateKey(s.t.Context(), prompts.NewAPIKey{
 		Name: "key-" + strconv.Itoa(s.n), Role: role, ProjectIDs: projectIDs, Creator: admin,
 	})
 	is.NoErr(err) // create key
@@ -61,7 +84,7 @@ func (s *fixture) keyNames(f prompts.KeyFilter) []string {
 	is.Helper()
 	var names []string
 	for {
-		page, more, err := s.keyStore().ListKeys(s.t.Context(), f)
+		page, more, err := s.keyManager().ListKeys(s.t.Context(), f)
 		is.NoErr(err) // list keys
 		for _, k := range page {
 			names = append(names, k.Name)
@@ -76,7 +99,151 @@ func (s *fixture) keyNames(f prompts.KeyFilter) []string {
 
 var secretForm = regexp.MustCompile(`^pk_[A-Za-z0-9_-]{43}$`)
 
-var apiKeyTests = []test{
+// keyManagerTests need a prompts.KeyManager.
+var keyManagerTests = []test{
+	{"CreateKey refuses bad input, a name taken and an unknown project, and stores nothing", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ks := s.keyManager()
+		ctx := t.Context()
+		_, _, err := ks.CreateKey(ctx, prompts.NewAPIKey{Name: "bad name", Role: "owner", ProjectIDs: []string{}, Creator: admin})
+		s.invalid(err, "name", "role", "project_ids")
+		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "a", Role: prompts.KeyRead, ProjectIDs: []string{"nope"}, Creator: prompts.Grant{}})
+		s.invalid(err, "project_ids", "creator.role")
+		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: string(make([]byte, 65)), Role: prompts.KeyRead, Creator: admin})
+		s.invalid(err, "name")
+		past := s.clock.Now().Add(-time.Second)
+		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "late", Role: prompts.KeyRead, ExpiresAt: &past, Creator: admin})
+		s.invalid(err, "expires_at")
+		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "lost", Role: prompts.KeyRead, ProjectIDs: []string{unknownID}, Creator: admin})
+		s.notFound(err, "project")
+		s.apiKey(prompts.KeyRead, nil) // key-1
+		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "key-1", Role: prompts.KeyAdmin, Creator: admin})
+		is.True(errors.Is(err, prompts.ErrConflict)) // the name is taken
+		is.Equal(s.keyNames(prompts.KeyFilter{}), []string{"key-1"})
+	}},
+	{"no key creates a key above its role, or beyond its projects", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ks := s.keyManager()
+		a, b := s.project(), s.project()
+		try := func(creator prompts.Grant, role prompts.KeyRole, projects []string) error {
+			s.n++
+			_, _, err := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "k" + strconv.Itoa(s.n), Role: role, ProjectIDs: projects, Creator: creator})
+			return err
+		}
+		deployAll := prompts.Grant{Role: prompts.KeyDeploy}
+		adminA := prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID}}
+		is.True(errors.Is(try(deployAll, prompts.KeyAdmin, nil), prompts.ErrForbidden))              // above its role
+		is.True(errors.Is(try(adminA, prompts.KeyRead, nil), prompts.ErrForbidden))                  // every project, beyond a
+		is.True(errors.Is(try(adminA, prompts.KeyRead, []string{a.ID, b.ID}), prompts.ErrForbidden)) // b too
+		is.True(errors.Is(try(adminA, prompts.KeyRead, []string{b.ID}), prompts.ErrForbidden))       // b only
+		is.Equal(s.keyNames(prompts.KeyFilter{}), []string(nil))                                     // nothing stored
+		is.NoErr(try(deployAll, prompts.KeyDeploy, nil))                                             // its own role, every project
+		is.NoErr(try(adminA, prompts.KeyAdmin, []string{a.ID}))                                      // within its projects
+		is.NoErr(try(prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID, b.ID}}, prompts.KeyWrite, []string{b.ID}))
+		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 3)
+	}},
+	{"ListKeys pages oldest first, and Within keeps the keys of those projects", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ks := s.keyManager()
+		a, b := s.project(), s.project()
+		s.apiKey(prompts.KeyRead, nil)                  // key-3
+		s.apiKey(prompts.KeyRead, []string{a.ID})       // key-4
+		s.apiKey(prompts.KeyRead, []string{a.ID, b.ID}) // key-5
+		s.apiKey(prompts.KeyRead, []string{b.ID})       // key-6
+		all := []string{"key-3", "key-4", "key-5", "key-6"}
+		is.Equal(s.keyNames(prompts.KeyFilter{}), all)
+		is.Equal(s.keyNames(prompts.KeyFilter{Page: prompts.Page{Limit: 1}}), all)
+		is.Equal(s.keyNames(prompts.KeyFilter{Within: []string{a.ID}}), []string{"key-4"})
+		is.Equal(s.keyNames(prompts.KeyFilter{Within: []string{a.ID, b.ID}, Page: prompts.Page{Limit: 1}}), []string{"key-4", "key-5", "key-6"})
+		is.Equal(s.keyNames(prompts.KeyFilter{Within: []string{}}), []string(nil))
+		_, _, err := ks.ListKeys(t.Context(), prompts.KeyFilter{Page: prompts.Page{Limit: -1}})
+		is.True(errors.Is(err, prompts.ErrInvalid))
+	}},
+	{"a key revokes only keys it could create", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ks := s.keyManager()
+		a, b := s.project(), s.project()
+		ofA, _ := s.apiKey(prompts.KeyAdmin, []string{a.ID})
+		ofB, _ := s.apiKey(prompts.KeyRead, []string{b.ID})
+		all, _ := s.apiKey(prompts.KeyRead, nil)
+		adminA := prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID}}
+		_, err := ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: ofB.ID, Revoker: adminA})
+		s.notFound(err, "a key of another project")
+		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: all.ID, Revoker: adminA})
+		is.True(errors.Is(err, prompts.ErrForbidden)) // a key of every project
+		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: ofA.ID, Revoker: prompts.Grant{Role: prompts.KeyDeploy}})
+		is.True(errors.Is(err, prompts.ErrForbidden)) // a key above the revoker's role
+		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 3)
+		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: ofA.ID, Revoker: adminA})
+		is.NoErr(err) // its own kind
+		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 2)
+	}},
+	{"creating and revoking a key append key.created and key.revoked, of no project", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ks := s.keyManager()
+		l := s.eventLog()
+		p := s.project()
+		last := s.lastEvent()
+		k, _ := s.apiKey(prompts.KeyWrite, []string{p.ID})
+		_, err := ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: k.ID, Revoker: admin})
+		is.NoErr(err)
+		evs := s.eventsAfter(last)
+		is.Equal(len(evs), 2)
+		for i, typ := range []prompts.EventType{prompts.EventKeyCreated, prompts.EventKeyRevoked} {
+			is.Equal(evs[i].Type, typ)
+			is.Equal(evs[i].ProjectID, "")
+			is.True(evs[i].Key != nil)
+			is.Equal(keyText(*evs[i].Key), keyText(k))
+		}
+		page, _, err := l.ListEvents(t.Context(), prompts.EventFilter{After: last, ProjectIDs: []string{p.ID}})
+		is.NoErr(err)
+		is.Equal(len(page), 0) // no project's
+		page, _, err = l.ListEvents(t.Context(), prompts.EventFilter{After: 0, ProjectIDs: []string{""}, Limit: 1})
+		is.NoErr(err)
+		is.Equal(len(page), 1)                          // the events of no project: the keys'
+		is.Equal(page[0].Type, prompts.EventKeyCreated) // the project's events left out
+		// A refused change appends nothing.
+		_, _, err = ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "x", Role: prompts.KeyAdmin, Creator: prompts.Grant{Role: prompts.KeyRead}})
+		is.True(errors.Is(err, prompts.ErrForbidden))
+		is.Equal(len(s.eventsAfter(last)), 2)
+	}},
+	{"of concurrent creates of one name exactly one succeeds", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ks := s.keyManager()
+		const n = 16
+		var (
+			wg        sync.WaitGroup
+			mu        sync.Mutex
+			ok, taken int
+		)
+		for i := range n {
+			wg.Go(func() {
+				_, _, err := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "same", Role: prompts.KeyRead, Creator: admin})
+				_, _, err2 := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "own-" + strconv.Itoa(i), Role: prompts.KeyRead, Creator: admin})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ok++
+				case errors.Is(err, prompts.ErrConflict):
+					taken++
+				default:
+					t.Errorf("create: %v", err)
+				}
+				if err2 != nil {
+					t.Errorf("create own: %v", err2)
+				}
+			})
+		}
+		wg.Wait()
+		is.Equal(ok, 1)
+		is.Equal(taken, n-1)
+		is.Equal(len(s.keyNames(prompts.KeyFilter{})), n+1)
+	}},
+}
+
+// keyStoreTests need a prompts.KeyStore: they find keys by their secret.
+var keyStoreTests = []test{
 	{"CreateKey returns the key and its secret once; LookupKey finds it by the secret's SHA-256", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ks := s.keyStore()
@@ -106,64 +273,6 @@ var apiKeyTests = []test{
 		is.True(k2.ID > k.ID)         // ids grow
 		is.Equal(s.keyNames(prompts.KeyFilter{}), []string{"ci.deploy_1", "other"})
 	}},
-	{"CreateKey refuses bad input, a name taken and an unknown project, and stores nothing", func(t *testing.T, s *fixture) {
-		is := is.New(t)
-		ks := s.keyStore()
-		ctx := t.Context()
-		_, _, err := ks.CreateKey(ctx, prompts.NewAPIKey{Name: "bad name", Role: "owner", ProjectIDs: []string{}, Creator: admin})
-		s.invalid(err, "name", "role", "project_ids")
-		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "a", Role: prompts.KeyRead, ProjectIDs: []string{"nope"}, Creator: prompts.Grant{}})
-		s.invalid(err, "project_ids", "creator.role")
-		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: string(make([]byte, 65)), Role: prompts.KeyRead, Creator: admin})
-		s.invalid(err, "name")
-		past := s.clock.Now().Add(-time.Second)
-		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "late", Role: prompts.KeyRead, ExpiresAt: &past, Creator: admin})
-		s.invalid(err, "expires_at")
-		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "lost", Role: prompts.KeyRead, ProjectIDs: []string{unknownID}, Creator: admin})
-		s.notFound(err, "project")
-		s.apiKey(prompts.KeyRead, nil) // key-1
-		_, _, err = ks.CreateKey(ctx, prompts.NewAPIKey{Name: "key-1", Role: prompts.KeyAdmin, Creator: admin})
-		is.True(errors.Is(err, prompts.ErrConflict)) // the name is taken
-		is.Equal(s.keyNames(prompts.KeyFilter{}), []string{"key-1"})
-	}},
-	{"no key creates a key above its role, or beyond its projects", func(t *testing.T, s *fixture) {
-		is := is.New(t)
-		ks := s.keyStore()
-		a, b := s.project(), s.project()
-		try := func(creator prompts.Grant, role prompts.KeyRole, projects []string) error {
-			s.n++
-			_, _, err := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "k" + strconv.Itoa(s.n), Role: role, ProjectIDs: projects, Creator: creator})
-			return err
-		}
-		deployAll := prompts.Grant{Role: prompts.KeyDeploy}
-		adminA := prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID}}
-		is.True(errors.Is(try(deployAll, prompts.KeyAdmin, nil), prompts.ErrForbidden))              // above its role
-		is.True(errors.Is(try(adminA, prompts.KeyRead, nil), prompts.ErrForbidden))                  // every project, beyond a
-		is.True(errors.Is(try(adminA, prompts.KeyRead, []string{a.ID, b.ID}), prompts.ErrForbidden)) // b too
-		is.True(errors.Is(try(adminA, prompts.KeyRead, []string{b.ID}), prompts.ErrForbidden))       // b only
-		is.Equal(s.keyNames(prompts.KeyFilter{}), []string(nil))                                     // nothing stored
-		is.NoErr(try(deployAll, prompts.KeyDeploy, nil))                                             // its own role, every project
-		is.NoErr(try(adminA, prompts.KeyAdmin, []string{a.ID}))                                      // within its projects
-		is.NoErr(try(prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID, b.ID}}, prompts.KeyWrite, []string{b.ID}))
-		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 3)
-	}},
-	{"ListKeys pages oldest first, and Within keeps the keys of those projects", func(t *testing.T, s *fixture) {
-		is := is.New(t)
-		ks := s.keyStore()
-		a, b := s.project(), s.project()
-		s.apiKey(prompts.KeyRead, nil)                  // key-3
-		s.apiKey(prompts.KeyRead, []string{a.ID})       // key-4
-		s.apiKey(prompts.KeyRead, []string{a.ID, b.ID}) // key-5
-		s.apiKey(prompts.KeyRead, []string{b.ID})       // key-6
-		all := []string{"key-3", "key-4", "key-5", "key-6"}
-		is.Equal(s.keyNames(prompts.KeyFilter{}), all)
-		is.Equal(s.keyNames(prompts.KeyFilter{Page: prompts.Page{Limit: 1}}), all)
-		is.Equal(s.keyNames(prompts.KeyFilter{Within: []string{a.ID}}), []string{"key-4"})
-		is.Equal(s.keyNames(prompts.KeyFilter{Within: []string{a.ID, b.ID}, Page: prompts.Page{Limit: 1}}), []string{"key-4", "key-5", "key-6"})
-		is.Equal(s.keyNames(prompts.KeyFilter{Within: []string{}}), []string(nil))
-		_, _, err := ks.ListKeys(t.Context(), prompts.KeyFilter{Page: prompts.Page{Limit: -1}})
-		is.True(errors.Is(err, prompts.ErrInvalid))
-	}},
 	{"RevokeKey removes the key at once; revoking again is not found", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ks := s.keyStore()
@@ -181,25 +290,6 @@ var apiKeyTests = []test{
 		s.notFound(err, "a malformed id")
 		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: kept.ID})
 		s.invalid(err, "revoker.role")
-	}},
-	{"a key revokes only keys it could create", func(t *testing.T, s *fixture) {
-		is := is.New(t)
-		ks := s.keyStore()
-		a, b := s.project(), s.project()
-		ofA, _ := s.apiKey(prompts.KeyAdmin, []string{a.ID})
-		ofB, _ := s.apiKey(prompts.KeyRead, []string{b.ID})
-		all, _ := s.apiKey(prompts.KeyRead, nil)
-		adminA := prompts.Grant{Role: prompts.KeyAdmin, ProjectIDs: []string{a.ID}}
-		_, err := ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: ofB.ID, Revoker: adminA})
-		s.notFound(err, "a key of another project")
-		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: all.ID, Revoker: adminA})
-		is.True(errors.Is(err, prompts.ErrForbidden)) // a key of every project
-		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: ofA.ID, Revoker: prompts.Grant{Role: prompts.KeyDeploy}})
-		is.True(errors.Is(err, prompts.ErrForbidden)) // a key above the revoker's role
-		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 3)
-		_, err = ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: ofA.ID, Revoker: adminA})
-		is.NoErr(err) // its own kind
-		is.Equal(len(s.keyNames(prompts.KeyFilter{})), 2)
 	}},
 	{"an expired key is not found by LookupKey, and still listed", func(t *testing.T, s *fixture) {
 		is := is.New(t)
@@ -238,67 +328,5 @@ var apiKeyTests = []test{
 		is.True(page[0].LastUsedAt.Equal(at.Add(time.Minute)))
 		_, err = ks.TouchKey(t.Context(), unknownID, at)
 		s.notFound(err, "an unknown key")
-	}},
-	{"creating and revoking a key append key.created and key.revoked, of no project", func(t *testing.T, s *fixture) {
-		is := is.New(t)
-		ks := s.keyStore()
-		l := s.eventLog()
-		p := s.project()
-		last := s.lastEvent()
-		k, _ := s.apiKey(prompts.KeyWrite, []string{p.ID})
-		_, err := ks.RevokeKey(t.Context(), prompts.KeyRevocation{ID: k.ID, Revoker: admin})
-		is.NoErr(err)
-		evs := s.eventsAfter(last)
-		is.Equal(len(evs), 2)
-		for i, typ := range []prompts.EventType{prompts.EventKeyCreated, prompts.EventKeyRevoked} {
-			is.Equal(evs[i].Type, typ)
-			is.Equal(evs[i].ProjectID, "")
-			is.True(evs[i].Key != nil)
-			is.Equal(keyText(*evs[i].Key), keyText(k))
-		}
-		page, _, err := l.ListEvents(t.Context(), prompts.EventFilter{After: last, ProjectIDs: []string{p.ID}})
-		is.NoErr(err)
-		is.Equal(len(page), 0) // no project's
-		page, _, err = l.ListEvents(t.Context(), prompts.EventFilter{After: 0, ProjectIDs: []string{""}, Limit: 1})
-		is.NoErr(err)
-		is.Equal(len(page), 1)                          // the events of no project: the keys'
-		is.Equal(page[0].Type, prompts.EventKeyCreated) // the project's events left out
-		// A refused change appends nothing.
-		_, _, err = ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "x", Role: prompts.KeyAdmin, Creator: prompts.Grant{Role: prompts.KeyRead}})
-		is.True(errors.Is(err, prompts.ErrForbidden))
-		is.Equal(len(s.eventsAfter(last)), 2)
-	}},
-	{"of concurrent creates of one name exactly one succeeds", func(t *testing.T, s *fixture) {
-		is := is.New(t)
-		ks := s.keyStore()
-		const n = 16
-		var (
-			wg        sync.WaitGroup
-			mu        sync.Mutex
-			ok, taken int
-		)
-		for i := range n {
-			wg.Go(func() {
-				_, _, err := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "same", Role: prompts.KeyRead, Creator: admin})
-				_, _, err2 := ks.CreateKey(t.Context(), prompts.NewAPIKey{Name: "own-" + strconv.Itoa(i), Role: prompts.KeyRead, Creator: admin})
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					ok++
-				case errors.Is(err, prompts.ErrConflict):
-					taken++
-				default:
-					t.Errorf("create: %v", err)
-				}
-				if err2 != nil {
-					t.Errorf("create own: %v", err2)
-				}
-			})
-		}
-		wg.Wait()
-		is.Equal(ok, 1)
-		is.Equal(taken, n-1)
-		is.Equal(len(s.keyNames(prompts.KeyFilter{})), n+1)
 	}},
 }

@@ -43,7 +43,10 @@
 // A Store that keeps the log of its changes (prompts.EventLog) and
 // webhooks with their outbox (prompts.WebhookStore), itself or under a
 // wrapper that passes them through (prompts.EventLogOf), is checked for
-// them too; for a Store without, those subtests are skipped. They move the
+// them too. Run builds one Store first to see which optional abilities
+// it has (webhooks, API keys managed (prompts.KeyManager) or kept
+// (prompts.KeyStore), StoredSizer), and leaves out the subtests of those
+// it lacks rather than skipping them. They move the
 // clock past prompts.DefaultEventRetention to see events go: the Store
 // must keep them that long by default.
 //
@@ -75,36 +78,48 @@ import (
 // to fail when the Store cannot be built.
 func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.Store) {
 	t.Helper()
-	groups := [][]test{
-		projectTests,
-		promptTests,
-		keyTests,
-		apiKeyTests,
-		updateTests,
-		versionTests,
-		metadataTests,
-		fieldRuleTests,
-		activationTests,
-		environmentTests,
-		revisionTests,
-		deploymentTests,
-		templateTests,
-		formatTests,
-		schemaTests,
-		partialTests,
-		lookupTests,
-		readTests,
-		pagingTests,
-		idTests,
-		timeTests,
-		copyTests,
-		contextTests,
-		idempotencyTests,
-		eventTests,
-		webhookTests,
+	// The tests of an optional ability are run only for a Store that has
+	// it, and otherwise not at all: none is skipped. A Store built once
+	// tells which it has.
+	has := abilities(newStore(t, newClock().Now))
+	groups := []struct {
+		needs ability
+		tests []test
+	}{
+		{0, projectTests},
+		{0, promptTests},
+		{0, keyTests},
+		{canManageKeys, keyManagerTests},
+		{canKeepKeys, keyStoreTests},
+		{0, updateTests},
+		{0, versionTests},
+		{0, metadataTests},
+		{0, fieldRuleTests},
+		{0, activationTests},
+		{0, environmentTests},
+		{0, revisionTests},
+		{0, deploymentTests},
+		{0, templateTests},
+		{0, formatTests},
+		{0, schemaTests},
+		{0, partialTests},
+		{0, lookupTests},
+		{0, readTests},
+		{0, pagingTests},
+		{0, idTests},
+		{0, timeTests},
+		{0, copyTests},
+		{0, contextTests},
+		{0, idempotencyTests},
+		{canSize, idempotencySizeTests},
+		{0, eventTests},
+		{canKeepWebhooks, webhookTests},
 	}
 	for _, group := range groups {
-		for _, tc := range group {
+		if has&group.needs != group.needs {
+			continue
+		}
+		for _, tc := range group.tests {
 			t.Run(tc.name, func(t *testing.T) {
 				c := newClock()
 				s := &fixture{Store: newStore(t, c.Now), t: t, clock: c}
@@ -112,6 +127,35 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 			})
 		}
 	}
+}
+
+// ability is a set of the optional abilities of a Store that groups of
+// tests need.
+type ability uint8
+
+const (
+	canManageKeys   ability = 1 << iota // prompts.KeyManager
+	canKeepKeys                         // prompts.KeyStore
+	canSize                             // StoredSizer
+	canKeepWebhooks                     // prompts.WebhookStore
+)
+
+// abilities returns the optional abilities of s.
+func abilities(s prompts.Store) ability {
+	var a ability
+	if _, ok := keyManagerOf(s); ok {
+		a |= canManageKeys
+	}
+	if _, ok := prompts.KeyStoreOf(s); ok {
+		a |= canKeepKeys
+	}
+	if _, ok := s.(StoredSizer); ok {
+		a |= canSize
+	}
+	if _, ok := prompts.WebhookStoreOf(s); ok {
+		a |= canKeepWebhooks
+	}
+	return a
 }
 
 // test is one subtest: a behaviour and the function that checks it.

@@ -117,8 +117,9 @@
 // of it runs without a sign-in.
 //
 // The person's email comes from the ID token or, when it has none, the
-// provider's userinfo endpoint (for the same subject). When
-// email_verified is given it must be true. The rules (OIDCConfig.Rules,
+// provider's userinfo endpoint (for the same subject). Its
+// email_verified claim must be true; a provider that never sends it is
+// trusted only with OIDCConfig.TrustUnverifiedEmail. The rules (OIDCConfig.Rules,
 // RoleRule) are tried in order and the first whose claim matches gives
 // the role and projects; "email_domain" is the domain of the email. A
 // person no rule matches is refused with a page that says so (403) and

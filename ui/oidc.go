@@ -58,6 +58,16 @@ type OIDCConfig struct {
 	// token; the first rule that matches decides. A person no rule
 	// matches is refused. At least one is required.
 	Rules []RoleRule
+	// TrustUnverifiedEmail takes an email whose ID token (or userinfo)
+	// has no email_verified claim as verified. By default the claim must
+	// be true, since some providers (those built on zitadel, for one)
+	// leave it out when the email is not verified. Only for a provider
+	// that never sends the claim and verifies every email itself: with
+	// any other, whoever can set an unverified email there (such as
+	// someone@example.com) signs in as that person and matches the
+	// rules of that email and its email_domain. An email_verified of
+	// false is refused either way.
+	TrustUnverifiedEmail bool
 	// HTTPClient talks to the provider: discovery, the token exchange,
 	// its keys and its userinfo endpoint. The default has a 10 s timeout;
 	// a client without a timeout is given that one.
@@ -495,7 +505,7 @@ func (h *Handler) oidcCallback(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	email, problem := verifiedEmail(claims)
+	email, problem := verifiedEmail(claims, h.oidc.cfg.TrustUnverifiedEmail)
 	if problem != "" {
 		h.oidcRefused(c, http.StatusForbidden, "Sign-in refused", problem+" Nobody was signed in.")
 		return
@@ -539,17 +549,22 @@ type signedInData struct {
 }
 
 // verifiedEmail returns the email of the claims, or why it cannot be
-// used: there must be one, and email_verified, when present, must be
-// true.
-func verifiedEmail(claims map[string]any) (string, string) {
+// used: there must be one, and email_verified must be true (or, with
+// trustMissing, may be absent).
+func verifiedEmail(claims map[string]any, trustMissing bool) (string, string) {
 	email, _ := claims["email"].(string)
 	if email == "" || !strings.Contains(email, "@") {
 		return "", "The identity provider gave no email address (is the \"email\" scope allowed for this client?)."
 	}
-	if v, ok := claims["email_verified"]; ok {
-		if b, isBool := v.(bool); !(isBool && b) && v != "true" {
-			return "", "The identity provider says that the email address " + email + " is not verified."
+	v, ok := claims["email_verified"]
+	if !ok {
+		if trustMissing {
+			return email, ""
 		}
+		return "", "The identity provider does not say that the email address " + email + " is verified (it gave no email_verified claim)."
+	}
+	if b, isBool := v.(bool); !(isBool && b) && v != "true" {
+		return "", "The identity provider says that the email address " + email + " is not verified."
 	}
 	return email, ""
 }

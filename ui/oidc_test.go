@@ -157,6 +157,33 @@ func TestOIDCUnverifiedEmailIsRefused(t *testing.T) {
 	is.True(b.sessionCookie() == nil)
 }
 
+func TestOIDCEmailWithoutVerifiedClaimIsRefused(t *testing.T) {
+	is := is.New(t)
+	e, _ := newOIDCEnv(t, ui.OIDCConfig{})
+	b := e.browser()
+	p := b.callback(b.login(oidctest.Erin)) // of prompt-admins; no email_verified claim
+	is.Equal(p.StatusCode, http.StatusForbidden)
+	is.True(strings.Contains(text(p), "does not say that the email address erin@example.com is verified"))
+	is.True(b.sessionCookie() == nil)
+}
+
+func TestOIDCTrustUnverifiedEmail(t *testing.T) {
+	is := is.New(t)
+	e, _ := newOIDCEnv(t, ui.OIDCConfig{TrustUnverifiedEmail: true})
+	b := e.browser()
+	// Opted in, an email without email_verified is taken...
+	p := b.callback(b.login(oidctest.Erin))
+	is.Equal(p.StatusCode, http.StatusOK)
+	is.True(strings.Contains(text(b.get(e.prefix)), "Signed in as erin@example.com (admin)"))
+
+	// ...but email_verified: false is still refused.
+	b = e.browser()
+	p = b.callback(b.login(oidctest.Carol))
+	is.Equal(p.StatusCode, http.StatusForbidden)
+	is.True(strings.Contains(text(p), "carol@example.com is not verified"))
+	is.True(b.sessionCookie() == nil)
+}
+
 func TestOIDCBadStateIsRefused(t *testing.T) {
 	is := is.New(t)
 	e, _ := newOIDCEnv(t, ui.OIDCConfig{})

@@ -37,6 +37,7 @@ func runKeys(ctx context.Context, e *env, args []string) int {
 // server shows it.
 func runKeysCreate(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "keys", false)
+	f.arg = "the new key's NAME"
 	role := f.String("role", "", "the key's role: read, write, deploy or admin (required)")
 	projects := f.String("projects", "", "the projects the key may see, by slug or id, comma-separated (default: every project this key may see)")
 	expires := f.Duration("expires", 0, "how long the key works, such as 720h (default: until revoked)")
@@ -125,6 +126,7 @@ func runKeysList(ctx context.Context, e *env, args []string) int {
 // runKeysRevoke is keys revoke ID|NAME.
 func runKeysRevoke(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "keys", false)
+	f.arg = "the key's ID or NAME"
 	pos, code, ok := f.parse(args, 1)
 	if !ok {
 		return code

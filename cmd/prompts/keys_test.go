@@ -54,5 +54,11 @@ func TestKeysCreateListRevoke(t *testing.T) {
 	is.Equal(cli(t, s, nil, "keys", "create", "x", "-role", "owner").code, 1)
 	is.Equal(cli(t, s, nil, "keys", "create", "y", "-role", "read", "-projects", "nope").code, 1)
 	is.Equal(cli(t, s, nil, "keys", "frobnicate").code, 1)
+	r = cli(t, s, nil, "keys", "create", "-role", "read")
+	is.Equal(r.code, 1)
+	is.True(strings.HasPrefix(r.stderr, "prompts keys: the new key's NAME is required\n")) // not a prompt's KEY
+	r = cli(t, s, nil, "keys", "revoke")
+	is.Equal(r.code, 1)
+	is.True(strings.HasPrefix(r.stderr, "prompts keys: the key's ID or NAME is required\n"))
 	is.Equal(cli(t, s, []string{"PROMPTS_API_KEY=" + writeKey}, "keys", "list").code, 1) // not an admin
 }

@@ -97,3 +97,24 @@ func TestServerKeysOnADataFile(t *testing.T) {
 	is.Equal(s.call(t, "DELETE", "/keys/"+k.ID, "", nil).StatusCode, 204)
 	is.Equal(ci.get(t, s, "/prompts"), 401) // on the connection that used it too
 }
+
+// A configured key given the name of a stored one later: the server
+// starts, with a warning naming the clash; without a clash, none.
+func TestServerWarnsOfAStoredKeyNamedAsAConfiguredOne(t *testing.T) {
+	is := is.New(t)
+	data := t.TempDir() + "/prompts.data"
+	env := []string{"PROMPTS_API_KEY=" + testKey}
+	s := start(t, env, "-data", data)
+	s.key = testKey
+	var k struct{ ID string }
+	is.Equal(s.call(t, "POST", "/keys", `{"name":"later","role":"read"}`, &k).StatusCode, 200)
+	is.NoErr(s.stop(t))
+	is.True(!strings.Contains(s.out.String(), "a stored API key has the name of a configured one")) // no clash yet
+
+	s = start(t, env, "-data", data, "-key", "later:admin:later-secret-0123456789")
+	s.key = testKey
+	is.True(strings.Contains(s.out.String(), `level=WARN msg="a stored API key has the name of a configured one`))
+	is.True(strings.Contains(s.out.String(), `name=later stored_key_id=`+k.ID))
+	is.Equal(s.callWith(t, "later-secret-0123456789", "/prompts", nil).StatusCode, 200) // it started, and both work
+	is.NoErr(s.stop(t))
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 
@@ -24,6 +25,9 @@ type oidcFlags struct {
 	scopes       string // more scopes, comma-separated
 	roles        roleList
 	keySignIn    bool // -ui-key-sign-in
+	// allowUnverifiedEmail takes an email without email_verified as
+	// verified (-oidc-allow-unverified-email).
+	allowUnverifiedEmail bool
 
 	rules []ui.RoleRule // roles parsed, their projects still slugs
 }
@@ -40,7 +44,7 @@ func (r *roleList) Set(v string) error {
 // register adds the flags to fs; env reads a variable's value or the
 // default.
 func (o *oidcFlags) register(fs *flag.FlagSet, env func(name, def string) string) {
-	fs.StringVar(&o.issuer, "oidc-issuer", env("PROMPTS_OIDC_ISSUER", ""), "sign people in to the web interface with this OpenID Connect provider: its issuer `URL`, such as https://accounts.google.com (PROMPTS_OIDC_ISSUER)")
+	fs.StringVar(&o.issuer, "oidc-issuer", env("PROMPTS_OIDC_ISSUER", ""), "sign people in to the web interface with this OpenID Connect provider: its issuer `URL`, such as https://accounts.google.com (http only on localhost) (PROMPTS_OIDC_ISSUER)")
 	fs.StringVar(&o.clientID, "oidc-client-id", env("PROMPTS_OIDC_CLIENT_ID", ""), "the client id of the web interface at the -oidc-issuer provider (PROMPTS_OIDC_CLIENT_ID)")
 	// The secret takes its variable only after parsing, so that the usage
 	// never prints it; the variable keeps it out of ps.
@@ -49,6 +53,7 @@ func (o *oidcFlags) register(fs *flag.FlagSet, env func(name, def string) string
 	fs.StringVar(&o.name, "oidc-name", env("PROMPTS_OIDC_NAME", ""), "the provider's `NAME` on the sign-in page, \"Sign in with NAME\"; the issuer's host by default (PROMPTS_OIDC_NAME)")
 	fs.StringVar(&o.scopes, "oidc-scopes", env("PROMPTS_OIDC_SCOPES", ""), "more scopes to ask for, comma-separated, besides openid, email and profile, such as groups for Dex (PROMPTS_OIDC_SCOPES)")
 	fs.Var(&o.roles, "oidc-role", "a rule `CLAIM=VALUE:ROLE[:SLUG,SLUG…]` giving the people whose ID token's CLAIM is VALUE (or, for a list such as groups, holds it) the ROLE read, write, deploy or admin in the projects of the SLUGs (all when none); CLAIM email_domain is the domain of the verified email. The first rule that matches decides; a person matching none is refused. Repeatable")
+	fs.BoolVar(&o.allowUnverifiedEmail, "oidc-allow-unverified-email", env("PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL", "") == "true", "take an email whose ID token has no email_verified claim as verified, for a provider that never sends it; by default it must be true. Risky: with a provider where people can set an email they do not own, they sign in as its owner (PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL)")
 	fs.BoolVar(&o.keySignIn, "ui-key-sign-in", true, "let people sign in to the web interface with an API key; false leaves only -oidc-issuer")
 }
 
@@ -62,7 +67,7 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"-oidc-client-id", o.clientID != ""}, {"-oidc-client-secret", o.clientSecret != ""}, {"-oidc-redirect-url", o.redirectURL != ""}, {"-oidc-name", o.name != ""}, {"-oidc-scopes", o.scopes != ""}, {"-oidc-role", len(o.roles) > 0}} {
+		}{{"-oidc-client-id", o.clientID != ""}, {"-oidc-client-secret", o.clientSecret != ""}, {"-oidc-redirect-url", o.redirectURL != ""}, {"-oidc-name", o.name != ""}, {"-oidc-scopes", o.scopes != ""}, {"-oidc-role", len(o.roles) > 0}, {"-oidc-allow-unverified-email", o.allowUnverifiedEmail}} {
 			if f.set {
 				return fmt.Errorf("%s needs -oidc-issuer", f.name)
 			}
@@ -75,8 +80,8 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 	if !uiOn {
 		return errors.New("-oidc-issuer signs people in to the web interface, which -ui=false turns off")
 	}
-	if u, err := url.Parse(o.issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("-oidc-issuer %q must be an https URL, such as https://accounts.google.com", o.issuer)
+	if u, err := url.Parse(o.issuer); err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !loopbackHost(u.Hostname()))) {
+		return fmt.Errorf("-oidc-issuer %q must be an https URL, such as https://accounts.google.com (http only on localhost or a loopback address)", o.issuer)
 	}
 	if o.clientID == "" {
 		return errors.New("-oidc-issuer needs -oidc-client-id, the client id registered at the provider")
@@ -99,6 +104,16 @@ func (o *oidcFlags) check(given map[string]bool, getenv func(string) string, uiO
 		o.rules = append(o.rules, r)
 	}
 	return nil
+}
+
+// loopbackHost reports whether host is localhost or a loopback address:
+// an issuer there may be http, as a provider run for development is.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // options are the web interface's options of the flags, each rule's
@@ -144,14 +159,15 @@ func (o *oidcFlags) options(ctx context.Context, store prompts.Store, trustProxy
 		logger.Info("OpenID Connect rule", "claim", r.Claim, "value", r.Value, "role", r.Role.String(), "projects", projects)
 	}
 	opts = append(opts, ui.WithOIDC(ui.OIDCConfig{
-		Issuer:             o.issuer,
-		ClientID:           o.clientID,
-		ClientSecret:       o.clientSecret,
-		RedirectURL:        o.redirectURL,
-		Name:               o.name,
-		Scopes:             o.scopeList(),
-		TrustForwardedHost: trustProxy,
-		Rules:              rules,
+		Issuer:               o.issuer,
+		ClientID:             o.clientID,
+		ClientSecret:         o.clientSecret,
+		RedirectURL:          o.redirectURL,
+		Name:                 o.name,
+		Scopes:               o.scopeList(),
+		TrustForwardedHost:   trustProxy,
+		Rules:                rules,
+		TrustUnverifiedEmail: o.allowUnverifiedEmail,
 	}))
 	return opts, nil
 }

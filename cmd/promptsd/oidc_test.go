@@ -33,7 +33,9 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 		{[]string{"-oidc-client-id", "prompts"}, "-oidc-client-id needs -oidc-issuer"},
 		{[]string{"-oidc-role", "groups=admins:admin"}, "-oidc-role needs -oidc-issuer"},
 		{[]string{"-ui-key-sign-in=false"}, "-ui-key-sign-in=false needs -oidc-issuer"},
+		{[]string{"-oidc-allow-unverified-email"}, "-oidc-allow-unverified-email needs -oidc-issuer"},
 		{[]string{"-oidc-issuer", "idp.example.com", "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, `-oidc-issuer "idp.example.com" must be an https URL`},
+		{[]string{"-oidc-issuer", "http://idp.example.com", "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, `-oidc-issuer "http://idp.example.com" must be an https URL, such as https://accounts.google.com (http only on localhost or a loopback address)`},
 		{[]string{"-oidc-issuer", "https://idp.example.com", "-oidc-role", "groups=a:read"}, "-oidc-issuer needs -oidc-client-id"},
 		{[]string{"-oidc-issuer", "https://idp.example.com", "-oidc-client-id", "p"}, "-oidc-issuer needs at least one -oidc-role"},
 		{append(ok, "-oidc-role", "groups=admins:boss"), `-oidc-role argument 2: the rule "groups=admins:boss": "boss" is not a role`},
@@ -57,7 +59,15 @@ func TestOIDCFlagsAreChecked(t *testing.T) {
 	is.Equal(cfg.oidc.scopeList(), []string{"groups", "offline_access"})
 	cfg, err = parseConfig(append(ok, "-oidc-client-secret", "from-the-flag"), env("PROMPTS_OIDC_CLIENT_SECRET", "from-the-env"), io.Discard)
 	is.NoErr(err)
-	is.Equal(cfg.oidc.clientSecret, "from-the-flag") // a flag wins over its variable
+	is.Equal(cfg.oidc.clientSecret, "from-the-flag")                                                             // a flag wins over its variable
+	is.True(!cfg.oidc.allowUnverifiedEmail)                                                                      // email_verified must be true by default
+	for _, issuer := range []string{"http://localhost:5556/dex", "http://127.0.0.1:8080", "http://[::1]:8080"} { // a provider run for development
+		_, err = parseConfig([]string{"-oidc-issuer", issuer, "-oidc-client-id", "p", "-oidc-role", "groups=a:read"}, env(), io.Discard)
+		is.NoErr(err)
+	}
+	cfg, err = parseConfig(ok, env("PROMPTS_OIDC_ALLOW_UNVERIFIED_EMAIL", "true"), io.Discard)
+	is.NoErr(err)
+	is.True(cfg.oidc.allowUnverifiedEmail)
 }
 
 // People sign in to the server's web interface with a provider the test
@@ -73,8 +83,9 @@ func TestServerSignsPeopleInWithOIDC(t *testing.T) {
 		"-oidc-role", "groups=prompt-admins:admin",
 		"-oidc-role", "email_domain=example.com:write:alpha",
 		"-ui-key-sign-in=false")
+	// The address is printed after the ready line: wait for it, not for ready.
+	s.waitLog(t, regexp.MustCompile(regexp.QuoteMeta("/ui/ (sign in with the identity provider)\n")))
 	is.True(!strings.Contains(s.out.String(), oidctest.ClientSecret)) // never logged
-	is.True(strings.Contains(s.out.String(), "/ui/ (sign in with the identity provider)\n"))
 
 	signIn := func(person string) *webClient {
 		w := newWebClient(t, s)
@@ -122,6 +133,14 @@ func TestServerSignsPeopleInWithOIDC(t *testing.T) {
 	resp, body = w.do("GET", cb.RequestURI(), nil)
 	is.Equal(resp.StatusCode, http.StatusForbidden)
 	is.True(strings.Contains(body, "no rule of this server gives that account access"))
+
+	// Erin: her provider gives no email_verified, so she is refused.
+	w = newWebClient(t, s)
+	cb, err = oidctest.Login(w.c, w.root+"/ui/oidc/start", oidctest.Erin)
+	is.NoErr(err)
+	resp, body = w.do("GET", cb.RequestURI(), nil)
+	is.Equal(resp.StatusCode, http.StatusForbidden)
+	is.True(strings.Contains(body, "erin@example.com is verified"))
 
 	// A key no longer signs in.
 	w.do("GET", "/ui/", nil)

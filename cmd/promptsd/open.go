@@ -66,6 +66,7 @@ func openAPI(ctx context.Context, cfg config, base string, entries []keyEntry, l
 		// event log, so that a key revoked on any replica is forgotten
 		// here (within a second; at once with the database's feed).
 		sk := httpapi.NewStoreKeys(keys, ks, httpapi.WithKeysLogger(logger))
+		warnKeyNameClashes(ctx, ks, entries, logger)
 		if log, ok := prompts.EventLogOf(st.store); ok {
 			bg.run(func(ctx context.Context) { _ = sk.Watch(ctx, log) })
 		}
@@ -204,4 +205,34 @@ func wakeOnEvents(ctx context.Context, log prompts.EventLog, d *webhook.Dispatch
 func forwardedHTTPS(r *http.Request) bool {
 	v := r.Header["X-Forwarded-Proto"]
 	return len(v) > 0 && strings.EqualFold(strings.TrimSpace(v[len(v)-1]), "https")
+}
+
+// warnKeyNameClashes warns of each key kept in the store whose name is a
+// configured key's too: a name made before the configuration gained it
+// (or on a replica configured otherwise). Both keys work, but the name
+// that records who made a change no longer tells which of them did. The
+// server starts anyway; a store it cannot list now is said, not fatal.
+func warnKeyNameClashes(ctx context.Context, ks prompts.KeyManager, entries []keyEntry, logger *slog.Logger) {
+	configured := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		configured[e.key.Name] = true
+	}
+	f := prompts.KeyFilter{Page: prompts.Page{Limit: prompts.MaxLimit}}
+	for {
+		page, more, err := ks.ListKeys(ctx, f)
+		if err != nil {
+			logger.Warn("could not check the stored API keys' names against the configured ones", "err", err)
+			return
+		}
+		for _, k := range page {
+			if configured[k.Name] {
+				logger.Warn("a stored API key has the name of a configured one: both work, and changes record the name, so which made a change cannot be told; revoke the stored key, or rename the configured one",
+					"name", k.Name, "stored_key_id", k.ID)
+			}
+		}
+		if !more || len(page) == 0 {
+			return
+		}
+		f.After = page[len(page)-1].ID
+	}
 }

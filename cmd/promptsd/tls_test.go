@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestServerServesHTTPS(t *testing.T) {
 	cert, key, pool := selfSigned(t, t.TempDir())
 	s := start(t, []string{"PROMPTS_API_KEY=" + testKey}, "-tls-cert", cert, "-tls-key", key)
 	is.True(strings.HasPrefix(s.base, "https://127.0.0.1:"))
-	is.True(strings.Contains(s.out.String(), "Web UI: https://")) // what is printed says so too
+	s.waitLog(t, regexp.MustCompile(`Web UI: https://`)) // what is printed (after the ready line) says so too
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp, err := client.Get(s.root() + "/livez")
 	is.NoErr(err)

@@ -41,6 +41,7 @@ const (
 	Dave  = "dave@example.com"   // groups prompt-writers
 	Bob   = "bob@elsewhere.test" // no groups
 	Carol = "carol@example.com"  // groups prompt-admins, email not verified
+	Erin  = "erin@example.com"   // groups prompt-admins, email not verified and no email_verified claim
 )
 
 // Provider is a running provider.

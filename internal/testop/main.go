@@ -14,6 +14,8 @@
 //	dave@example.com   groups prompt-writers      email verified
 //	bob@elsewhere.test no groups                  email verified
 //	carol@example.com  groups prompt-admins       email NOT verified
+//	erin@example.com   groups prompt-admins       email NOT verified, and no email_verified claim
+//	                                              (as zitadel's own storage does when false)
 //
 // Clients (any redirect URI on 127.0.0.1 or localhost):
 //
@@ -52,6 +54,7 @@ var people = []person{
 	{User: storage.User{ID: "dave", Username: "dave@example.com", Email: "dave@example.com", EmailVerified: true, FirstName: "Dave"}, groups: []string{"prompt-writers"}},
 	{User: storage.User{ID: "bob", Username: "bob@elsewhere.test", Email: "bob@elsewhere.test", EmailVerified: true, FirstName: "Bob"}},
 	{User: storage.User{ID: "carol", Username: "carol@example.com", Email: "carol@example.com", EmailVerified: false, FirstName: "Carol"}, groups: []string{"prompt-admins"}},
+	{User: storage.User{ID: "erin", Username: "erin@example.com", Email: "erin@example.com", EmailVerified: false, FirstName: "Erin"}, groups: []string{"prompt-admins"}},
 }
 
 type users struct{}
@@ -138,9 +141,9 @@ func (s store) SetUserinfoFromToken(ctx context.Context, info *oidc.UserInfo, to
 }
 
 // unverified says email_verified: false of the people whose email is not
-// verified: the example's storage leaves the claim out.
+// verified, but Erin's: the example's storage leaves the claim out.
 func unverified(info *oidc.UserInfo) {
-	if info.Email != "" && !bool(info.EmailVerified) {
+	if info.Email != "" && info.Email != "erin@example.com" && !bool(info.EmailVerified) {
 		info.AppendClaims("email_verified", false)
 	}
 }
