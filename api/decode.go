@@ -40,7 +40,7 @@ func DecodeRequest(body []byte, v any) *RequestError {
 	// is read again, step by step, to say what is wrong with it.
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err == nil {
-			return nil
+			return checked(v)
 		}
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
@@ -57,6 +57,12 @@ func DecodeRequest(body []byte, v any) *RequestError {
 	if err := json.Unmarshal(val, v, json.RejectUnknownMembers(true)); err != nil {
 		return memberErrors(val, reflect.TypeOf(v).Elem())
 	}
+	return checked(v)
+}
+
+// checked returns the error of v's own rules (see checker), if it has
+// any, once it is decoded.
+func checked(v any) *RequestError {
 	if c, ok := v.(checker); ok {
 		if bad := c.check(); len(bad) > 0 {
 			return fieldsRequestError(bad)
