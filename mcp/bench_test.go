@@ -60,18 +60,64 @@ func benchServer(b *testing.B) (url, promptID string) {
 	return srv.URL, p.ID
 }
 
+// The benchmarks' requests: a render in production, and prompts/get of
+// the same prompt with the same variables, as a JSON-RPC message and (by
+// getParams) as the SDK's parameters.
+const (
+	renderBody = `{"environment":"production","variables":{"company":"Acme","name":"Ada"}}`
+	getBody    = `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"bench/support/greeting","arguments":{"company":"Acme","name":"Ada"}}}`
+)
+
+func getParams() *sdk.GetPromptParams {
+	return &sdk.GetPromptParams{Name: "bench/support/greeting", Arguments: map[string]string{"company": "Acme", "name": "Ada"}}
+}
+
+// benchSession connects the SDK's client to the MCP endpoint of the
+// server at url with the bench key (without the standalone SSE stream if
+// noSSE), closed when the benchmark ends.
+func benchSession(b *testing.B, url string, noSSE bool) *sdk.ClientSession {
+	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", benchKey}}, DisableStandaloneSSE: noSSE}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// benchPost POSTs the JSON body to url with the bench key and the
+// header's name-value pairs, and reads the answer and discards it; one
+// that is not 200 fails b.
+func benchPost(b *testing.B, client *http.Client, url, body string, header ...string) {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("X-API-Key", benchKey)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		b.Fatal(res.Status)
+	}
+}
+
+// mcpHeader is the header of a JSON-RPC message POSTed in the session cs.
+func mcpHeader(cs *sdk.ClientSession) []string {
+	return []string{"Accept", "application/json, text/event-stream", "Mcp-Session-Id", cs.ID(), "Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion}
+}
+
 // BenchmarkGetPrompt is prompts/get of a cached prompt by the SDK's client
 // over Streamable HTTP, one session, one request at a time.
 func BenchmarkGetPrompt(b *testing.B) {
 	url, _ := benchServer(b)
 	ctx := context.Background()
-	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", benchKey}}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
-	params := &sdk.GetPromptParams{Name: "bench/support/greeting", Arguments: map[string]string{"company": "Acme", "name": "Ada"}}
+	cs := benchSession(b, url, false)
+	params := getParams()
 	for b.Loop() {
 		if _, err := cs.GetPrompt(ctx, params); err != nil {
 			b.Fatal(err)
@@ -85,20 +131,8 @@ func BenchmarkGetPrompt(b *testing.B) {
 func BenchmarkRenderHTTP(b *testing.B) {
 	url, id := benchServer(b)
 	client := &http.Client{}
-	body := `{"environment":"production","variables":{"company":"Acme","name":"Ada"}}`
 	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodPost, url+"/v1/integration/prompts/"+id+"/render", strings.NewReader(body))
-		req.Header.Set("X-API-Key", benchKey)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			b.Fatal(res.Status)
-		}
+		benchPost(b, client, url+"/v1/integration/prompts/"+id+"/render", renderBody)
 	}
 }
 
@@ -108,31 +142,10 @@ func BenchmarkRenderHTTP(b *testing.B) {
 // server's work and the same client's.
 func BenchmarkGetPromptRaw(b *testing.B) {
 	url, _ := benchServer(b)
-	ctx := context.Background()
-	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", benchKey}}, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := benchSession(b, url, true)
 	client := &http.Client{}
-	body := `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"bench/support/greeting","arguments":{"company":"Acme","name":"Ada"}}}`
 	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
-		req.Header.Set("X-API-Key", benchKey)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", cs.ID())
-		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
-		res, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			b.Fatal(res.Status)
-		}
+		benchPost(b, client, url+"/mcp", getBody, mcpHeader(cs)...)
 	}
 }
 
@@ -144,40 +157,16 @@ func BenchmarkGetPromptRaw(b *testing.B) {
 func BenchmarkGetPromptVsRender(b *testing.B) {
 	url, id := benchServer(b)
 	ctx := context.Background()
-	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: keyTransport{"X-API-Key", benchKey}}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
+	cs := benchSession(b, url, false)
 	client := &http.Client{}
-	do := func(path, body string, header ...string) {
-		req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
-		req.Header.Set("X-API-Key", benchKey)
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			b.Fatal(res.Status)
-		}
-	}
-	render := `{"environment":"production","variables":{"company":"Acme","name":"Ada"}}`
-	get := `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"bench/support/greeting","arguments":{"company":"Acme","name":"Ada"}}}`
-	params := &sdk.GetPromptParams{Name: "bench/support/greeting", Arguments: map[string]string{"company": "Acme", "name": "Ada"}}
+	params := getParams()
 	var tRender, tGet, tSDK time.Duration
 	steps := []func() *time.Duration{
-		func() *time.Duration { do("/v1/integration/prompts/"+id+"/render", render); return &tRender },
 		func() *time.Duration {
-			do("/mcp", get, "Accept", "application/json, text/event-stream", "Mcp-Session-Id", cs.ID(), "Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
-			return &tGet
+			benchPost(b, client, url+"/v1/integration/prompts/"+id+"/render", renderBody)
+			return &tRender
 		},
+		func() *time.Duration { benchPost(b, client, url+"/mcp", getBody, mcpHeader(cs)...); return &tGet },
 		func() *time.Duration {
 			if _, err := cs.GetPrompt(ctx, params); err != nil {
 				b.Fatal(err)

@@ -139,12 +139,7 @@ func TestExpiredIdempotencyRecordsAreRemoved(t *testing.T) {
 func TestMigrateConvertsIdempotencyRecords(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db := database(t)
-	schema := freshSchema(t, db)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
-	is.NoErr(err)
-	defer s.Close()
-	is.NoErr(sqlstore.MigrateTo(ctx, s, 5))
+	s, db, schema := migratedTo(t, 5)
 
 	// Data and records as the previous release wrote them, an hour ago.
 	const (

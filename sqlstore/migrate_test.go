@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -162,18 +163,47 @@ func TestClose(t *testing.T) {
 	is.NoErr(database(t).Get(&n, `SELECT 1`)) // and the pool, the caller's, is still open
 }
 
+// migratedTo returns a Store in a fresh schema of the shared pool with
+// the migrations up to n applied, closed when the test ends; the pool; and
+// the schema's name.
+func migratedTo(t *testing.T, n int) (s *sqlstore.Store, db *sqlx.DB, schema string) {
+	t.Helper()
+	db = database(t)
+	schema = freshSchema(t, db)
+	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := sqlstore.MigrateTo(context.Background(), s, n); err != nil {
+		t.Fatal(err)
+	}
+	return s, db, schema
+}
+
+// The ids of the rows seedOldRows writes.
+const (
+	oldProjectID = "01JAAAAAAAAAAAAAAAAAAAAAAA"
+	oldPromptID  = "01JBBBBBBBBBBBBBBBBBBBBBBB"
+)
+
+// seedOldRows writes in the schema q (quoted), as a release before the
+// migration under test did, the project oldProjectID and in it the prompt
+// oldPromptID, with versionCount versions and the latest latestID (none
+// if ""); the versions are the caller's to write.
+func seedOldRows(db *sqlx.DB, q string, versionCount int, latestID string) {
+	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, oldProjectID)
+	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, latest_version_id, created_at, revision) VALUES ($1, $2, 'k', 'K', $3, $4, now(), 1)`,
+		oldPromptID, oldProjectID, versionCount, sql.NullString{String: latestID, Valid: latestID != ""})
+}
+
 // TestMigrateUpgradesData upgrades a schema that holds data written under
 // the first migration: everything reads back as it was, every prompt has
 // a revision, and the writes go on from there.
 func TestMigrateUpgradesData(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db := database(t)
-	schema := freshSchema(t, db)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
-	is.NoErr(err)
-	defer s.Close()
-	is.NoErr(sqlstore.MigrateTo(ctx, s, 1)) // the first migration only
+	s, db, schema := migratedTo(t, 1) // the first migration only
 
 	// Data as the first release of the Store wrote it.
 	const (
@@ -277,21 +307,15 @@ func TestMigrateUpgradesData(t *testing.T) {
 func TestMigrateVariables(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db := database(t)
-	schema := freshSchema(t, db)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
-	is.NoErr(err)
-	defer s.Close()
-	is.NoErr(sqlstore.MigrateTo(ctx, s, 3))
+	s, db, schema := migratedTo(t, 3)
 	contents := []string{
 		"", "no variables", "Hello {{name}}!", "{{ name }} and {{  name}} and {{name   }}",
 		"{{b}} {{a}} {{_x}} {{B}} {{a1}} {{Z}} {{_}}", "{{\tname}} {{\u00a0name}} {{1x}} {{x-y}} {{}} {{x y}}",
 		"{{é}} {{naïve}} {{x}}é", "{{x}}{{y}}", "{{{x}}}", "{{{{x}}}}", "{{ {{x}} }}", "{{x}", "{x}} {{x} }", "{{x}}}", "{{x}}{{",
 	}
-	const projectID, promptID = "01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB"
+	const promptID = oldPromptID
 	q := pq.QuoteIdentifier(schema)
-	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, projectID)
-	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, created_at, revision) VALUES ($1, $2, 'k', 'K', $3, now(), 1)`, promptID, projectID, len(contents))
+	seedOldRows(db, q, len(contents), "")
 	for i, c := range contents {
 		db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at) VALUES ($1, $2, $3, $4, now())`,
 			promptID, i+1, fmt.Sprintf("01JC%022d", i), c)
@@ -312,16 +336,10 @@ func TestMigrateVariables(t *testing.T) {
 func TestMigrateTemplateFormat(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db := database(t)
-	schema := freshSchema(t, db)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
-	is.NoErr(err)
-	defer s.Close()
-	is.NoErr(sqlstore.MigrateTo(ctx, s, 8))
-	const projectID, promptID, v1ID = "01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB", "01JCCCCCCCCCCCCCCCCCCCCCC1"
+	s, db, schema := migratedTo(t, 8)
+	const promptID, v1ID = oldPromptID, "01JCCCCCCCCCCCCCCCCCCCCCC1"
 	q := pq.QuoteIdentifier(schema)
-	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, projectID)
-	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, latest_version_id, created_at, revision) VALUES ($1, $2, 'k', 'K', 1, $3, now(), 1)`, promptID, projectID, v1ID)
+	seedOldRows(db, q, 1, v1ID)
 	db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at, variables) VALUES ($1, 1, $2, '{{#if x}}{{y}}', now(), '{y}')`, promptID, v1ID)
 	is.NoErr(s.Migrate(ctx))
 	v1, err := s.GetVersion(ctx, promptID, 1)
@@ -347,16 +365,10 @@ func TestMigrateTemplateFormat(t *testing.T) {
 func TestMigrateInputs(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db := database(t)
-	schema := freshSchema(t, db)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
-	is.NoErr(err)
-	defer s.Close()
-	is.NoErr(sqlstore.MigrateTo(ctx, s, 9))
-	const projectID, promptID, v1ID = "01JAAAAAAAAAAAAAAAAAAAAAAA", "01JBBBBBBBBBBBBBBBBBBBBBBB", "01JCCCCCCCCCCCCCCCCCCCCCC1"
+	s, db, schema := migratedTo(t, 9)
+	const promptID, v1ID = oldPromptID, "01JCCCCCCCCCCCCCCCCCCCCCC1"
 	q := pq.QuoteIdentifier(schema)
-	db.MustExec(`INSERT INTO `+q+`.projects VALUES ($1, 'P', 'p', '', false, now())`, projectID)
-	db.MustExec(`INSERT INTO `+q+`.prompts (id, project_id, key, name, version_count, latest_version_id, created_at, revision) VALUES ($1, $2, 'k', 'K', 1, $3, now(), 1)`, promptID, projectID, v1ID)
+	seedOldRows(db, q, 1, v1ID)
 	db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, metadata, created_at, variables, template_format)
 		VALUES ($1, 1, $2, '{{a}}{{b}}', '{"input":{"schema":{"a":"string"}}}', now(), '{a,b}', 'dotprompt')`, promptID, v1ID)
 	db.MustExec(`INSERT INTO `+q+`.environments (prompt_id, environment, version_number, updated_at) VALUES ($1, 'production', 1, now())`, promptID)
@@ -428,12 +440,7 @@ func TestInputsOfAnEarlierRelease(t *testing.T) {
 func TestMigrateAPIKeys(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	db := database(t)
-	schema := freshSchema(t, db)
-	s, err := sqlstore.New(db, sqlstore.WithSchema(schema))
-	is.NoErr(err)
-	defer s.Close()
-	is.NoErr(sqlstore.MigrateTo(ctx, s, 12))
+	s, db, schema := migratedTo(t, 12)
 	// Two webhooks as a release before keys made them: routes for the
 	// types it knew.
 	q := pq.QuoteIdentifier(schema)
@@ -443,7 +450,7 @@ func TestMigrateAPIKeys(t *testing.T) {
 	db.MustExec(`INSERT INTO `+q+`.webhook_routes SELECT t, '', $1 FROM unnest('{project.created,prompt.created,prompt.updated,version.created,deployment.created}'::text[]) t`, all)
 	db.MustExec(`INSERT INTO `+q+`.webhook_routes VALUES ('version.created', '', $1)`, some)
 	is.NoErr(s.Migrate(ctx))
-	_, _, err = s.CreateKey(ctx, prompts.NewAPIKey{Name: "ci", Role: prompts.KeyRead, Creator: prompts.Grant{Role: prompts.KeyAdmin}})
+	_, _, err := s.CreateKey(ctx, prompts.NewAPIKey{Name: "ci", Role: prompts.KeyRead, Creator: prompts.Grant{Role: prompts.KeyAdmin}})
 	is.NoErr(err)
 	ds, err := s.ClaimDeliveries(ctx, time.Now().Add(time.Minute), prompts.MaxLimit, time.Minute)
 	is.NoErr(err)

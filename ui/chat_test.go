@@ -44,6 +44,19 @@ func newChatFixture(t *testing.T) *fixture {
 	return &fixture{env: e, prompt: p}
 }
 
+// open signs a browser in to f's UI with key and gets the page at path
+// under f's prompt, which must be served (200).
+func (f *fixture) open(t *testing.T, key, path string) (*browser, page) {
+	t.Helper()
+	b := f.browser()
+	b.signIn(key)
+	p := b.get(f.url(path))
+	if p.StatusCode != 200 {
+		t.Fatalf("%s: %d, want 200", path, p.StatusCode)
+	}
+	return b, p
+}
+
 // sent is what a browser sends with the page's form: its hidden inputs,
 // its text areas, and the option selected in each select.
 func sent(p page) url.Values {
@@ -75,10 +88,7 @@ var (
 func TestChatVersionPage(t *testing.T) {
 	is := is.New(t)
 	f := newChatFixture(t)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/versions/1"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, readKey, "/versions/1")
 	tx := text(p)
 	is.True(strings.Contains(tx, "Template format dotprompt"))
 	is.True(strings.Contains(p.body, "<pre>{{role &#34;system&#34;}}\nYou are a {{tone}} assistant.")) // the template as stored
@@ -130,10 +140,7 @@ func TestChatVersionPageRenderError(t *testing.T) {
 	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID,
 		Content: "{{role r}}Hi", Metadata: `{"input":{"schema":{"r":"string"},"default":{"r":"narrator"}},"acme.limits":[1]}`})
 	is.NoErr(err)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/versions/2"))
-	is.Equal(p.StatusCode, 200)
+	_, p := f.open(t, readKey, "/versions/2")
 	tx := text(p)
 	is.True(strings.Contains(tx, "Template format dotprompt")) // the prompt's latest format
 	is.True(strings.Contains(tx, `It does not render with its defaults: variables cannot be rendered: render: role must be system, user, model or tool, not "narrator"`))
@@ -157,10 +164,7 @@ func TestChatVersionPageNeedsValues(t *testing.T) {
 		Content:  "{{role \"user\"}}Go {{dir}} with {{name}}.",
 		Metadata: `{"input":{"schema":{"type":"object","properties":{"dir":{"enum":["up","down"]},"name":{"type":"string"}},"required":["dir"]}}}`})
 	is.NoErr(err)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/versions/2"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, readKey, "/versions/2")
 	tx := text(p)
 	is.True(strings.Contains(tx, "Not rendered here: it needs values for count, opts, which the input schema requires and the defaults do not give. Give them on its render page ."))
 	is.True(strings.Contains(p.body, `<a href="/ui/prompts/`+f.prompt.ID+`/versions/2/render">render page</a>`))
@@ -199,10 +203,7 @@ func TestChatVersionPagePlaceholderEdges(t *testing.T) {
 		Content:  "Order {{code}}",
 		Metadata: `{"input":{"schema":{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]+$"}},"required":["code"]}}}`})
 	is.NoErr(err)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/versions/2"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, readKey, "/versions/2")
 	is.True(strings.Contains(text(p), "User Look. Media: {{image}}"))
 	is.True(strings.Contains(p.body, `<p class="media">Media: <mark class="placeholder" title="A placeholder for image, not a value">{{image}}</mark></p>`))
 	is.True(!strings.Contains(p.body, `rel="noreferrer"`)) // no link to a placeholder
@@ -217,10 +218,7 @@ func TestChatVersionPagePlaceholderEdges(t *testing.T) {
 func TestChatRender(t *testing.T) {
 	is := is.New(t)
 	f := newChatFixture(t)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/versions/1/render"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, readKey, "/versions/1/render")
 	for _, name := range []string{"image", "name", "tone", "topics", "Read name as", "Read topics as", "History (JSON)", "Context (JSON)"} {
 		if !hasField(p, name) {
 			t.Errorf("no field %q", name)
@@ -371,10 +369,7 @@ func TestChatRenderHistoryAndContext(t *testing.T) {
 func TestChatNewVersion(t *testing.T) {
 	is := is.New(t)
 	f := newChatFixture(t)
-	b := f.browser()
-	b.signIn(writeKey)
-	p := b.get(f.url("/versions/new"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, writeKey, "/versions/new")
 	for _, name := range []string{"Plain", "Dotprompt", "Content", "Model", "Config (JSON)", "Metadata (JSON)", "Change summary"} {
 		if !hasField(p, name) {
 			t.Errorf("no field %q", name)
@@ -483,10 +478,7 @@ func TestChatCompare(t *testing.T) {
 	is.NoErr(err)
 	_, err = f.store.CreateVersion(ctx, prompts.NewVersion{PromptID: f.prompt.ID, Content: "Hi {{name}}", Metadata: prompts.Metadata(meta), TemplateFormat: prompts.FormatPlain})
 	is.NoErr(err)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/compare?from=1&to=2"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, readKey, "/compare?from=1&to=2")
 	tx := text(p)
 	is.True(strings.Contains(tx, "Template format The same: dotprompt."))
 	is.True(strings.Contains(tx, "The two versions have the same content."))
@@ -504,10 +496,7 @@ func TestChatRenderOddName(t *testing.T) {
 	f := newChatFixture(t)
 	_, err := f.store.CreateVersion(context.Background(), prompts.NewVersion{PromptID: f.prompt.ID, Content: `Hi {{[first name]}} & <b>{{x}}</b>`})
 	is.NoErr(err)
-	b := f.browser()
-	b.signIn(readKey)
-	p := b.get(f.url("/versions/2/render"))
-	is.Equal(p.StatusCode, 200)
+	b, p := f.open(t, readKey, "/versions/2/render")
 	is.True(hasField(p, "first name"))
 	form := sent(p)
 	form.Set("var.first name", "Ada")
@@ -537,10 +526,7 @@ func TestChatRenderPartial(t *testing.T) {
 		Metadata: `{"input":{"schema":{"name":"string"},"default":{"name":"Bo"}}}`})
 	is.NoErr(err)
 	f := &fixture{env: e, prompt: p}
-	b := f.browser()
-	b.signIn(readKey)
-	page := b.get(f.url("/versions/1"))
-	is.Equal(page.StatusCode, 200)
+	b, page := f.open(t, readKey, "/versions/1")
 	is.True(strings.Contains(text(page), "System Be kind to Bo. User Hi, I am Bo.")) // the preview, the partial included
 
 	form := sent(b.get(f.url("/versions/1/render")))

@@ -64,6 +64,27 @@ func (b *browser) callback(cb *url.URL) page {
 	return b.get(cb.RequestURI())
 }
 
+// isRefused checks that p, a page b got, refuses the sign-in (403)
+// saying want, and that b has no session.
+func isRefused(t *testing.T, b *browser, p page, want string) {
+	t.Helper()
+	if p.StatusCode != http.StatusForbidden || !strings.Contains(text(p), want) || b.sessionCookie() != nil {
+		t.Fatalf("%d, session %v, want 403 saying %q and no session:\n%s", p.StatusCode, b.sessionCookie(), want, text(p))
+	}
+}
+
+// authorizeURL starts a sign-in in b and returns the page that starts it
+// and where that sends the browser: the provider's authorization URL.
+func (b *browser) authorizeURL(t *testing.T) (page, *url.URL) {
+	t.Helper()
+	p := b.get(b.e.prefix + "oidc/start")
+	to, err := url.Parse(p.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, to
+}
+
 func TestOIDCSignInMakesTheEmailTheActor(t *testing.T) {
 	is := is.New(t)
 	e, _ := newOIDCEnv(t, ui.OIDCConfig{})
@@ -148,13 +169,9 @@ func TestOIDCNoMatchingRuleIsRefused(t *testing.T) {
 }
 
 func TestOIDCUnverifiedEmailIsRefused(t *testing.T) {
-	is := is.New(t)
 	e, _ := newOIDCEnv(t, ui.OIDCConfig{})
 	b := e.browser()
-	p := b.callback(b.login(oidctest.Carol)) // of prompt-admins, but not verified
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "carol@example.com is not verified"))
-	is.True(b.sessionCookie() == nil)
+	isRefused(t, b, b.callback(b.login(oidctest.Carol)), "carol@example.com is not verified") // of prompt-admins, but not verified
 }
 
 func TestOIDCEmailWithoutVerifiedClaimIsRefused(t *testing.T) {
@@ -192,16 +209,13 @@ func TestOIDCBadStateIsRefused(t *testing.T) {
 	q := cb.Query()
 	q.Set("state", q.Get("state")+"x")
 	cb.RawQuery = q.Encode()
-	p := b.callback(cb)
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "its state differs"))
-	is.True(b.sessionCookie() == nil)
+	isRefused(t, b, b.callback(cb), "its state differs")
 
 	// Nor from a browser that did not start it (a login forged by
 	// another site): no flow cookie.
 	b = e.browser()
 	cb = e.browser().login(oidctest.Alice)
-	p = b.callback(cb)
+	p := b.callback(cb)
 	is.Equal(p.StatusCode, http.StatusForbidden)
 	is.True(b.sessionCookie() == nil)
 }
@@ -224,20 +238,15 @@ func TestOIDCReplayedCodeIsRefused(t *testing.T) {
 	// Someone who caught both the redirect back and the flow cookie.
 	thief := e.browser()
 	thief.c.Jar.SetCookies(u, []*http.Cookie{{Name: flow.Name, Value: flow.Value, Path: e.prefix}})
-	p := thief.callback(cb)
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "This sign-in was used already"))
-	is.True(thief.sessionCookie() == nil)
+	isRefused(t, thief, thief.callback(cb), "This sign-in was used already")
 }
 
 func TestOIDCWrongNonceIsRefused(t *testing.T) {
 	is := is.New(t)
 	e, _ := newOIDCEnv(t, ui.OIDCConfig{})
 	b := e.browser()
-	p := b.get(e.prefix + "oidc/start")
+	p, to := b.authorizeURL(t)
 	is.Equal(p.StatusCode, http.StatusSeeOther)
-	to, err := url.Parse(p.Header.Get("Location"))
-	is.NoErr(err)
 	q := to.Query()
 	is.True(q.Get("nonce") != "")
 	is.Equal(q.Get("code_challenge_method"), "S256")
@@ -245,19 +254,14 @@ func TestOIDCWrongNonceIsRefused(t *testing.T) {
 	to.RawQuery = q.Encode()
 	cb, err := oidctest.Login(b.c, to.String(), oidctest.Alice)
 	is.NoErr(err)
-	p = b.callback(cb)
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "its nonce differs"))
-	is.True(b.sessionCookie() == nil)
+	isRefused(t, b, b.callback(cb), "its nonce differs")
 }
 
 func TestOIDCCodeNeedsTheVerifier(t *testing.T) {
 	is := is.New(t)
 	e, _ := newOIDCEnv(t, ui.OIDCConfig{})
 	b := e.browser()
-	p := b.get(e.prefix + "oidc/start")
-	to, err := url.Parse(p.Header.Get("Location"))
-	is.NoErr(err)
+	_, to := b.authorizeURL(t)
 	q := to.Query()
 	// A code asked for with another challenge (one a thief knows the
 	// verifier of) is not given for this flow's verifier.
@@ -265,22 +269,15 @@ func TestOIDCCodeNeedsTheVerifier(t *testing.T) {
 	to.RawQuery = q.Encode()
 	cb, err := oidctest.Login(b.c, to.String(), oidctest.Alice)
 	is.NoErr(err)
-	p = b.callback(cb)
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "refused to confirm this sign-in"))
-	is.True(b.sessionCookie() == nil)
+	isRefused(t, b, b.callback(cb), "refused to confirm this sign-in")
 }
 
 func TestOIDCExpiredFlowIsRefused(t *testing.T) {
-	is := is.New(t)
 	e, _ := newOIDCEnv(t, ui.OIDCConfig{})
 	b := e.browser()
 	cb := b.login(oidctest.Alice)
 	e.clock.Advance(10 * time.Minute)
-	p := b.callback(cb)
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "took longer than 10 minutes"))
-	is.True(b.sessionCookie() == nil)
+	isRefused(t, b, b.callback(cb), "took longer than 10 minutes")
 }
 
 func TestOIDCFlowCookie(t *testing.T) {
@@ -348,10 +345,7 @@ func TestKeySignInTurnedOff(t *testing.T) {
 	p := b.get(e.prefix)
 	is.True(!hasField(p, "API key"))
 	is.True(hasLink(p, "Sign in with Test IdP"))
-	p = b.post(e.prefix+"signin", url.Values{"key": {adminKey}})
-	is.Equal(p.StatusCode, http.StatusForbidden)
-	is.True(strings.Contains(text(p), "Signing in with an API key is turned off here. Sign in with Test IdP."))
-	is.True(b.sessionCookie() == nil)
+	isRefused(t, b, b.post(e.prefix+"signin", url.Values{"key": {adminKey}}), "Signing in with an API key is turned off here. Sign in with Test IdP.")
 
 	// On, by default, beside the provider.
 	e2, _ := newOIDCEnv(t, ui.OIDCConfig{})
