@@ -205,14 +205,7 @@ func (v *view) read(ctx context.Context, p prompts.Prompt, env prompts.Environme
 
 func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in getPromptIn) (*sdk.CallToolResult, versionOut, error) {
 	var out versionOut
-	if err := v.allow("get_prompt", httpapi.RoleRead); err != nil {
-		return nil, out, err
-	}
-	env, err := v.environment(in.Environment)
-	if err != nil {
-		return nil, out, err
-	}
-	p, name, err := v.resolve(ctx, in.ref)
+	env, p, name, err := v.readTool(ctx, "get_prompt", in.Environment, in.ref)
 	if err != nil {
 		return nil, out, err
 	}
@@ -253,14 +246,7 @@ func versionOf(name string, ver prompts.PromptVersion) versionOut {
 
 func (v *view) renderPrompt(ctx context.Context, _ *sdk.CallToolRequest, in renderPromptIn) (*sdk.CallToolResult, renderOut, error) {
 	var out renderOut
-	if err := v.allow("render_prompt", httpapi.RoleRead); err != nil {
-		return nil, out, err
-	}
-	env, err := v.environment(in.Environment)
-	if err != nil {
-		return nil, out, err
-	}
-	p, name, err := v.resolve(ctx, in.ref)
+	env, p, name, err := v.readTool(ctx, "render_prompt", in.Environment, in.ref)
 	if err != nil {
 		return nil, out, err
 	}
@@ -364,6 +350,21 @@ func (v *view) activateVersion(ctx context.Context, _ *sdk.CallToolRequest, in a
 		out.VersionNumber = ap.ActiveVersion.VersionNumber
 	}
 	return nil, out, nil
+}
+
+// readTool is the start of a tool that reads one prompt (get_prompt,
+// render_prompt): the read role, in this order, then the environment
+// (the session's when none is named), then the prompt named.
+func (v *view) readTool(ctx context.Context, tool, envName string, r ref) (prompts.Environment, prompts.Prompt, string, error) {
+	if err := v.allow(tool, httpapi.RoleRead); err != nil {
+		return "", prompts.Prompt{}, "", err
+	}
+	env, err := v.environment(envName)
+	if err != nil {
+		return "", prompts.Prompt{}, "", err
+	}
+	p, name, err := v.resolve(ctx, r)
+	return env, p, name, err
 }
 
 // resolve finds the prompt a tool names, among those the key may see: by
