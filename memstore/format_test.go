@@ -78,17 +78,8 @@ func TestFileFormatUnchanged(t *testing.T) {
 func TestFileOldVersionsArePlain(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	old, err := os.ReadFile("testdata/journal-v1.data")
-	is.NoErr(err)
-	is.True(!strings.Contains(string(old), "template_format"))
-	path := filepath.Join(t.TempDir(), "prompts.data")
-	is.NoErr(os.WriteFile(path, old, 0o600))
-	s, err := memstore.Open(path)
-	is.NoErr(err)
+	path, s, p := openV1Journal(t, "template_format")
 	defer func() { s.Close() }()
-	list, _, err := s.ListPrompts(ctx, prompts.PromptFilter{})
-	is.NoErr(err)
-	p := list[0]
 	vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{})
 	is.NoErr(err)
 	for _, v := range vs {
@@ -118,17 +109,8 @@ func TestFileOldVersionsArePlain(t *testing.T) {
 func TestFileOldVersionsHaveNoPartials(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	old, err := os.ReadFile("testdata/journal-v1.data")
-	is.NoErr(err)
-	is.True(!strings.Contains(string(old), "partials"))
-	path := filepath.Join(t.TempDir(), "prompts.data")
-	is.NoErr(os.WriteFile(path, old, 0o600))
-	s, err := memstore.Open(path)
-	is.NoErr(err)
+	path, s, p := openV1Journal(t, "partials")
 	defer func() { s.Close() }()
-	list, _, err := s.ListPrompts(ctx, prompts.PromptFilter{})
-	is.NoErr(err)
-	p := list[0]
 	vs, _, err := s.ListVersions(ctx, p.ID, prompts.Page{})
 	is.NoErr(err)
 	for _, v := range vs {
@@ -151,4 +133,22 @@ func TestFileOldVersionsHaveNoPartials(t *testing.T) {
 	v, err = s.GetVersion(ctx, p.ID, 4)
 	is.NoErr(err)
 	is.Equal(v.Partials, []string{})
+}
+
+// openV1Journal opens a copy of a data file an earlier release wrote
+// (testdata/journal-v1.data), which has no member word, and returns its
+// path, the store and its first prompt.
+func openV1Journal(t *testing.T, word string) (string, *memstore.Store, prompts.Prompt) {
+	t.Helper()
+	is := is.New(t)
+	old, err := os.ReadFile("testdata/journal-v1.data")
+	is.NoErr(err)
+	is.True(!strings.Contains(string(old), word)) // written before it existed
+	path := filepath.Join(t.TempDir(), "prompts.data")
+	is.NoErr(os.WriteFile(path, old, 0o600))
+	s, err := memstore.Open(path)
+	is.NoErr(err)
+	list, _, err := s.ListPrompts(context.Background(), prompts.PromptFilter{})
+	is.NoErr(err)
+	return path, s, list[0]
 }
