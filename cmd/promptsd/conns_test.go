@@ -15,6 +15,18 @@ import (
 	"github.com/promptkit/prompts/httpapi"
 )
 
+// active counts the connections with a request under way.
+func (l *connLimit) active() int {
+	n := 0
+	l.conns.Range(func(_, v any) bool {
+		if http.ConnState(v.(*connEntry).state.Load()) == http.StateActive {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 // limitedServer serves, within limit, GET / at once and GET /slow once
 // gate closes, authenticating the X-API-Key a request brings (if any)
 // with keys; its connections are the sockets themselves.
@@ -148,17 +160,21 @@ func TestConnLimit(t *testing.T) {
 // the oldest of them is closed once it has taken keylessGrace.
 func TestConnLimitClosesSlowRequestsWithoutAKey(t *testing.T) {
 	is := is.New(t)
-	addr := limitedServer(t, newConnLimit(2, 100), nil, httpapi.NewKeys())
-	withoutBody := func() net.Conn { // a body announced that never comes
+	limit := newConnLimit(2, 100)
+	addr := limitedServer(t, limit, nil, httpapi.NewKeys())
+	withoutBody := func(active int) net.Conn { // a body announced that never comes
 		c, err := net.Dial("tcp", addr)
 		is.NoErr(err)
 		t.Cleanup(func() { c.Close() })
 		_, err = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
 		is.NoErr(err)
+		// The server orders requests by when it reads them: wait until
+		// it has, so that the first is the oldest on a busy host too.
+		waitUntil(t, "the server reads the request", func() bool { return limit.active() == active })
 		return c
 	}
-	first := withoutBody()
-	second := withoutBody()
+	first := withoutBody(1)
+	second := withoutBody(2)
 	third := send(t, addr, "/", "")
 	answered(t, third)                               // within 5 s: keylessGrace, not the request's timeout
 	is.True(closedByServer(t, first, 5*time.Second)) // the oldest made room

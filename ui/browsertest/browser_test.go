@@ -277,15 +277,25 @@ func (b *tab) call(n cdp.BackendNodeID, fn string, out any, args ...any) {
 // scripts off) and decodes its result into out (unless nil).
 func (b *tab) eval(expr string, out any) {
 	b.t.Helper()
+	if err := b.tryEval(expr, out); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// tryEval is eval for a page that may be navigating away (a page that
+// moves on by itself): the error of an evaluation cut short is returned,
+// not fatal.
+func (b *tab) tryEval(expr string, out any) error {
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]byte](expr))
 	if err != nil {
-		b.t.Fatalf("%s: %v", expr, err)
+		return fmt.Errorf("%s: %w", expr, err)
 	}
 	if out != nil {
 		if err := json.Unmarshal(v, out); err != nil {
-			b.t.Fatalf("%s: %v: %s", expr, err, v)
+			return fmt.Errorf("%s: %w: %s", expr, err, v)
 		}
 	}
+	return nil
 }
 
 // fill types value into the text field labelled name, replacing what it

@@ -57,8 +57,10 @@ func TestSignInWithIdentityProvider(t *testing.T) {
 			SignOut bool
 		}
 		landed := poll.Until(30*time.Second, func() bool {
-			b.eval(`({Path: location.pathname, SignOut: !!document.querySelector('form[action="/ui/signout"]')})`, &at)
-			return at.Path == "/ui/" && at.SignOut
+			// The "Signed in" page moves on by itself: an evaluation
+			// may meet it navigating, and is tried again.
+			err := b.tryEval(`({Path: location.pathname, SignOut: !!document.querySelector('form[action="/ui/signout"]')})`, &at)
+			return err == nil && at.Path == "/ui/" && at.SignOut
 		})
 		if !landed {
 			t.Fatalf("not signed in on the projects page: at %s:\n%s", at.Path, b.text())
