@@ -3,7 +3,7 @@ package prompts
 import "time"
 
 // What each environment points at changes by deployments: an activation,
-// a deactivation or a rollback. Every change writes a Deployment record in
+// a split, a deactivation or a rollback. Every change writes a Deployment record in
 // the same atomic step; a call that changes nothing writes none. A change
 // may carry the revision its caller expects (compare-and-swap), an actor
 // and a reason.
@@ -16,6 +16,7 @@ const (
 	ActionActivate   Action = "activate"   // Activate, or a version created with environments
 	ActionDeactivate Action = "deactivate" // Deactivate
 	ActionRollback   Action = "rollback"   // Rollback
+	ActionSplit      Action = "split"      // Activate with a Split
 )
 
 // MaxReason is the longest reason of a change, in Unicode code points.
@@ -35,9 +36,16 @@ type Deployment struct {
 	// The version it pointed at before; nil when it pointed at none.
 	PreviousVersionID     *string
 	PreviousVersionNumber *int
-	Actor                 *string // who asked; nil when the caller named no one
-	Reason                *string // why; nil when none was given
-	CreatedAt             time.Time
+	// Split is the split the environment holds after the change (a split,
+	// or a rollback to one), nil otherwise; VersionID and VersionNumber
+	// are then its first entry's. PreviousSplit is the split it held
+	// before, nil when it held none; PreviousVersionID and
+	// PreviousVersionNumber are then its first entry's.
+	Split         Split
+	PreviousSplit Split
+	Actor         *string // who asked; nil when the caller named no one
+	Reason        *string // why; nil when none was given
+	CreatedAt     time.Time
 }
 
 // Change is what every change of an environment carries besides its

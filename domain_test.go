@@ -3,6 +3,7 @@ package prompts_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,21 @@ func TestActivationValidate(t *testing.T) {
 		{"id with NUL", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionID: prompts.Some("a\x00")}, []string{"version_id"}},
 		{"number 0", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: prompts.Some(0)}, []string{"version_number"}},
 		{"everything wrong", prompts.Activation{Environment: "Dev", VersionNumber: prompts.Some(-1)}, []string{"prompt_id", "environment", "version_number"}},
+		{"split", prompts.Activation{PromptID: id, Environment: prompts.Production, Split: prompts.Split{{VersionNumber: 1, Weight: 90}, {VersionID: id, Weight: 10}}}, nil},
+		{"split and a number", prompts.Activation{PromptID: id, Environment: prompts.Production, VersionNumber: prompts.Some(1), Split: prompts.Split{{VersionNumber: 1, Weight: 1}, {VersionNumber: 2, Weight: 1}}}, []string{"split"}},
+		{"split of one", prompts.Activation{PromptID: id, Environment: prompts.Production, Split: prompts.Split{{VersionNumber: 1, Weight: 1}}}, []string{"split"}},
+		{"empty split", prompts.Activation{PromptID: id, Environment: prompts.Production, Split: prompts.Split{}}, []string{"split"}},
+		{"split of eleven", prompts.Activation{PromptID: id, Environment: prompts.Production, Split: func() prompts.Split {
+			var s prompts.Split
+			for i := range 11 {
+				s = append(s, prompts.Share{VersionNumber: i + 1, Weight: 1})
+			}
+			return s
+		}()}, []string{"split"}},
+		{"split entries wrong", prompts.Activation{PromptID: id, Environment: prompts.Production, Split: prompts.Split{
+			{VersionNumber: 1, Weight: 0}, {VersionNumber: 1, Weight: 10001}, {Weight: 1}, {VersionID: id, VersionNumber: 2, Weight: 1},
+			{VersionID: id, Weight: 1}, {VersionID: id, Weight: 1}, {VersionNumber: -3, Weight: 1}}},
+			[]string{"split[0].weight", "split[1].version_number", "split[1].weight", "split[2].version_id", "split[3].version_id", "split[5].version_id", "split[6].version_number"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
@@ -120,6 +136,50 @@ func TestActivePromptCopy(t *testing.T) {
 		is.Equal(*a.Description, "d")
 		is.Equal(*a.ActiveVersion.ChangeSummary, "s")
 	}
+}
+
+// A split's Copy shares nothing with the original, and serves the entry
+// the original served.
+func TestActivePromptCopySplit(t *testing.T) {
+	is := is.New(t)
+	summary := "s"
+	vs := []prompts.PromptVersion{{ID: "a", VersionNumber: 1, Variables: []string{"x"}, ChangeSummary: &summary}, {ID: "b", VersionNumber: 2}}
+	a := prompts.ActivePrompt{Prompt: prompts.Prompt{ID: "p"}, Environment: prompts.Production,
+		Split: prompts.Split{{VersionID: "a", VersionNumber: 1, Weight: 1}, {VersionID: "b", VersionNumber: 2, Weight: 1}}, SplitVersions: vs}
+	a.ActiveVersion = &a.SplitVersions[1]
+	c := a.Copy()
+	is.Equal(c, a)
+	is.True(c.ActiveVersion == &c.SplitVersions[1]) // serves its own copy of the same entry
+	c.Split[0].Weight = 7
+	c.SplitVersions[0].Variables[0] = "y"
+	*c.SplitVersions[0].ChangeSummary = "t"
+	is.Equal(a.Split[0].Weight, 1)
+	is.Equal(a.SplitVersions[0].Variables[0], "x")
+	is.Equal(*a.SplitVersions[0].ChangeSummary, "s")
+}
+
+// Pick serves a subject the version of the entry that owns its point,
+// by the published formula; no subject, or no split, changes nothing.
+func TestActivePromptPick(t *testing.T) {
+	is := is.New(t)
+	const id = "01J9Z3K6Q2W8XN5T4V7B1C0D9E"
+	vs := []prompts.PromptVersion{{ID: "v3", VersionNumber: 3}, {ID: "v4", VersionNumber: 4}, {ID: "v5", VersionNumber: 5}}
+	split := prompts.Split{{VersionID: "v3", VersionNumber: 3, Weight: 70}, {VersionID: "v4", VersionNumber: 4, Weight: 20}, {VersionID: "v5", VersionNumber: 5, Weight: 10}}
+	a := prompts.ActivePrompt{Prompt: prompts.Prompt{ID: id}, Environment: prompts.Production, Split: split, SplitVersions: vs, ActiveVersion: &vs[0]}
+	counts := map[int]int{}
+	for i := range 10000 {
+		subject := "user-" + strconv.Itoa(i)
+		p := a.Pick(subject)
+		want := prompts.SplitEntry(prompts.SplitPoint(id, prompts.Production, subject), []int{70, 20, 10})
+		is.Equal(p.ActiveVersion.VersionNumber, vs[want].VersionNumber)                      // the formula's entry
+		is.Equal(p.Pick(subject).ActiveVersion.VersionNumber, p.ActiveVersion.VersionNumber) // sticky
+		counts[p.ActiveVersion.VersionNumber]++
+	}
+	is.True(counts[3] > 6700 && counts[3] < 7300 && counts[4] > 1800 && counts[4] < 2200 && counts[5] > 850 && counts[5] < 1150)
+	is.Equal(a.Pick("").ActiveVersion.VersionNumber, 3) // no subject: the first entry
+	plain := prompts.ActivePrompt{Prompt: prompts.Prompt{ID: id}, ActiveVersion: &vs[1]}
+	is.Equal(plain.Pick("user-1").ActiveVersion.VersionNumber, 4) // no split: as it is
+	is.Equal(testing.AllocsPerRun(100, func() { _ = a.Pick("user-12345") }), 0.0)
 }
 
 // Metadata that gives a name twice in one object, at any depth, is

@@ -69,8 +69,32 @@ func (e Environment) check(fe *fieldErrors, field string) bool {
 // an application reads.
 type ActivePrompt struct {
 	Prompt
-	Environment   Environment
-	ActiveVersion *PromptVersion // nil when nothing is active
+	Environment Environment
+	// ActiveVersion is the version served: nil when nothing is active;
+	// when the environment holds a split, its first entry's version, or
+	// the one Pick chose for a subject.
+	ActiveVersion *PromptVersion
+	// Split is the environment's split when it holds one (nil when it
+	// points at one version or none), and SplitVersions the versions of
+	// its entries, in the same order: all a reader needs to pick the
+	// version of any subject from memory (Pick).
+	Split         Split
+	SplitVersions []PromptVersion
+}
+
+// Pick returns a as it serves subject: with a split and a subject other
+// than "", ActiveVersion is the version of the split's entry that owns
+// the subject (Split.Entry); otherwise a as it is, the first entry's
+// version for a split. The result shares what a points to; Pick allocates
+// nothing.
+func (a ActivePrompt) Pick(subject string) ActivePrompt {
+	if subject == "" || len(a.Split) == 0 || len(a.SplitVersions) != len(a.Split) {
+		return a
+	}
+	if i := a.Split.Entry(a.ID, a.Environment, subject); i >= 0 {
+		a.ActiveVersion = &a.SplitVersions[i]
+	}
+	return a
 }
 
 // Copy returns a with its own copies of what it points to (the
@@ -78,7 +102,7 @@ type ActivePrompt struct {
 // changing one changes nothing of the other: what a Store hands out. It
 // makes one allocation for a version of up to 4 variables, two beyond.
 func (a ActivePrompt) Copy() ActivePrompt {
-	if a.Description == nil && a.ActiveVersion == nil {
+	if a.Description == nil && a.ActiveVersion == nil && a.Split == nil {
 		return a
 	}
 	blk := new(struct {
@@ -108,6 +132,23 @@ func (a ActivePrompt) Copy() ActivePrompt {
 		}
 		a.ActiveVersion = &blk.v
 	}
+	if a.Split != nil {
+		served := -1 // the entry whose version a serves, to serve it from the copies
+		for i := range a.SplitVersions {
+			if a.ActiveVersion != nil && a.SplitVersions[i].ID == a.ActiveVersion.ID {
+				served = i
+			}
+		}
+		a.Split = a.Split.Clone()
+		vs := make([]PromptVersion, len(a.SplitVersions))
+		for i, v := range a.SplitVersions {
+			vs[i] = *ActivePrompt{ActiveVersion: &v}.Copy().ActiveVersion
+		}
+		a.SplitVersions = vs
+		if served >= 0 {
+			a.ActiveVersion = &a.SplitVersions[served]
+		}
+	}
 	return a
 }
 
@@ -118,8 +159,15 @@ type Activation struct {
 	PromptID      string
 	Environment   Environment
 	VersionID     Optional[string] // the version's id, or
-	VersionNumber Optional[int]    // its number
-	Change                         // who, why, and the revision expected
+	VersionNumber Optional[int]    // its number, or
+	// Split, when not nil, makes the environment hold a split of 2 to 10
+	// different versions of the prompt (see Split), each entry naming its
+	// version by id or by number. The promotion guard and the partials
+	// guard apply to every version of it; the record's action is
+	// ActionSplit. Setting the split the environment holds (the same
+	// versions, weights and order) changes nothing.
+	Split  Split
+	Change // who, why, and the revision expected
 }
 
 // Validate reports every field that breaks a rule, at once.
@@ -131,10 +179,14 @@ func (in Activation) Validate() error {
 	in.Environment.check(&fe, "environment")
 	hasID, hasNumber := in.VersionID.HasValue(), in.VersionNumber.HasValue()
 	switch {
+	case in.Split != nil && (hasID || hasNumber):
+		fe.add("split", "cannot be given with version_id or version_number: give one of the three")
+	case in.Split != nil:
+		in.Split.check(&fe)
 	case hasID && hasNumber:
 		fe.add("version_id", "and version_number cannot both be given: give one")
 	case !hasID && !hasNumber:
-		fe.add("version_id", "or version_number is required")
+		fe.add("version_id", "version_number or split is required")
 	case hasID && in.VersionID.Value == "":
 		fe.add("version_id", "must not be empty")
 	case hasID:

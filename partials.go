@@ -230,7 +230,7 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 		}
 		env = Production
 	} else {
-		a, _, err := ReadActive(ctx, r.store, ActiveQuery{PromptID: in.PromptID, Environment: env})
+		a, _, err := ReadActive(ctx, r.store, ActiveQuery{PromptID: in.PromptID, Environment: env, Subject: in.Subject})
 		if err != nil {
 			return PromptVersion{}, Rendered{}, err
 		}
@@ -252,7 +252,7 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 			}
 			project, key = p.ProjectID, p.Key
 		}
-		if input.partials, err = r.resolve(ctx, t, project, key, env); err != nil {
+		if input.partials, err = r.resolve(ctx, t, project, key, env, in.Subject); err != nil {
 			return PromptVersion{}, Rendered{}, err
 		}
 	}
@@ -312,7 +312,7 @@ func plainPartial(content string) *dotprompt.Template {
 // it, and refuses a cycle or a chain deeper than MaxPartialDepth. Each
 // key is read once a render, and the depth below it is remembered, so a
 // wide graph costs its edges, not its paths.
-func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey string, env Environment) (*partialSet, error) {
+func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey string, env Environment, subject string) (*partialSet, error) {
 	ps := &partialSet{templates: map[string]*dotprompt.Template{}}
 	const (
 		onPath = 1
@@ -347,7 +347,7 @@ func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey s
 				if len(chain)-1 > MaxPartialDepth {
 					return 0, "", chainError("the partials nest more than "+strconv.Itoa(MaxPartialDepth)+" deep", chain)
 				}
-				t, err := r.partial(ctx, project, p, path[len(path)-1], env)
+				t, err := r.partial(ctx, project, p, path[len(path)-1], env, subject)
 				if err != nil {
 					return 0, "", err
 				}
@@ -377,9 +377,10 @@ func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey s
 }
 
 // partial returns the parsed template of the version of the prompt key
-// active in env, which by includes.
-func (r *Renderer) partial(ctx context.Context, project, key, by string, env Environment) (*parsed, error) {
-	a, _, err := ReadActive(ctx, r.store, ActiveQuery{ProjectID: project, Key: key, Environment: env, Shared: true})
+// active in env (for subject, when env holds a split of it), which by
+// includes.
+func (r *Renderer) partial(ctx context.Context, project, key, by string, env Environment, subject string) (*parsed, error) {
+	a, _, err := ReadActive(ctx, r.store, ActiveQuery{ProjectID: project, Key: key, Environment: env, Shared: true, Subject: subject})
 	switch {
 	case ErrorCode(err) == CodeNotFound:
 		return nil, partialError("the partial " + strconv.Quote(key) + " (included by " + strconv.Quote(by) + ") is not a prompt of the project")

@@ -29,6 +29,9 @@ import "context"
 //     fallback): a store that would wait for a backend it cannot reach,
 //     or retry it, tries once and fails at once instead.
 //
+// An ActiveReader answers q.Subject as the function ReadActive does: the
+// answer picked for the subject (ActivePrompt.Pick).
+//
 // stale reports an answer given from what the store last knew, because the
 // store of record was unavailable (a cache's stale-if-error, or its
 // fallback snapshot). A store that keeps no such answers never reports it.
@@ -53,6 +56,12 @@ type ActiveQuery struct {
 	ProjectID   string
 	Key         string
 	Environment Environment
+	// Subject, when not "", is who the read is for (a user, a session, a
+	// tenant: whatever the application names): when the environment holds
+	// a split, the answer's ActiveVersion is the version the split serves
+	// the subject (ActivePrompt.Pick). Without one, a split serves its
+	// first entry's version.
+	Subject string
 
 	Shared   bool // the answer may be the store's own: the caller changes nothing it points to
 	Fresh    bool // from the store of record, bypassing any cache; never stale
@@ -61,14 +70,16 @@ type ActiveQuery struct {
 
 // ReadActive reads q from s: with s's ReadActive when s is an
 // ActiveReader, else with GetActive or GetActiveByKey (never stale).
+//
+// With q.Subject, the answer is picked for the subject (ActivePrompt.Pick),
+// whatever s is.
 func ReadActive(ctx context.Context, s Store, q ActiveQuery) (a ActivePrompt, stale bool, err error) {
 	if r, ok := s.(ActiveReader); ok {
-		return r.ReadActive(ctx, q)
-	}
-	if q.PromptID != "" {
+		a, stale, err = r.ReadActive(ctx, q)
+	} else if q.PromptID != "" {
 		a, err = s.GetActive(ctx, q.PromptID, q.Environment)
 	} else {
 		a, err = s.GetActiveByKey(ctx, q.ProjectID, q.Key, q.Environment)
 	}
-	return a, false, err
+	return a.Pick(q.Subject), stale, err
 }

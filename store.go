@@ -68,7 +68,9 @@ type Store interface {
 	ListVersions(ctx context.Context, promptID string, p Page) (page []PromptVersion, more bool, err error)
 
 	// GetActive returns the prompt with the version active in env
-	// (ActiveVersion nil when none is). An unknown prompt is ErrNotFound;
+	// (ActiveVersion nil when none is). When env holds a split, the answer
+	// has the split and the versions of its entries (Split,
+	// SplitVersions), and ActiveVersion is its first entry's. An unknown prompt is ErrNotFound;
 	// an env that is malformed, or is not one of the prompt's project's
 	// environments (UnknownEnvironment), is ErrInvalid. Every method that
 	// takes an environment checks it so, in the same atomic step as its
@@ -78,11 +80,14 @@ type Store interface {
 	// project: how an application refers to its prompts. An unknown
 	// project or key is ErrNotFound.
 	GetActiveByKey(ctx context.Context, projectID, key string, env Environment) (ActivePrompt, error)
-	// Activate makes a version the active one in an environment and
-	// returns the prompt as GetActive does for that environment. An
-	// unknown prompt, or a version that is not one of this prompt's, is
-	// ErrNotFound. It writes a Deployment with ActionActivate unless the
-	// version was already active there.
+	// Activate makes a version the active one in an environment, or
+	// makes it hold a split (in.Split), and returns the prompt as
+	// GetActive does for that environment. An unknown prompt, or a
+	// version that is not one of this prompt's, is ErrNotFound; a split
+	// that names one version twice (once by id, once by number) is
+	// ErrInvalid. It writes a Deployment with ActionActivate (or
+	// ActionSplit, carrying the split) unless the environment already
+	// pointed at that version (or held that same split).
 	Activate(ctx context.Context, in Activation) (ActivePrompt, error)
 	// Deactivate points the environment at no version and returns the
 	// prompt as GetActive does for it. It writes a Deployment with
@@ -90,7 +95,8 @@ type Store interface {
 	// ErrNotFound.
 	Deactivate(ctx context.Context, in Deactivation) (ActivePrompt, error)
 	// Rollback points the environment back at the version it pointed at
-	// before its latest change (that Deployment's previous version), writes
+	// before its latest change (that Deployment's previous version, or
+	// previous split, which it holds again), writes
 	// a Deployment with ActionRollback, and returns the prompt as GetActive
 	// does for it. With no record, or when the latest change started from
 	// no version, it is the conflict NothingToRollBack; an unknown prompt

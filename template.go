@@ -190,6 +190,10 @@ type RenderRequest struct {
 	Context       map[string]any        // optional: Dotprompt's @ data
 	History       []Message             // optional: what {{history}} inserts
 	AllowUnused   bool
+	// Subject, optional, is who the render is for: where the environment
+	// (or a partial's) holds a split, the version it serves the subject
+	// (ActiveQuery.Subject). It has no effect on a render by number.
+	Subject string
 }
 
 // Input returns the RenderInput of in.

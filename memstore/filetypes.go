@@ -120,6 +120,8 @@ type fileDeployment struct {
 	VersionNumber         *int                `json:"version_number"`
 	PreviousVersionID     *string             `json:"previous_version_id"`
 	PreviousVersionNumber *int                `json:"previous_version_number"`
+	Split                 prompts.Split       `json:"split,omitempty"`
+	PreviousSplit         prompts.Split       `json:"previous_split,omitempty"`
 	Actor                 *string             `json:"actor"`
 	Reason                *string             `json:"reason"`
 	CreatedAt             time.Time           `json:"created_at"`
