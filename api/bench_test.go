@@ -46,3 +46,40 @@ func benchActive(b *testing.B, times int, encode func([]byte, prompts.ActiveProm
 	}
 	b.SetBytes(int64(len(buf)))
 }
+
+// renderBody is the body of the render of httpapi's
+// BenchmarkRenderPartial: an environment and four variables.
+const renderBody = `{"environment":"production","variables":{"company":"Acme","handoff_url":"https://acme.example/help","agent_name":"Sam","customer_name":"Ada"}}`
+
+// BenchmarkDecodeRender decodes a render's request body as the server
+// does (BENCHMARKS.md, "Render over HTTP").
+func BenchmarkDecodeRender(b *testing.B) {
+	body := []byte(renderBody)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var req api.Render
+		if bad := api.DecodeRequest(body, &req); bad != nil {
+			b.Fatal(bad)
+		}
+	}
+}
+
+// BenchmarkAppendRendered writes a render's answer: the chat prompt of
+// BenchmarkRenderPartial, two messages.
+func BenchmarkAppendRendered(b *testing.B) {
+	v := prompts.PromptVersion{PromptID: "01M85NS1EWN2SE8Y96FARND8ZV", ID: "01M85NS1EWN2SE8Y96FARND8ZW", VersionNumber: 1,
+		TemplateFormat: prompts.FormatDotprompt}
+	sys := strings.Repeat("You are the support assistant of Acme. Keep every answer short. ", 8)
+	out := prompts.Rendered{
+		Messages: []prompts.Message{{Role: "system", Content: []prompts.Part{{Text: sys}}},
+			{Role: "user", Content: []prompts.Part{{Text: "Hello, I am Ada."}}}},
+		Text: sys + "Hello, I am Ada.", Model: "googleai/gemini-2.5-flash", Config: `{"temperature":0.2,"maxOutputTokens":512}`,
+	}
+	buf := make([]byte, 0, 64<<10)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = api.AppendRendered(buf[:0], v, out)
+	}
+	b.SetBytes(int64(len(buf)))
+}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -31,38 +32,12 @@ Hello, I am {{customer_name}}.`
 // both see the same machine; it reports the median of the rounds' ratios
 // as render/read. BENCHMARKS.md has the figures.
 func BenchmarkRenderPartialVsRead(b *testing.B) {
-	ctx := context.Background()
-	store, readID := benchStore(b)
-	ap, err := store.GetActive(ctx, readID, prompts.Production)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tone, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: ap.ProjectID, Key: "support/tone", Name: "Tone"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := store.CreateVersion(ctx, prompts.NewVersion{PromptID: tone.ID, TemplateFormat: prompts.FormatDotprompt,
-		Content:      "Greet the customer by name, warmly and briefly, in the language of their last message.",
-		Environments: []prompts.Environment{prompts.Production}}); err != nil {
-		b.Fatal(err)
-	}
-	chat, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: ap.ProjectID, Key: "support/chat", Name: "Chat"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := store.CreateVersion(ctx, prompts.NewVersion{PromptID: chat.ID, TemplateFormat: prompts.FormatDotprompt,
-		Content: benchChat,
-		Metadata: `{"model":"googleai/gemini-2.5-flash","config":{"temperature":0.2,"maxOutputTokens":512},` +
-			`"input":{"schema":{"company":"string","handoff_url":"string","agent_name":"string","customer_name":"string"}}}`,
-		Environments: []prompts.Environment{prompts.Production}}); err != nil {
-		b.Fatal(err)
-	}
-	h := benchHandler(b, store)
+	h, readID, chatID := benchRenderHandler(b)
 	const key = "bench-key-0123456789abcdef0123456789abcdef"
 	read := httptest.NewRequest("GET", "/v1/integration/prompts/"+readID, nil)
 	read.Header.Set("X-API-Key", key)
-	body := `{"environment":"production","variables":{"company":"Acme","handoff_url":"https://acme.example/help","agent_name":"Sam","customer_name":"Ada"}}`
-	renderURL := "/v1/integration/prompts/" + chat.ID + "/render"
+	body := benchRenderBody
+	renderURL := "/v1/integration/prompts/" + chatID + "/render"
 	w := &discardWriter{}
 	serve := func(r *http.Request) {
 		w.header, w.status = http.Header{}, 0
@@ -116,4 +91,64 @@ func BenchmarkRenderPartialVsRead(b *testing.B) {
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "render/read")
 	b.ReportMetric(float64(renderTotal.Nanoseconds())/float64(n), "ns/render")
+}
+
+// benchRenderBody is the body of the render the benchmarks send: the
+// environment and the four variables.
+const benchRenderBody = `{"environment":"production","variables":{"company":"Acme","handoff_url":"https://acme.example/help","agent_name":"Sam","customer_name":"Ada"}}`
+
+// benchRenderHandler returns a handler over memstore with the prompt of
+// read 3 and the chat prompt benchChat (a dotprompt version with front
+// matter: model, config and an input schema) that includes the partial
+// support/tone, both active in production, and the two prompts' ids.
+func benchRenderHandler(b *testing.B) (h http.Handler, readID, chatID string) {
+	ctx := context.Background()
+	store, readID := benchStore(b)
+	ap, err := store.GetActive(ctx, readID, prompts.Production)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tone, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: ap.ProjectID, Key: "support/tone", Name: "Tone"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.CreateVersion(ctx, prompts.NewVersion{PromptID: tone.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content:      "Greet the customer by name, warmly and briefly, in the language of their last message.",
+		Environments: []prompts.Environment{prompts.Production}}); err != nil {
+		b.Fatal(err)
+	}
+	chat, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: ap.ProjectID, Key: "support/chat", Name: "Chat"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.CreateVersion(ctx, prompts.NewVersion{PromptID: chat.ID, TemplateFormat: prompts.FormatDotprompt,
+		Content: benchChat,
+		Metadata: `{"model":"googleai/gemini-2.5-flash","config":{"temperature":0.2,"maxOutputTokens":512},` +
+			`"input":{"schema":{"company":"string","handoff_url":"string","agent_name":"string","customer_name":"string"}}}`,
+		Environments: []prompts.Environment{prompts.Production}}); err != nil {
+		b.Fatal(err)
+	}
+	return benchHandler(b, store), readID, chat.ID
+}
+
+// BenchmarkRenderPartial is one render of BenchmarkRenderPartialVsRead's
+// chat prompt through the whole handler: its ns/op and allocs/op are a
+// render's. The request is made once; its body is rewound for each.
+func BenchmarkRenderPartial(b *testing.B) {
+	h, _, chatID := benchRenderHandler(b)
+	body := strings.NewReader(benchRenderBody)
+	r := httptest.NewRequest("POST", "/v1/integration/prompts/"+chatID+"/render", io.NopCloser(body))
+	r.Header.Set("X-API-Key", "bench-key-0123456789abcdef0123456789abcdef")
+	r.Header.Set("Content-Type", "application/json")
+	r.ContentLength = int64(len(benchRenderBody))
+	w := &discardWriter{}
+	b.ReportAllocs()
+	for b.Loop() {
+		body.Reset(benchRenderBody)
+		w.header, w.status = http.Header{}, 0
+		h.ServeHTTP(w, r)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+	}
 }
