@@ -88,4 +88,6 @@ func TestCosts(t *testing.T) {
 	read := &target{results: []result{{rps: 1000}, {rps: 800}}}
 	render := &target{baseline: read, results: []result{{rps: 500}, {rps: 800}}}
 	is.Equal(render.costs(), []float64{2, 1}) // the baseline's req/s over the target's
+	before := &target{results: []result{{rps: 250}, {rps: 1000}}}
+	is.Equal(render.against(before, rps), []float64{2, 0.8}) // round by round, the target's over the other's
 }

@@ -38,7 +38,9 @@
 // same server on memstore as read 3, and reports what a render costs as a
 // multiple of a read 3 there: read 3's req/s over render's, round by
 // round (goal: at most 1.5x). wrk sends the POST with a Lua script the
-// harness writes into its temporary directory.
+// harness writes into its temporary directory. With -before as well, it
+// renders on the earlier build too, in the same rounds, and reports both
+// builds' costs and this build's render against the earlier one's.
 //
 // Before measuring, it checks that each baseline answers exactly what its
 // server answers: the same body and headers.
@@ -145,7 +147,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.server, "server", "", "a standalone server binary to measure instead of building ./cmd/promptsd (to compare builds)")
 	fs.StringVar(&c.before, "before", "", "the standalone server binary of an earlier build, also measured on memstore; the memstore row is then its ratio to that build (goal 0.95x), alternating with it round by round")
 	fs.BoolVar(&c.traced, "traced", false, "also measure the server on memstore with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that discards the spans), against the same build without")
-	fs.BoolVar(&c.render, "render", false, "also measure render (POST /v1/integration/prompts/{id}/render) of a chat prompt with one partial and an input schema, on the server on memstore, against read 3 on that server (goal: at most 1.5x its cost)")
+	fs.BoolVar(&c.render, "render", false, "also measure render (POST /v1/integration/prompts/{id}/render) of a chat prompt with one partial and an input schema, on the server on memstore, against read 3 on that server (goal: at most 1.5x its cost); with -before, on the earlier build too")
 	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
@@ -273,6 +275,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	bareT := &target{name: "bare", url: bare.base + read.Path, proc: bare}
 	memT := &target{name: "memstore", url: mem.base + read.Path, proc: mem, baseline: bareT, goal: 0.90}
 	list = append(list, bareT, memT)
+	// renderOn adds render on the server of read, right after it in the
+	// rounds, so that the ratio of the two is what a render costs over a
+	// read there.
+	renderOn := func(read *target, name string) (*target, error) {
+		rr, err := seedRender(ctx, read.proc.base)
+		if err != nil {
+			return nil, fmt.Errorf("seeding the render on %s: %w", read.proc.name, err)
+		}
+		script, err := rr.script(tmp, name)
+		if err != nil {
+			return nil, err
+		}
+		t := &target{name: name, url: read.proc.base + rr.Path, script: script, proc: read.proc, baseline: read, costGoal: 1.5}
+		list = append(list, t)
+		return t, nil
+	}
+	var renderT *target
+	if cfg.render {
+		if renderT, err = renderOn(memT, "memstore-render"); err != nil {
+			return err
+		}
+	}
 	if cfg.before != "" {
 		// The earlier build, measured the same way: the change is the
 		// ratio of the two builds, which the host's noise moves far
@@ -288,6 +312,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		beforeT := &target{name: "memstore-before", url: p.base + beforeRead.Path, proc: p, baseline: bareT}
 		memT.baseline, memT.goal = beforeT, 0.95
 		list = append(list, beforeT)
+		if cfg.render {
+			// The earlier build's render too, in the same rounds: its
+			// cost over its own read 3, and this build's render against
+			// its render.
+			beforeRender, err := renderOn(beforeT, "memstore-before-render")
+			if err != nil {
+				return err
+			}
+			renderT.versus = beforeRender
+		}
 	}
 	if cfg.traced {
 		// The same build with tracing on, exporting every span (the
@@ -317,19 +351,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("memstore-traced: %w", err)
 		}
 		list = append(list, &target{name: "memstore-traced", url: traced.base + tracedRead.Path, proc: traced, baseline: memT})
-	}
-	if cfg.render {
-		// Render on the very server read 3 is measured on, so that the
-		// ratio of the two is what a render costs over a read there.
-		rr, err := seedRender(ctx, mem.base)
-		if err != nil {
-			return fmt.Errorf("seeding the render: %w", err)
-		}
-		script, err := rr.script(tmp)
-		if err != nil {
-			return err
-		}
-		list = append(list, &target{name: "memstore-render", url: mem.base + rr.Path, script: script, proc: mem, baseline: memT, costGoal: 1.5})
 	}
 	if cfg.openedUI {
 		// The same server once someone opened its web interface: the

@@ -22,7 +22,10 @@ type target struct {
 	// over t's).
 	costGoal float64
 	script   string // the wrk Lua script of a request that is not a GET
-	results  []result
+	// versus, when not nil, is the same request on an earlier build, in
+	// the same rounds: the report gives t's req/s and CPU over its.
+	versus  *target
+	results []result
 }
 
 // median returns the median of xs (the mean of the middle two when even).
@@ -49,10 +52,13 @@ func (t *target) series(f func(result) float64) []float64 {
 
 // ratios returns, round by round, f of t over f of its baseline in the
 // same round.
-func (t *target) ratios(f func(result) float64) []float64 {
+func (t *target) ratios(f func(result) float64) []float64 { return t.against(t.baseline, f) }
+
+// against returns, round by round, f of t over f of u in the same round.
+func (t *target) against(u *target, f func(result) float64) []float64 {
 	out := make([]float64, len(t.results))
 	for i, r := range t.results {
-		out[i] = f(r) / f(t.baseline.results[i])
+		out[i] = f(r) / f(u.results[i])
 	}
 	return out
 }
@@ -135,6 +141,15 @@ func report(w io.Writer, ts []*target, unit string) {
 			if counted {
 				cpu := t.ratios(cycles)
 				fmt.Fprintf(w, "by the server's %s per request: %.2fx (range %.2f-%.2f)\n", unit, median(cpu), slices.Min(cpu), slices.Max(cpu))
+			}
+		}
+		if v := t.versus; v != nil {
+			rs := t.against(v, rps)
+			fmt.Fprintf(w, "%s makes %.2fx the req/s of %s (the median of the rounds' ratios; range %.2f-%.2f)\n",
+				t.name, median(rs), v.name, slices.Min(rs), slices.Max(rs))
+			if counted {
+				cpu := t.against(v, cycles)
+				fmt.Fprintf(w, "and costs %.2fx its %s per request (range %.2f-%.2f)\n", median(cpu), unit, slices.Min(cpu), slices.Max(cpu))
 			}
 		}
 	}

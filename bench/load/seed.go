@@ -264,13 +264,13 @@ func seedRender(ctx context.Context, base string) (renderRequest, error) {
 	return rr, nil
 }
 
-// script writes the wrk Lua script that sends rr's POST into dir, and
-// returns the file.
-func (rr renderRequest) script(dir string) (string, error) {
+// script writes the wrk Lua script that sends rr's POST into dir, named
+// after the target, and returns the file.
+func (rr renderRequest) script(dir, target string) (string, error) {
 	lua := "wrk.method = \"POST\"\n" +
 		"wrk.headers[\"Content-Type\"] = \"application/json\"\n" +
 		"wrk.body = " + luaString(rr.Body) + "\n"
-	name := filepath.Join(dir, "render.lua")
+	name := filepath.Join(dir, target+".lua")
 	return name, os.WriteFile(name, []byte(lua), 0o600)
 }
 
