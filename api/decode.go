@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -39,6 +40,9 @@ func DecodeRequest(body []byte, v any) *RequestError {
 	// above but null (hence the brace), is read in one pass; any other
 	// is read again, step by step, to say what is wrong with it.
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		if f, ok := v.(quickDecoder); ok && f.decodeQuick(body) {
+			return checked(v)
+		}
 		if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err == nil {
 			return checked(v)
 		}
@@ -58,6 +62,344 @@ func DecodeRequest(body []byte, v any) *RequestError {
 		return memberErrors(val, reflect.TypeOf(v).Elem())
 	}
 	return checked(v)
+}
+
+// quickDecoder is a request type that reads the bodies it is most often
+// sent without reflection: decodeQuick reports whether it read body
+// whole, with the very values Unmarshal would give it; when it did not,
+// it leaves the value as it found it (the zero value) for Unmarshal, which
+// says what is wrong. It never accepts a body Unmarshal refuses.
+type quickDecoder interface {
+	decodeQuick(body []byte) bool
+}
+
+// decodeQuick reads a render's body as an application sends it
+// (environment or version_number, variables, allow_unused, context,
+// history) in one pass over its bytes, without reflection, and takes its
+// strings as slices of one copy of the body rather than one allocation
+// each. A member it does not know (or given twice, or of another type), a
+// value nested deeper than quickDepth, and anything that is not JSON it
+// leaves to Unmarshal. BENCHMARKS.md ("Render over HTTP") has the
+// figures.
+func (in *Render) decodeQuick(body []byte) bool {
+	d := quickScan{b: body, s: string(body)}
+	if !d.render(in) {
+		*in = Render{}
+		return false
+	}
+	return true
+}
+
+// quickDepth is how deeply the values decodeQuick reads may nest.
+const quickDepth = 64
+
+// quickScan reads JSON from b, strictly: what it accepts, Unmarshal
+// accepts and reads the same (names matched exactly, a name given twice in
+// an object refused, strings valid UTF-8 without lone surrogates); it may
+// refuse what Unmarshal accepts. s is b as a string, which strings without
+// escapes are slices of.
+type quickScan struct {
+	b     []byte
+	s     string
+	i     int
+	depth int
+}
+
+func (d *quickScan) render(in *Render) bool {
+	if !d.consume('{') {
+		return false
+	}
+	if !d.consume('}') {
+		var seen uint8
+		for {
+			name, ok := d.str()
+			if !ok || !d.consume(':') {
+				return false
+			}
+			var bit uint8
+			switch name {
+			case "environment":
+				bit = 1
+				switch d.peek() {
+				case 'n':
+					if !d.literal("null") {
+						return false
+					}
+					in.Environment = Null[prompts.Environment]()
+				case '"':
+					env, ok := d.str()
+					if !ok {
+						return false
+					}
+					in.Environment = Some(prompts.Environment(env))
+				default:
+					return false
+				}
+			case "version_number":
+				bit = 2
+				if c := d.peek(); c < '0' || c > '9' {
+					return false // null, a sign: Unmarshal says what they are
+				}
+				v, ok := d.number()
+				if !ok || !isDigits([]byte(v)) {
+					return false
+				}
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					n = int(^uint(0) >> 1) // as VersionNumber.UnmarshalJSON reads it
+				}
+				in.VersionNumber = VersionNumber(Some(n))
+			case "variables":
+				bit = 4
+				m, ok := d.objectOrNull()
+				if !ok {
+					return false
+				}
+				in.Variables = m
+			case "context":
+				bit = 8
+				m, ok := d.objectOrNull()
+				if !ok {
+					return false
+				}
+				in.Context = m
+			case "allow_unused":
+				bit = 16
+				switch {
+				case d.literal("true"):
+					in.AllowUnused = true
+				case d.literal("false"):
+					in.AllowUnused = false
+				default:
+					return false
+				}
+			case "history":
+				bit = 32
+				d.peek()
+				start := d.i
+				if _, ok := d.value(); !ok || in.History.UnmarshalJSON(d.b[start:d.i]) != nil {
+					return false
+				}
+			default:
+				return false
+			}
+			if seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			if d.consume(',') {
+				continue
+			}
+			if d.consume('}') {
+				break
+			}
+			return false
+		}
+	}
+	d.peek()
+	return d.i == len(d.b)
+}
+
+// peek skips white space and returns the next byte, 0 at the end.
+func (d *quickScan) peek() byte {
+	for d.i < len(d.b) {
+		switch c := d.b[d.i]; c {
+		case ' ', '\t', '\r', '\n':
+			d.i++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// consume reads c, after white space, if it is next.
+func (d *quickScan) consume(c byte) bool {
+	if d.peek() == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// literal reads lit (true, false or null) if it is next.
+func (d *quickScan) literal(lit string) bool {
+	d.peek()
+	if !strings.HasPrefix(d.s[d.i:], lit) {
+		return false
+	}
+	d.i += len(lit)
+	return true
+}
+
+// str reads a string: a slice of d.s, or, when it holds escapes, its
+// unquoted text.
+func (d *quickScan) str() (string, bool) {
+	if d.peek() != '"' {
+		return "", false
+	}
+	start := d.i + 1
+	n := bytes.IndexByte(d.b[start:], '"')
+	if n < 0 {
+		return "", false
+	}
+	i := start + n
+	if bytes.IndexByte(d.b[start:i], '\\') < 0 {
+		// No escape: the closing quote is the first, and the text is
+		// what is between, once it holds no control character and is
+		// valid UTF-8.
+		ascii := true
+		for _, c := range d.b[start:i] {
+			if c < 0x20 {
+				return "", false
+			}
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+		}
+		if !ascii && !utf8.Valid(d.b[start:i]) {
+			return "", false
+		}
+		d.i = i + 1
+		return d.s[start:i], true
+	}
+	for i = start; i < len(d.b) && d.b[i] != '"'; i++ {
+		if d.b[i] == '\\' {
+			i++ // the escaped byte: AppendUnquote checks the escape
+		}
+	}
+	if i >= len(d.b) {
+		return "", false
+	}
+	d.i = i + 1
+	u, err := jsontext.AppendUnquote(nil, d.b[start-1:i+1])
+	if err != nil {
+		return "", false
+	}
+	return string(u), true
+}
+
+// number reads a number as JSON writes it, and returns its text.
+func (d *quickScan) number() (string, bool) {
+	b, i := d.b, d.i
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return "", false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	start := d.i
+	d.i = i
+	return d.s[start:i], true
+}
+
+// objectOrNull reads an object, or null, as decodeObjectFrom does.
+func (d *quickScan) objectOrNull() (map[string]any, bool) {
+	switch d.peek() {
+	case 'n':
+		return nil, d.literal("null")
+	case '{':
+		v, ok := d.value()
+		if !ok {
+			return nil, false
+		}
+		return v.(map[string]any), true
+	}
+	return nil, false
+}
+
+// value reads the next value as decodeValue does: objects as
+// map[string]any, arrays as []any, numbers as json.Number.
+func (d *quickScan) value() (any, bool) {
+	switch c := d.peek(); {
+	case c == '{':
+		if d.depth++; d.depth > quickDepth {
+			return nil, false
+		}
+		defer func() { d.depth-- }()
+		d.i++
+		m := map[string]any{}
+		if d.consume('}') {
+			return m, true
+		}
+		for {
+			name, ok := d.str()
+			if !ok || !d.consume(':') {
+				return nil, false
+			}
+			v, ok := d.value()
+			if !ok {
+				return nil, false
+			}
+			if _, twice := m[name]; twice {
+				return nil, false
+			}
+			m[name] = v
+			if d.consume(',') {
+				continue
+			}
+			return m, d.consume('}')
+		}
+	case c == '[':
+		if d.depth++; d.depth > quickDepth {
+			return nil, false
+		}
+		defer func() { d.depth-- }()
+		d.i++
+		a := []any{}
+		if d.consume(']') {
+			return a, true
+		}
+		for {
+			v, ok := d.value()
+			if !ok {
+				return nil, false
+			}
+			a = append(a, v)
+			if d.consume(',') {
+				continue
+			}
+			return a, d.consume(']')
+		}
+	case c == '"':
+		return d.str()
+	case c == '-' || c >= '0' && c <= '9':
+		n, ok := d.number()
+		return stdjson.Number(n), ok
+	case d.literal("true"):
+		return true, true
+	case d.literal("false"):
+		return false, true
+	case d.literal("null"):
+		return nil, true
+	}
+	return nil, false
 }
 
 // checked returns the error of v's own rules (see checker), if it has
