@@ -61,7 +61,11 @@ func toMessages(segs []seg, history []Message) []Message {
 	cur, start := 0, 0
 	endPiece := func(end int) {
 		if piece := segs[start:end:end]; !blank(piece) {
-			srcs[cur].segs = append(srcs[cur].segs, piece...) // a slice of segs when it was empty
+			if len(srcs[cur].segs) == 0 {
+				srcs[cur].segs = piece // a slice of segs, not a copy
+			} else {
+				srcs[cur].segs = append(srcs[cur].segs, piece...)
+			}
 		}
 	}
 	for i, s := range segs {
@@ -88,13 +92,23 @@ func toMessages(segs []seg, history []Message) []Message {
 	}
 	endPiece(len(segs))
 	msgs := make([]Message, 0, len(srcs))
+	// The parts of all messages are slices of one array.
+	n := 0
+	for _, s := range srcs {
+		if s.content == nil {
+			n += len(s.segs)
+		}
+	}
+	parts := make([]Part, 0, n)
 	for _, s := range srcs {
 		if s.content == nil && blank(s.segs) {
 			continue
 		}
 		m := Message{Role: s.role, Content: s.content, Metadata: s.meta}
 		if s.content == nil {
-			m.Content = toParts(s.segs)
+			start := len(parts)
+			parts = appendParts(parts, s.segs)
+			m.Content = parts[start:len(parts):len(parts)]
 		}
 		msgs = append(msgs, m)
 	}
@@ -131,8 +145,8 @@ func insertHistory(msgs, history []Message) []Message {
 	return append(msgs, history...)
 }
 
-func toParts(segs []seg) []Part {
-	parts := make([]Part, 0, len(segs))
+// appendParts appends the parts of segs to parts.
+func appendParts(parts []Part, segs []seg) []Part {
 	for _, s := range segs {
 		switch s.kind {
 		case sText:

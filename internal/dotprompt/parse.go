@@ -76,6 +76,18 @@ type call struct {
 	head   *expr // path (helper name or value) or literal
 	params []*expr
 	hash   []hashPair
+	name   string // the helper head names, "" for none: helper()
+}
+
+// newCall returns the call of head, with the helper it names.
+func newCall(head *expr) *call {
+	c := &call{head: head}
+	if h := head; h.kind == ePath && !h.data && h.parents == 0 && !h.this && len(h.segs) == 1 {
+		if _, ok := helpers[h.segs[0]]; ok {
+			c.name = h.segs[0]
+		}
+	}
+	return c
 }
 
 type hashPair struct {
@@ -106,18 +118,11 @@ type expr struct {
 	num float64
 	b   bool
 	sub *call
+	lit any // a string's or a number's value, made once: eval returns it
 }
 
 // helper reports the helper a call names, if any.
-func (c *call) helper() string {
-	h := c.head
-	if h.kind == ePath && !h.data && h.parents == 0 && !h.this && len(h.segs) == 1 {
-		if _, ok := helpers[h.segs[0]]; ok {
-			return h.segs[0]
-		}
-	}
-	return ""
-}
+func (c *call) helper() string { return c.name }
 
 var helpers = map[string]bool{
 	"if": true, "unless": true, "each": true, "with": true,
@@ -786,7 +791,7 @@ func (p *parser) parseCall(l *lexer, block bool) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &call{head: head}
+	c := newCall(head)
 	for {
 		l.skip()
 		if l.atEnd() || (block && l.keywordAhead("as")) {
@@ -922,7 +927,7 @@ func (p *parser) parseExprNoRecord(l *lexer) (*expr, error) {
 		if l.pos == len(l.s) || !isIDChar(l.s[l.pos]) {
 			f, err := strconv.ParseFloat(l.s[st:l.pos], 64)
 			if err == nil {
-				return &expr{kind: eNumber, num: f}, nil
+				return &expr{kind: eNumber, num: f, lit: f}, nil
 			}
 		}
 		l.pos = st
@@ -954,7 +959,8 @@ func (l *lexer) literal() (*expr, error) {
 		}
 		if c == q {
 			l.pos++
-			return &expr{kind: eString, str: b.String()}, nil
+			str := b.String()
+			return &expr{kind: eString, str: str, lit: str}, nil
 		}
 		b.WriteByte(c)
 		l.pos++

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,7 +196,14 @@ type renderer struct {
 	data     Data
 	root     any
 	partials PartialResolver
-	chain    []string
+	chain    []string // the partials being included, outermost first
+	// What most renders need, in the renderer's one allocation: its
+	// output, the scope of the input, room for the output's segments
+	// and for a chain of partials.
+	top      out
+	topScope scope
+	segs     [8]seg
+	chainBuf [4]string
 }
 
 // Render renders the template with d. It stops as soon as the output
@@ -220,11 +228,14 @@ func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, err
 	if d.Input == nil {
 		root = map[string]any{}
 	}
-	r := &renderer{ctx: ctx, o: &out{limit: opts.MaxBytes, history: historySize(d.History)}, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials}
+	r := &renderer{ctx: ctx, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials,
+		top: out{limit: opts.MaxBytes, history: historySize(d.History)}, topScope: scope{ctx: root}}
+	r.top.segs, r.chain = r.segs[:0], r.chainBuf[:0]
+	r.o = &r.top
 	// About the source's size and a quarter, for the values and the
 	// partials: most renders then write into one allocation.
 	r.o.buf.Grow(min(t.size+t.size/4+64, opts.MaxBytes))
-	if err := r.nodes(t.root, &scope{ctx: root}); err != nil {
+	if err := r.nodes(t.root, &r.topScope); err != nil {
 		return nil, err
 	}
 	r.o.flush()
@@ -472,21 +483,23 @@ func (r *renderer) each(n *node, s *scope, v any) error {
 }
 
 func (r *renderer) partial(n *node, s *scope) error {
-	chain := append(append([]string(nil), r.chain...), n.name)
+	// The chain grows in place, and shrinks back once the partial is
+	// rendered; an error keeps a copy of it.
+	chain := append(r.chain, n.name)
 	for _, c := range r.chain {
 		if c == n.name {
-			return &PartialError{Chain: chain, Cycle: true}
+			return &PartialError{Chain: slices.Clone(chain), Cycle: true}
 		}
 	}
 	if len(chain) > MaxPartialDepth {
-		return &PartialError{Chain: chain, Depth: true}
+		return &PartialError{Chain: slices.Clone(chain), Depth: true}
 	}
 	if r.partials == nil {
-		return &PartialError{Chain: chain}
+		return &PartialError{Chain: slices.Clone(chain)}
 	}
 	t, err := r.partials(r.ctx, n.name)
 	if err != nil || t == nil {
-		return &PartialError{Chain: chain, Err: err}
+		return &PartialError{Chain: slices.Clone(chain), Err: err}
 	}
 	ctx := s.ctx
 	if n.ctxArg != nil {
@@ -558,10 +571,8 @@ func (r *renderer) partial(n *node, s *scope) error {
 
 func (r *renderer) eval(e *expr, s *scope) (any, error) {
 	switch e.kind {
-	case eString:
-		return e.str, nil
-	case eNumber:
-		return e.num, nil
+	case eString, eNumber:
+		return e.lit, nil
 	case eBool:
 		return e.b, nil
 	case eNull:

@@ -22,7 +22,7 @@ func Text(parts []TextPart) *Template {
 			t.root = append(t.root, &node{kind: nText, text: p.Text})
 			continue
 		}
-		t.root = append(t.root, &node{kind: nMustache, call: &call{head: &expr{kind: ePath, this: true, segs: []string{p.Var}}}})
+		t.root = append(t.root, &node{kind: nMustache, call: newCall(&expr{kind: ePath, this: true, segs: []string{p.Var}})})
 		if !seen[p.Var] {
 			seen[p.Var] = true
 			t.vars = append(t.vars, p.Var)
