@@ -194,24 +194,30 @@ func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error)
 	}
 	res, err := t.dp.Render(ctx, dotprompt.Data{Input: values, Context: in.Context, History: toDotprompt(in.History)},
 		dotprompt.Options{MaxBytes: MaxRenderSize, Partials: in.partials.resolver()})
+	if err != nil {
+		return Rendered{}, renderError(ctx, err)
+	}
+	return Rendered{Messages: fromDotprompt(res.Messages), Text: res.Text, Model: t.fm.model, Config: t.fm.config, Output: t.fm.output}, nil
+}
+
+// renderError is the error of a dotprompt render that failed with err.
+func renderError(ctx context.Context, err error) error {
+	var fe fieldErrors
 	var le *dotprompt.LimitError
 	switch {
 	case errors.As(err, &le) && le.What == "bytes":
 		fe.add("variables", "would render a text of more than "+strconv.Itoa(le.Limit)+" bytes, over the limit of "+strconv.Itoa(MaxRenderSize)+" bytes (4 MiB)")
-		return Rendered{}, fe.err()
+		return fe.err()
 	case errors.As(err, &le):
 		fe.add("variables", "would take more than "+strconv.Itoa(le.Limit)+" steps to render, over the limit")
-		return Rendered{}, fe.err()
+		return fe.err()
 	case errors.Is(err, dotprompt.ErrRender):
 		fe.add("variables", "cannot be rendered: "+err.Error())
-		return Rendered{}, fe.err()
-	case err != nil:
-		if ctx.Err() != nil {
-			return Rendered{}, ContextDone(ctx.Err())
-		}
-		return Rendered{}, renderPartialError(err)
+		return fe.err()
+	case ctx.Err() != nil:
+		return ContextDone(ctx.Err())
 	}
-	return Rendered{Messages: fromDotprompt(res.Messages), Text: res.Text, Model: t.fm.model, Config: t.fm.config, Output: t.fm.output}, nil
+	return renderPartialError(err)
 }
 
 func sortedNames(m map[string]any) []string {
@@ -245,17 +251,23 @@ func toDotprompt(ms []Message) []dotprompt.Message {
 // {{section}}), which carries only metadata, is left out.
 func fromDotprompt(ms []dotprompt.Message) []Message {
 	out := make([]Message, 0, len(ms))
+	// The parts of all messages are slices of one array.
+	n := 0
 	for _, m := range ms {
-		msg := Message{Role: m.Role, Content: []Part{}}
+		n += len(m.Content)
+	}
+	parts := make([]Part, 0, n)
+	for _, m := range ms {
+		start := len(parts)
 		for _, p := range m.Content {
 			switch {
 			case p.Media != nil:
-				msg.Content = append(msg.Content, Part{Media: &Media{URL: p.Media.URL, ContentType: p.Media.ContentType}})
+				parts = append(parts, Part{Media: &Media{URL: p.Media.URL, ContentType: p.Media.ContentType}})
 			case p.Text != "" || p.Metadata == nil:
-				msg.Content = append(msg.Content, Part{Text: p.Text})
+				parts = append(parts, Part{Text: p.Text})
 			}
 		}
-		out = append(out, msg)
+		out = append(out, Message{Role: m.Role, Content: parts[start:len(parts):len(parts)]})
 	}
 	return out
 }

@@ -760,10 +760,18 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 			}
 		}
 	}
-	var err error
 	if fm.quick == nil || !fm.quick.passes(out) {
-		err = fm.schema.Validate(out)
+		fm.schemaErrors(fm.schema.Validate(out), &errs)
 	}
+	// One entry a field, the first, in field order.
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	*fe = append(*fe, slices.CompactFunc(errs, func(a, b FieldError) bool { return a.Field == b.Field })...)
+	return out
+}
+
+// schemaErrors adds to errs what err, the input schema's verdict on the
+// values, says of them.
+func (fm *frontMatter) schemaErrors(err error, errs *fieldErrors) {
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		p := message.NewPrinter(language.English)
@@ -792,10 +800,6 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 	} else if err != nil {
 		errs.add("variables", "cannot be checked against the input schema: "+err.Error())
 	}
-	// One entry a field, the first, in field order.
-	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
-	*fe = append(*fe, slices.CompactFunc(errs, func(a, b FieldError) bool { return a.Field == b.Field })...)
-	return out
 }
 
 // allNamed reports whether the schema names every one of values.
