@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/promptkit/prompts/internal/dotprompt"
 )
@@ -133,6 +134,7 @@ type partialSet struct {
 	templates map[string]*dotprompt.Template
 	vars      []string // sorted, each once
 	readsAll  bool
+	resolve   dotprompt.PartialResolver // of templates
 }
 
 // reads reports whether a partial reads the input name.
@@ -152,7 +154,7 @@ func (ps *partialSet) resolver() dotprompt.PartialResolver {
 	if ps == nil {
 		return nil
 	}
-	return dotprompt.PartialMap(ps.templates)
+	return ps.resolve
 }
 
 // maxTemplates bounds a Renderer's cache of parsed templates: when full,
@@ -162,7 +164,9 @@ const maxTemplates = 1024
 // Renderer renders prompts' versions with their partials, over any Store.
 // It parses each version once (versions never change), keeping up to 1,024
 // parsed templates by version id, and reads which version of each partial
-// is active at each render. It is safe for concurrent use.
+// is active at each render; while they are the versions a template's last
+// render in that environment included, it includes them as it did then,
+// without resolving them again. It is safe for concurrent use.
 type Renderer struct {
 	store Store
 	mu    sync.Mutex
@@ -178,6 +182,32 @@ type parsed struct {
 
 	once sync.Once // a plain version's dp is made on its first inclusion
 	dp   *dotprompt.Template
+
+	// resolved are the partial sets of its last renders, one an
+	// environment (at most maxResolved), each with the versions it was
+	// resolved from; never changed once stored, replaced whole.
+	resolved atomic.Pointer[[]*resolution]
+}
+
+// maxResolved is how many environments' partial sets a parsed template
+// keeps.
+const maxResolved = 8
+
+// resolution is a partial set resolved for a template of the prompt key
+// in project, in env: the versions read, in the order resolve read them,
+// and the set they made.
+type resolution struct {
+	project, key string
+	env          Environment
+	reads        []partialRead
+	set          *partialSet
+}
+
+// partialRead is one read of resolve: the partial key, included by by,
+// and the id of the version that was active.
+type partialRead struct {
+	key, by   string
+	versionID string
 }
 
 // included returns the template that includes p as a partial.
@@ -252,7 +282,7 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 			}
 			project, key = p.ProjectID, p.Key
 		}
-		if input.partials, err = r.resolve(ctx, t, project, key, env, in.Subject); err != nil {
+		if input.partials, err = r.partialSet(ctx, t, project, key, env, in.Subject); err != nil {
 			return PromptVersion{}, Rendered{}, err
 		}
 	}
@@ -307,12 +337,66 @@ func plainPartial(content string) *dotprompt.Template {
 	return dotprompt.Text(parts)
 }
 
+// partialSet returns the partials root includes, as resolve does: it
+// reads the version active in env of each partial its last render in env
+// read, in the same order, and when they are the versions that render
+// read, the set it resolved then (the same versions resolve the same
+// way), else resolves them again. A render so reads each partial once, as
+// resolve does, without building the set again.
+func (r *Renderer) partialSet(ctx context.Context, root *parsed, project, rootKey string, env Environment, subject string) (*partialSet, error) {
+	var last *resolution
+	if all := root.resolved.Load(); all != nil {
+		for _, res := range *all {
+			if res.env == env && res.project == project && res.key == rootKey {
+				last = res
+				break
+			}
+		}
+	}
+	if last != nil {
+		same := true
+		for _, rd := range last.reads {
+			v, err := r.activePartial(ctx, project, rd.key, rd.by, env, subject)
+			if err != nil {
+				// resolve would have read the same versions up to
+				// here, and failed here.
+				return nil, err
+			}
+			if v.ID != rd.versionID {
+				same = false
+				break
+			}
+		}
+		if same {
+			return last.set, nil
+		}
+	}
+	res := &resolution{project: project, key: rootKey, env: env}
+	set, err := r.resolve(ctx, root, project, rootKey, env, subject, &res.reads)
+	if err != nil {
+		return nil, err
+	}
+	res.set = set
+	// Replace this environment's resolution, keeping the others.
+	all := []*resolution{res}
+	if old := root.resolved.Load(); old != nil {
+		for _, o := range *old {
+			if len(all) < maxResolved && (o.env != env || o.project != project || o.key != rootKey) {
+				all = append(all, o)
+			}
+		}
+	}
+	root.resolved.Store(&all)
+	return set, nil
+}
+
 // resolve reads, for the partials root includes and theirs in turn, the
 // version active in env of the prompt of project with that key, parses
 // it, and refuses a cycle or a chain deeper than MaxPartialDepth. Each
 // key is read once a render, and the depth below it is remembered, so a
-// wide graph costs its edges, not its paths.
-func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey string, env Environment, subject string) (*partialSet, error) {
+// wide graph costs its edges, not its paths. It appends each read to
+// reads.
+func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey string, env Environment, subject string, reads *[]partialRead) (*partialSet, error) {
 	ps := &partialSet{templates: map[string]*dotprompt.Template{}}
 	const (
 		onPath = 1
@@ -347,7 +431,12 @@ func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey s
 				if len(chain)-1 > MaxPartialDepth {
 					return 0, "", chainError("the partials nest more than "+strconv.Itoa(MaxPartialDepth)+" deep", chain)
 				}
-				t, err := r.partial(ctx, project, p, path[len(path)-1], env, subject)
+				v, err := r.activePartial(ctx, project, p, path[len(path)-1], env, subject)
+				if err != nil {
+					return 0, "", err
+				}
+				*reads = append(*reads, partialRead{key: p, by: path[len(path)-1], versionID: v.ID})
+				t, err := r.parse(*v)
 				if err != nil {
 					return 0, "", err
 				}
@@ -373,13 +462,14 @@ func (r *Renderer) resolve(ctx context.Context, root *parsed, project, rootKey s
 	}
 	slices.Sort(ps.vars)
 	ps.vars = slices.Compact(ps.vars)
+	ps.resolve = dotprompt.PartialMap(ps.templates)
 	return ps, nil
 }
 
-// partial returns the parsed template of the version of the prompt key
-// active in env (for subject, when env holds a split of it), which by
-// includes.
-func (r *Renderer) partial(ctx context.Context, project, key, by string, env Environment, subject string) (*parsed, error) {
+// activePartial returns the version of the prompt key active in env (for
+// subject, when env holds a split of it), which by includes, as the store
+// shares it: the caller changes nothing it points to.
+func (r *Renderer) activePartial(ctx context.Context, project, key, by string, env Environment, subject string) (*PromptVersion, error) {
 	a, _, err := ReadActive(ctx, r.store, ActiveQuery{ProjectID: project, Key: key, Environment: env, Shared: true, Subject: subject})
 	switch {
 	case ErrorCode(err) == CodeNotFound:
@@ -389,5 +479,5 @@ func (r *Renderer) partial(ctx context.Context, project, key, by string, env Env
 	case a.ActiveVersion == nil:
 		return nil, partialError("the partial " + strconv.Quote(key) + " (included by " + strconv.Quote(by) + ") has no version active in " + string(env))
 	}
-	return r.parse(*a.ActiveVersion)
+	return a.ActiveVersion, nil
 }
