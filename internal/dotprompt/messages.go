@@ -162,6 +162,32 @@ func appendParts(parts []Part, segs []seg) []Part {
 	return parts
 }
 
+// adjacentText returns the text parts that toMessages makes of segs (the
+// text segments that are not blank, in order, when no history is
+// inserted) joined, as a slice of all, when they are adjacent in it: as a
+// render writes them, unless blank text falls between two. It reports
+// false when they are not.
+func adjacentText(segs []seg, all string) (string, bool) {
+	start, end := 0, -1
+	for _, s := range segs {
+		if s.kind != sText || strings.TrimSpace(s.text) == "" {
+			continue
+		}
+		switch {
+		case end < 0:
+			start = s.off
+		case s.off != end:
+			return "", false
+		}
+		end = s.off + len(s.text)
+	}
+	if end < 0 {
+		return "", true
+	}
+	return all[start:end], true
+}
+
+// joinText returns the text parts of msgs joined.
 func joinText(msgs []Message) string {
 	n := 0
 	for _, m := range msgs {

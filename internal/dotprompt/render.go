@@ -119,6 +119,7 @@ type seg struct {
 	kind segKind
 	text string // text; role; section name; media url
 	ct   string // media content type
+	off  int    // text: where it starts in the render's buffer
 }
 
 type out struct {
@@ -169,7 +170,7 @@ func (o *out) marker(m seg) error {
 func (o *out) flush() {
 	if o.buf.Len() > o.start {
 		all := o.buf.String()
-		o.segs = append(o.segs, seg{kind: sText, text: all[o.start:]})
+		o.segs = append(o.segs, seg{kind: sText, text: all[o.start:], off: o.start})
 		o.start = len(all)
 	}
 }
@@ -209,15 +210,24 @@ type renderer struct {
 // Render renders the template with d. It stops as soon as the output
 // would pass opts.MaxBytes.
 func (t *Template) Render(ctx context.Context, d Data, opts Options) (*Result, error) {
-	segs, err := t.render(ctx, d, opts)
+	segs, all, err := t.render(ctx, d, opts)
 	if err != nil {
 		return nil, err
 	}
 	msgs := toMessages(segs, d.History)
-	return &Result{Messages: msgs, Text: joinText(msgs)}, nil
+	text, ok := "", false
+	if len(d.History) == 0 {
+		text, ok = adjacentText(segs, all)
+	}
+	if !ok {
+		text = joinText(msgs)
+	}
+	return &Result{Messages: msgs, Text: text}, nil
 }
 
-func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, error) {
+// render returns the segments of the output and the text they are slices
+// of.
+func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, string, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
@@ -236,10 +246,10 @@ func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, err
 	// partials: most renders then write into one allocation.
 	r.o.buf.Grow(min(t.size+t.size/4+64, opts.MaxBytes))
 	if err := r.nodes(t.root, &r.topScope); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	r.o.flush()
-	return r.o.segs, nil
+	return r.o.segs, r.o.buf.String(), nil
 }
 
 // historySize is the size of the history's text and media references,
