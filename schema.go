@@ -744,6 +744,9 @@ func (fm *frontMatter) values(in RenderInput, fe *fieldErrors) map[string]any {
 	if out == nil {
 		out = map[string]any{} // an object to check, as with values
 	}
+	if fm.quick != nil && fm.quick.passes(out) {
+		return out // each a property (so none to leave out), each of its type
+	}
 	var errs fieldErrors
 	if !fm.open && !fm.allNamed(out) {
 		if len(fm.defaults) == 0 && in.AllowUnused {
