@@ -31,7 +31,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if r.Body == nil {
 		return nil, true
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.limit))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, h.limit), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -71,6 +71,30 @@ func (h *Handler) decode(w http.ResponseWriter, body []byte, v any) bool {
 		return false
 	}
 	return true
+}
+
+// readAll is io.ReadAll with a first buffer of size bytes (-1 when not
+// known) and one more, to see the end: a body whose length is known is
+// read into one allocation of that size, rather than into 512 bytes
+// grown as it comes.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // more than it said: grow, as ReadAll does
+		}
+	}
 }
 
 // Query parameters.
