@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MaxNesting is how deeply blocks (and subexpressions) may nest in one
@@ -31,6 +32,8 @@ type Template struct {
 	partials []string
 	readsAll bool
 	size     int // the source's length: about what a render writes, to size its buffer
+
+	renderers sync.Pool // of *renderer, zero, for the next render
 }
 
 // Variables returns the top-level input names the template reads (first

@@ -210,7 +210,17 @@ type renderer struct {
 // Render renders the template with d. It stops as soon as the output
 // would pass opts.MaxBytes.
 func (t *Template) Render(ctx context.Context, d Data, opts Options) (*Result, error) {
-	segs, all, err := t.render(ctx, d, opts)
+	// The renderer is the template's to reuse once the messages are
+	// made: what they hold is the output's text, never the renderer.
+	r, _ := t.renderers.Get().(*renderer)
+	if r == nil {
+		r = new(renderer)
+	}
+	defer func() {
+		*r = renderer{} // keeps nothing of this render
+		t.renderers.Put(r)
+	}()
+	segs, all, err := t.render(r, ctx, d, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -225,9 +235,9 @@ func (t *Template) Render(ctx context.Context, d Data, opts Options) (*Result, e
 	return &Result{Messages: msgs, Text: text}, nil
 }
 
-// render returns the segments of the output and the text they are slices
-// of.
-func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, string, error) {
+// render renders with r, a zero renderer, and returns the segments of the
+// output and the text they are slices of.
+func (t *Template) render(r *renderer, ctx context.Context, d Data, opts Options) ([]seg, string, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
@@ -238,7 +248,7 @@ func (t *Template) render(ctx context.Context, d Data, opts Options) ([]seg, str
 	if d.Input == nil {
 		root = map[string]any{}
 	}
-	r := &renderer{ctx: ctx, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials,
+	*r = renderer{ctx: ctx, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials,
 		top: out{limit: opts.MaxBytes, history: historySize(d.History)}, topScope: scope{ctx: root}}
 	r.top.segs, r.chain = r.segs[:0], r.chainBuf[:0]
 	r.o = &r.top
