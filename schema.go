@@ -823,8 +823,14 @@ func (fm *frontMatter) allNamed(values map[string]any) bool {
 // other values (which may break the schema) go to the validator, which
 // says how.
 type quickSchema struct {
-	props    map[string]uint8 // the kinds of values a property takes
-	required []string
+	names    []string // the properties, sorted
+	kinds    []uint8  // the kinds of values each takes
+	required []bool   // whether each is required
+	// nRequired is how many names are required (each once, as JSON
+	// Schema has them), properties or not: values pass when they give
+	// that many required properties (a required name that is no
+	// property is never given).
+	nRequired int
 }
 
 const (
@@ -837,7 +843,8 @@ const (
 // newQuickSchema returns doc's quickSchema, or nil when doc has another
 // shape.
 func newQuickSchema(doc map[string]any) *quickSchema {
-	q := &quickSchema{props: map[string]uint8{}}
+	kindOf := map[string]uint8{}
+	var required []string
 	for k, v := range doc {
 		switch k {
 		case "type":
@@ -859,7 +866,7 @@ func newQuickSchema(doc map[string]any) *quickSchema {
 				if !ok {
 					return nil
 				}
-				q.required = append(q.required, name)
+				required = append(required, name)
 			}
 		case "properties":
 			props, ok := v.(map[string]any)
@@ -871,12 +878,18 @@ func newQuickSchema(doc map[string]any) *quickSchema {
 				if !ok {
 					return nil
 				}
-				q.props[name] = kinds
+				kindOf[name] = kinds
 			}
 		default:
 			return nil
 		}
 	}
+	q := &quickSchema{names: slices.Sorted(maps.Keys(kindOf))}
+	for _, name := range q.names {
+		q.kinds = append(q.kinds, kindOf[name])
+		q.required = append(q.required, slices.Contains(required, name))
+	}
+	q.nRequired = len(required)
 	return q
 }
 
@@ -920,16 +933,16 @@ func quickKinds(p any) (uint8, bool) {
 // passes reports whether values obviously pass the schema: false says
 // only that the validator must judge them.
 func (q *quickSchema) passes(values map[string]any) bool {
-	for _, name := range q.required {
-		if _, ok := values[name]; !ok {
-			return false
-		}
-	}
+	given := 0 // required properties given
 	for name, v := range values {
-		kinds, ok := q.props[name]
+		i, ok := slices.BinarySearch(q.names, name)
 		if !ok {
 			return false
 		}
+		if q.required[i] {
+			given++
+		}
+		kinds := q.kinds[i]
 		if kinds == quickAny {
 			continue
 		}
@@ -946,7 +959,7 @@ func (q *quickSchema) passes(values map[string]any) bool {
 			return false
 		}
 	}
-	return true
+	return given == q.nRequired
 }
 
 // leaves calls f with each error of e's tree that has no causes.

@@ -60,4 +60,9 @@ func TestQuickSchemaPassesOnlyWhatTheValidatorPasses(t *testing.T) {
 	is.True(!q.passes(map[string]any{}))         // a required value missing goes to the validator
 	is.True(!q.passes(map[string]any{"a": 1}))   // a value of another type too
 	is.True(!q.passes(map[string]any{"b": "x"})) // and a name the schema does not name
+	q = newQuickSchema(map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{}, "b": map[string]any{}}, "required": []any{"b", "z"}})
+	is.True(!q.passes(map[string]any{"a": 1, "b": 2})) // z, required, is never given: the validator judges
+	q = newQuickSchema(map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{}, "b": map[string]any{}}, "required": []any{"b"}})
+	is.True(q.passes(map[string]any{"a": 1, "b": 2})) // b given, a not required
+	is.True(!q.passes(map[string]any{"a": 2}))        // b missing
 }
