@@ -70,7 +70,7 @@ func BenchmarkDecodeRender(b *testing.B) {
 func BenchmarkAppendRendered(b *testing.B) {
 	v := prompts.PromptVersion{PromptID: "01M85NS1EWN2SE8Y96FARND8ZV", ID: "01M85NS1EWN2SE8Y96FARND8ZW", VersionNumber: 1,
 		TemplateFormat: prompts.FormatDotprompt}
-	sys := strings.Repeat("You are the support assistant of Acme. Keep every answer short. ", 8)
+	sys := strings.Repeat("You are the support assistant of Acme. Keep every answer short.\n", 8) // lines, as a template's
 	out := prompts.Rendered{
 		Messages: []prompts.Message{{Role: "system", Content: []prompts.Part{{Text: sys}}},
 			{Role: "user", Content: []prompts.Part{{Text: "Hello, I am Ada."}}}},
