@@ -106,6 +106,14 @@ const hex = "0123456789abcdef"
 // escapes what JSON requires (with \b, \f, \n, \r, \t where they exist),
 // nothing else, and writes U+FFFD in place of invalid UTF-8.
 func appendString(b []byte, s string) []byte {
+	b, _ = appendStringValid(b, s)
+	return b
+}
+
+// appendStringValid is appendString, and reports whether s was valid
+// UTF-8 (no U+FFFD written in place of a byte).
+func appendStringValid(b []byte, s string) ([]byte, bool) {
+	valid := true
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -148,12 +156,13 @@ func appendString(b []byte, s string) []byte {
 			b = append(b, "\uFFFD"...)
 			i += size
 			start = i
+			valid = false
 			continue
 		}
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), valid
 }
 
 // plainWords returns the length of the longest prefix of s, in whole

@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/promptkit/prompts"
 )
@@ -20,6 +21,9 @@ func AppendRendered(b []byte, v prompts.PromptVersion, r prompts.Rendered) []byt
 	b = append(b, `,"template_format":`...)
 	b = appendString(b, string(v.TemplateFormat.Or(prompts.FormatPlain)))
 	b = append(b, `,"messages":[`...)
+	// Where each text part's JSON is written, for the text (see below).
+	var spans [16]span
+	n, whole := 0, true
 	for i, m := range r.Messages {
 		if i > 0 {
 			b = append(b, ',')
@@ -33,7 +37,15 @@ func AppendRendered(b []byte, v prompts.PromptVersion, r prompts.Rendered) []byt
 			}
 			if p.Media == nil {
 				b = append(b, `{"text":`...)
-				b = appendString(b, p.Text)
+				start := len(b) + 1
+				var valid bool
+				b, valid = appendStringValid(b, p.Text)
+				if n < len(spans) && valid {
+					spans[n] = span{start, len(b) - 1, p.Text}
+					n++
+				} else {
+					whole = false
+				}
 				b = append(b, '}')
 				continue
 			}
@@ -60,8 +72,38 @@ func AppendRendered(b []byte, v prompts.PromptVersion, r prompts.Rendered) []byt
 	b = append(b, `,"output":`...)
 	b = appendRaw(b, r.Output)
 	b = append(b, `,"text":`...)
-	b = appendString(b, r.Text)
+	// The text is the text parts joined (see prompts.Rendered): its JSON
+	// is then theirs joined, as just written, when each part was valid
+	// UTF-8 (escaping goes rune by rune), rather than the text escaped
+	// again.
+	if whole && joins(r.Text, spans[:n]) {
+		b = append(b, '"')
+		for _, sp := range spans[:n] {
+			b = append(b, b[sp.start:sp.end]...)
+		}
+		b = append(b, '"')
+	} else {
+		b = appendString(b, r.Text)
+	}
 	return append(b, '}')
+}
+
+// span is where a text part's JSON string, quotes left out, is in the
+// answer being written.
+type span struct {
+	start, end int
+	text       string
+}
+
+// joins reports whether text is the texts of spans joined.
+func joins(text string, spans []span) bool {
+	for _, sp := range spans {
+		if !strings.HasPrefix(text, sp.text) {
+			return false
+		}
+		text = text[len(sp.text):]
+	}
+	return text == ""
 }
 
 // appendRaw appends s, JSON text, or null for "".

@@ -79,5 +79,41 @@ func FuzzAppendRendered(f *testing.F) {
 		r.Text, r.Messages[0].Content[0].Text, r.Messages[1].Role = s, s, s
 		r.Messages[1].Content[1].Media.ContentType = ct
 		checkRendered(t, v, r)
+		checkJoined(t, s[:len(s)/2], s[len(s)/2:])
 	})
+}
+
+// checkJoined checks the answer of a render whose text is the text parts
+// a and b joined, as a render's is (AppendRendered writes the text from
+// the parts' JSON then), against Marshal's.
+func checkJoined(t *testing.T, a, b string) {
+	t.Helper()
+	v, r := sampleRendered()
+	r.Messages[0].Content[0].Text, r.Messages[1].Content[0].Text, r.Text = a, b, a+b
+	checkRendered(t, v, r)
+}
+
+// The text of a render is the text parts joined: written from them, it is
+// what Marshal writes, whatever the parts hold, and wherever they split
+// the text (an invalid byte of a part can be half of a character of the
+// text).
+func TestAppendRenderedJoinedText(t *testing.T) {
+	for _, s := range append(stringCases, "é", "日本", "a\xc3\xa9b", "😀") {
+		for i := range len(s) + 1 {
+			checkJoined(t, s[:i], s[i:])
+		}
+	}
+	v, r := sampleRendered()
+	r.Text = "You are the support assistant of Acme!Hello" // not the parts joined
+	checkRendered(t, v, r)
+	r.Text = "You are the support assistant of Acme.Hello, and more"
+	checkRendered(t, v, r)
+	many, extra := prompts.Message{Role: "user"}, ""
+	for i := range 40 {
+		many.Content = append(many.Content, prompts.Part{Text: strings.Repeat("\n", i)})
+		extra += strings.Repeat("\n", i)
+	}
+	r.Messages = append(r.Messages, many)
+	r.Text = "You are the support assistant of Acme.Hello" + extra
+	checkRendered(t, v, r) // more parts than AppendRendered keeps the place of
 }
