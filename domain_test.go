@@ -138,6 +138,45 @@ func TestActivePromptCopy(t *testing.T) {
 	}
 }
 
+// PromptVersion.Copy shares nothing with the original, whatever the
+// number of variables and partials: neither a change to an element nor
+// an append reaches the original, or the other list.
+func TestPromptVersionCopy(t *testing.T) {
+	is := is.New(t)
+	lists := [][]string{nil, {}, {"a"}, {"a", "b", "c"}, {"a", "b", "c", "d", "e", "f", "g"}}
+	for _, vars := range lists {
+		for _, partials := range lists {
+			for _, summary := range []*string{nil, new(string)} {
+				v := prompts.PromptVersion{ID: "v", ChangeSummary: summary, Variables: slices.Clone(vars), Partials: slices.Clone(partials)}
+				c := v.Copy()
+				is.Equal(c, v)                                        // equal
+				is.Equal(c.Variables == nil, vars == nil)             // nil stays nil
+				is.Equal(c.Partials == nil, partials == nil)          // nil stays nil
+				is.True(summary == nil || c.ChangeSummary != summary) // its own summary
+				for i := range c.Variables {
+					c.Variables[i] = "z"
+				}
+				for i := range c.Partials {
+					c.Partials[i] = "z"
+				}
+				c.Variables = append(c.Variables, "x") // appending to one list
+				c.Partials = append(c.Partials, "y")   // does not reach the other
+				is.Equal(c.Variables[len(c.Variables)-1], "x")
+				if len(partials) > 0 {
+					is.Equal(c.Partials[0], "z") // not overwritten by the variable appended
+				}
+				is.Equal(v.Variables, vars)    // untouched
+				is.Equal(v.Partials, partials) // untouched
+			}
+		}
+	}
+	room := make([]string, 1, 4)
+	c := prompts.PromptVersion{Variables: room[:0], Partials: room[:0]}.Copy()
+	c.Variables = append(c.Variables, "x")
+	c.Partials = append(c.Partials, "y")
+	is.Equal(room[0], "") // an empty list's spare room is not the copy's
+}
+
 // A split's Copy shares nothing with the original, and serves the entry
 // the original served.
 func TestActivePromptCopySplit(t *testing.T) {

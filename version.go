@@ -251,17 +251,48 @@ func (in NewVersion) Validate() error {
 	return fe.err()
 }
 
-// Copy returns v with its own copy of ChangeSummary.
+// Copy returns v with its own copies of ChangeSummary, Variables and
+// Partials. It makes one allocation for up to 6 variables and partials,
+// more beyond.
 func (v PromptVersion) Copy() PromptVersion {
-	if v.ChangeSummary != nil {
-		c := *v.ChangeSummary
-		v.ChangeSummary = &c
+	if v.ChangeSummary == nil && len(v.Variables) == 0 && len(v.Partials) == 0 {
+		v.Variables, v.Partials = clip(v.Variables), clip(v.Partials)
+		return v // nil or empty, as they were
 	}
+	blk := new(struct {
+		summary string
+		names   [6]string
+	})
+	if v.ChangeSummary != nil {
+		blk.summary = *v.ChangeSummary
+		v.ChangeSummary = &blk.summary
+	}
+	names := blk.names[:0]
 	if v.Variables != nil {
-		v.Variables = slices.Clone(v.Variables)
+		v.Variables, names = copyNames(v.Variables, names)
 	}
 	if v.Partials != nil {
-		v.Partials = slices.Clone(v.Partials)
+		v.Partials, _ = copyNames(v.Partials, names)
 	}
 	return v
+}
+
+// clip returns list, nil or empty, without room to append in place.
+func clip(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	return list[:0:0]
+}
+
+// copyNames returns a copy of list, in room's spare capacity when it fits
+// (a slice whose capacity is its length, so that appending to it copies
+// it), and what remains of room.
+func copyNames(list, room []string) (copied, rest []string) {
+	if len(list) > cap(room)-len(room) {
+		return slices.Clone(list), room
+	}
+	n := len(room)
+	room = append(room, list...)
+	return room[n:len(room):len(room)], room
 }
