@@ -260,7 +260,8 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 		}
 		env = Production
 	} else {
-		a, _, err := ReadActive(ctx, r.store, ActiveQuery{PromptID: in.PromptID, Environment: env, Subject: in.Subject})
+		// Shared: the version is read, and copied only to be returned.
+		a, _, err := ReadActive(ctx, r.store, ActiveQuery{PromptID: in.PromptID, Environment: env, Subject: in.Subject, Shared: true})
 		if err != nil {
 			return PromptVersion{}, Rendered{}, err
 		}
@@ -290,7 +291,7 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 	if err != nil {
 		return PromptVersion{}, Rendered{}, err
 	}
-	return v, out, nil
+	return v.Copy(), out, nil
 }
 
 // parse returns v's parsed template, parsing it on its first render.

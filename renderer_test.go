@@ -123,3 +123,33 @@ func TestRendererConcurrentEnvironments(t *testing.T) {
 		is.NoErr(err) // each environment's header
 	}
 }
+
+// The version a render returns is the caller's: changing it changes
+// neither the store's nor the next render's.
+func TestRendererReturnsACopy(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	store := memstore.New()
+	proj, err := store.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "k"})
+	is.NoErr(err)
+	summary := "first"
+	_, err = store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
+		ChangeSummary: &summary, Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	r := prompts.NewRenderer(store)
+	in := prompts.RenderRequest{PromptID: p.ID, Variables: map[string]any{"a": "1", "b": "2"}}
+	v, _, err := r.Render(ctx, in)
+	is.NoErr(err)
+	v.Variables[0], *v.ChangeSummary = "changed", "changed"
+	v.Partials = append(v.Partials, "changed")
+	again, _, err := r.Render(ctx, in)
+	is.NoErr(err)
+	is.Equal(again.Variables, []string{"a", "b"}) // the store's, untouched
+	is.Equal(*again.ChangeSummary, "first")
+	is.Equal(again.Partials, []string{})
+	a, err := store.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.Variables, []string{"a", "b"})
+}
