@@ -146,6 +146,18 @@ func (q *queryFields) environment(raw string) prompts.Environment {
 	return e
 }
 
+// subject reads the subject query parameter of a read of a prompt in an
+// environment: who the read is for, which picks the version of a split;
+// "" when absent.
+func (q *queryFields) subject(raw string) string {
+	v, given, fe := queryParam(raw, "subject")
+	q.add(fe)
+	if given && fe == nil && v == "" {
+		q.add(&prompts.FieldError{Field: "subject", Detail: "must not be empty: leave it out to read a split's first entry"})
+	}
+	return v
+}
+
 // page reads the limit and after query parameters; the domain's rules of
 // a page judge them.
 func (q *queryFields) page(raw string) prompts.Page {
