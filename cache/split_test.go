@@ -218,19 +218,33 @@ func TestParseSnapshotBadSplits(t *testing.T) {
 	}
 }
 
-// BenchmarkSplitPick is a read through the Go API answered from memory:
-// of a prompt with one version active (plain), and of a split of three,
-// picked for a subject (the hash included). BENCHMARKS.md ("Splits") has
-// the ratio.
+// BenchmarkSplitPick is a read through the Go API answered from memory,
+// with its own copy and shared (ActiveQuery.Shared): of a prompt with
+// one version active (plain), and of splits of two (90/10) and three
+// versions of the same size, picked for a subject (the hash included; 64
+// subjects in turn). BENCHMARKS.md ("Splits") has the ratios.
 func BenchmarkSplitPick(b *testing.B) {
 	ctx := context.Background()
-	ms, p := splitFixture(b)
-	plain, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: p.ProjectID, Key: "plain", Name: "N", Description: p.Description})
-	if err != nil {
+	ms, three := splitFixture(b)
+	newPrompt := func(key string) prompts.Prompt {
+		p, err := ms.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: three.ProjectID, Key: key, Name: "N", Description: three.Description})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []string{"one", "two"} {
+			summary := "the " + c
+			if _, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: c + " {{name}} {{place}}", ChangeSummary: &summary}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return p
+	}
+	plain, two := newPrompt("plain"), newPrompt("two")
+	if _, err := ms.Activate(ctx, prompts.Activation{PromptID: plain.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1)}); err != nil {
 		b.Fatal(err)
 	}
-	summary := "the one"
-	if _, err := ms.CreateVersion(ctx, prompts.NewVersion{PromptID: plain.ID, Content: "one {{name}} {{place}}", ChangeSummary: &summary, Environments: []prompts.Environment{prompts.Production}}); err != nil {
+	if _, err := ms.Activate(ctx, prompts.Activation{PromptID: two.ID, Environment: prompts.Production,
+		Split: prompts.Split{{VersionNumber: 1, Weight: 90}, {VersionNumber: 2, Weight: 10}}}); err != nil {
 		b.Fatal(err)
 	}
 	c := cache.New(ms, cache.Standalone())
@@ -238,32 +252,34 @@ func BenchmarkSplitPick(b *testing.B) {
 	for i := range subjects {
 		subjects[i] = "user-" + strconv.Itoa(1000+i)
 	}
-	for _, bc := range []struct {
-		name string
-		q    func(i int) prompts.ActiveQuery
-	}{
-		{"plain-hit", func(int) prompts.ActiveQuery {
-			return prompts.ActiveQuery{PromptID: plain.ID, Environment: prompts.Production}
-		}},
-		{"split-pick", func(i int) prompts.ActiveQuery {
-			return prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production, Subject: subjects[i%len(subjects)]}
-		}},
-		{"plain-hit-shared", func(int) prompts.ActiveQuery {
-			return prompts.ActiveQuery{PromptID: plain.ID, Environment: prompts.Production, Shared: true}
-		}},
-		{"split-pick-shared", func(i int) prompts.ActiveQuery {
-			return prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production, Subject: subjects[i%len(subjects)], Shared: true}
-		}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if _, _, err := c.ReadActive(ctx, bc.q(i)); err != nil {
-					b.Fatal(err)
-				}
-				i++
+	for _, shared := range []bool{false, true} {
+		for _, bc := range []struct {
+			name    string
+			id      string
+			subject bool
+		}{
+			{"plain-hit", plain.ID, false},
+			{"split2-pick", two.ID, true},
+			{"split3-pick", three.ID, true},
+		} {
+			name := bc.name
+			if shared {
+				name += "-shared"
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				q := prompts.ActiveQuery{PromptID: bc.id, Environment: prompts.Production, Shared: shared}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if bc.subject {
+						q.Subject = subjects[i%len(subjects)]
+					}
+					if _, _, err := c.ReadActive(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
 	}
 }
