@@ -5,6 +5,10 @@ import "context"
 // MigrateLockKey returns the key of the advisory lock Migrate takes.
 func MigrateLockKey(s *Store) int64 { return s.lockKey }
 
+// EventLockKey returns the key of the advisory lock of the event log of
+// the Store in schema.
+func EventLockKey(schema string) int64 { return eventLockKey(schema) }
+
 // queryNames names the statements, for the query plans test.
 var queryNames = [numQueries]string{
 	qCreateProject:                "CreateProject",

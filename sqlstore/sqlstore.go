@@ -293,16 +293,21 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	h := fnv.New64a()
 	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
 	s.lockKey = int64(h.Sum64())
-	h.Reset()
-	h.Write([]byte("github.com/promptkit/prompts/sqlstore.events:" + s.schema))
-	eventLock := int64(h.Sum64())
 	s.channel = Channel(s.schema)
 	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel),
-		"{eventlock}", strconv.FormatInt(eventLock, 10))
+		"{eventlock}", strconv.FormatInt(eventLockKey(s.schema), 10))
 	for i, q := range queryText() {
 		s.queries[i] = r.Replace(q)
 	}
 	return s, nil
+}
+
+// eventLockKey is the key of the advisory lock of the event log of the
+// Store whose tables live in schema (see appendEvents).
+func eventLockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("github.com/promptkit/prompts/sqlstore.events:" + schema))
+	return int64(h.Sum64())
 }
 
 // Channel is the PostgreSQL notification channel of the Store whose tables
