@@ -60,6 +60,10 @@ var queryNames = [numQueries]string{
 	qLockEnvironment:              "PutEnvironment, DeleteEnvironment (lock)",
 	qEnvironmentInUse:             "DeleteEnvironment (in use)",
 	qDeleteEnvironment:            "DeleteEnvironment",
+	qSplitVersions:                "GetActive, GetActiveByKey (a split's versions)",
+	qResolveVersions:              "Activate, Rollback (a split's versions)",
+	qEnvironmentState:             "Activate, Rollback, CreateVersion (to or from a split: the state)",
+	qHoldEnvironment:              "Activate, Rollback, CreateVersion (to or from a split: hold)",
 }
 
 // Queries returns the Store's statements by name, in order.
