@@ -113,6 +113,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		{0, idempotencyTests},
 		{canSize, idempotencySizeTests},
 		{0, eventTests},
+		{0, splitTests},
+		{canLogEvents, splitEventTests},
 		{canKeepWebhooks, webhookTests},
 	}
 	for _, group := range groups {
@@ -138,6 +140,7 @@ const (
 	canKeepKeys                         // prompts.KeyStore
 	canSize                             // StoredSizer
 	canKeepWebhooks                     // prompts.WebhookStore
+	canLogEvents                        // prompts.EventLog
 )
 
 // abilities returns the optional abilities of s.
@@ -154,6 +157,9 @@ func abilities(s prompts.Store) ability {
 	}
 	if _, ok := prompts.WebhookStoreOf(s); ok {
 		a |= canKeepWebhooks
+	}
+	if _, ok := prompts.EventLogOf(s); ok {
+		a |= canLogEvents
 	}
 	return a
 }
@@ -346,7 +352,15 @@ func activeText(a prompts.ActivePrompt) string {
 	if a.ActiveVersion != nil {
 		active = versionText(*a.ActiveVersion)
 	}
-	return promptText(a.Prompt) + " in " + string(a.Environment) + ": " + active
+	t := promptText(a.Prompt) + " in " + string(a.Environment) + ": " + active
+	if a.Split != nil || a.SplitVersions != nil {
+		// A split: its entries (ids, numbers, weights) and their versions.
+		t += " split " + fmt.Sprint(a.Split)
+		for _, v := range a.SplitVersions {
+			t += " " + versionText(v)
+		}
+	}
+	return t
 }
 
 // invalid checks that err is ErrInvalid naming exactly these fields, in
