@@ -222,10 +222,9 @@ func (s *Store) activateSplit(ctx context.Context, in prompts.Activation) (promp
 		if err := c.precondition(); err != nil {
 			return err
 		}
-		if err := c.partialGuard(ctx, tx, partialsOf(vs), true); err != nil { // locked with the prompt
-			return err
-		}
-		return c.hold(ctx, tx, vs, resolvedSplit(vs, in.Split), prompts.ActionSplit)
+		return c.hold(ctx, tx, vs, resolvedSplit(vs, in.Split), prompts.ActionSplit, func() error {
+			return c.partialGuard(ctx, tx, partialsOf(vs), true) // locked with the prompt
+		})
 	}, qMissingPartials)
 }
 
@@ -387,7 +386,7 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 			return err
 		}
 		if split != nil {
-			return c.hold(ctx, tx, vs, resolvedSplit(vs, split), prompts.ActionRollback)
+			return c.hold(ctx, tx, vs, resolvedSplit(vs, split), prompts.ActionRollback, nil)
 		}
 		_, err = c.point(ctx, tx, int(target.Int64), nil, prompts.ActionRollback)
 		return err
@@ -472,7 +471,7 @@ func (c change) point(ctx context.Context, tx *tx, number, id any, action prompt
 		if err != nil {
 			return found, err
 		}
-		return found, c.hold(ctx, tx, vs, nil, action)
+		return found, c.hold(ctx, tx, vs, nil, action, nil) // the caller ran the partials guard
 	}
 	if err == nil && refused {
 		// The guard refused: nothing was written. The statement compares

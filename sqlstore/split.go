@@ -62,11 +62,11 @@ func decodeSplit(b []byte) (prompts.Split, error) {
 	return s, nil
 }
 
-// numbers returns the version numbers of the split's entries, in order.
-func numbers(s prompts.Split) pq.Int64Array {
-	out := make(pq.Int64Array, len(s))
+// numbersOf returns the version numbers of the split's entries, in order.
+func numbersOf(s prompts.Split) []int {
+	out := make([]int, len(s))
 	for i, e := range s {
-		out[i] = int64(e.VersionNumber)
+		out[i] = e.VersionNumber
 	}
 	return out
 }
@@ -92,7 +92,11 @@ func readSplit(ctx context.Context, get stmtFunc, a *prompts.ActivePrompt, raw [
 	if err != nil {
 		return err
 	}
-	rows, err := st.QueryContext(ctx, a.ID, numbers(split))
+	nums := make(pq.Int64Array, len(split))
+	for i, e := range split {
+		nums[i] = int64(e.VersionNumber)
+	}
+	rows, err := st.QueryContext(ctx, a.ID, nums)
 	if err != nil {
 		return err
 	}
@@ -131,9 +135,10 @@ type resolved struct {
 }
 
 // resolve finds the versions of the prompt that refs name, each by its id
-// or else its number, in the order of refs: a version that is not the
-// prompt's is ErrNotFound, and then one named twice (once by id, once by
-// number) ErrInvalid on the field of the entry that names it again.
+// or else its number, in the order of refs, and refuses the first entry
+// that names a version that is not the prompt's (ErrNotFound) or one an
+// entry before it named (once by id, once by number: ErrInvalid on the
+// field of the entry that names it again).
 func resolve(ctx context.Context, tx *tx, promptID string, refs []prompts.Share) ([]resolved, error) {
 	var (
 		nums pq.Int64Array
@@ -181,16 +186,12 @@ func resolve(ctx context.Context, tx *tx, promptID string, refs []prompts.Share)
 			return nil, prompts.NotFound("version")
 		}
 		out[i] = found[j]
-	}
-	for i, r := range refs {
-		if slices.ContainsFunc(out[:i], func(v resolved) bool { return v.id == out[i].id }) {
+		if before := slices.IndexFunc(out[:i], func(v resolved) bool { return v.id == out[i].id }); before >= 0 {
 			field := "split[" + strconv.Itoa(i) + "].version_number"
 			if r.VersionID != "" {
 				field = "split[" + strconv.Itoa(i) + "].version_id"
 			}
-			return nil, &prompts.Error{Code: prompts.CodeInvalid, Message: "invalid input", Fields: []prompts.FieldError{
-				{Field: field, Detail: "names a version named before: each entry names a different version"},
-			}}
+			return nil, prompts.Invalid(field, "names the version split["+strconv.Itoa(before)+"] names: each entry names a different version")
 		}
 	}
 	return out, nil
@@ -222,12 +223,13 @@ func partialsOf(vs []resolved) []string {
 // split of them (vs in its order). It changes nothing when the
 // environment points there already (the same split: the same versions,
 // weights and order), or when the change's precondition does not hold
-// (the caller answers it). Else the promotion guard compares each of vs
-// with each version active there now (the one, or every entry of the
-// split held), unless the change allows it; then hold records the change
-// as action, with the state before (the version, or the split and its
-// first entry), and its event. The partials guard is the caller's.
-func (c change) hold(ctx context.Context, tx *tx, vs []resolved, split prompts.Split, action prompts.Action) error {
+// (the caller answers it). Else it runs partials (the partials guard,
+// when the caller has not run it already: nil), then the promotion guard
+// compares each of vs with each version active there now (the one, or
+// every entry of the split held), unless the change allows it; then hold
+// records the change as action, with the state before (the version, or
+// the split and its first entry), and its event.
+func (c change) hold(ctx context.Context, tx *tx, vs []resolved, split prompts.Split, action prompts.Action, partials func() error) error {
 	if !c.holds {
 		return nil
 	}
@@ -263,15 +265,17 @@ func (c change) hold(ctx context.Context, tx *tx, vs []resolved, split prompts.S
 		return err
 	}
 	if split == nil && held == nil && cur == vs[0].number || split != nil && split.Equal(held) {
-		return nil // there already
+		return nil // there already: nothing to guard
+	}
+	if partials != nil {
+		if err := partials(); err != nil {
+			return err
+		}
 	}
 	if !c.AllowVariableChange && cur != 0 {
 		active := []int{cur}
 		if held != nil {
-			active = []int(nil)
-			for _, e := range held {
-				active = append(active, e.VersionNumber)
-			}
+			active = numbersOf(held)
 		}
 		for _, v := range vs {
 			for _, n := range active {
