@@ -183,7 +183,7 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 			return prompts.NotFound("version") // existence before the precondition
 		}
 		if c.holds { // the precondition before the conflict
-			if err := c.partialGuard(ctx, tx, c.targetPartials, true); err != nil {
+			if err := c.partialGuard(ctx, tx, c.targetPartials); err != nil {
 				return err
 			}
 		}
@@ -223,28 +223,21 @@ func (s *Store) activateSplit(ctx context.Context, in prompts.Activation) (promp
 			return err
 		}
 		return c.hold(ctx, tx, vs, resolvedSplit(vs, in.Split), prompts.ActionSplit, func() error {
-			return c.partialGuard(ctx, tx, partialsOf(vs), true) // locked with the prompt
+			return c.partialGuard(ctx, tx, partialsOf(vs)) // locked with the prompt
 		})
 	}, qMissingPartials)
 }
 
-// partialGuard is the partials guard of the change to a version with
+// partialGuard is the partials guard of the change to versions with
 // these partials: unless the change allows it, it refuses when one of
 // them names no prompt of the project with a version active in the
 // environment. The partials' prompts must be locked (as the first
 // statement of the change locks them, with the prompt's, in the order of
 // their ids), so that a deactivation of one of them, which takes the same
-// lock, waits for the change or the change for it; unless locked, it
-// locks them first (after the prompt's: only when another change came
-// between the lock and the read of what a rollback goes back to).
-func (c change) partialGuard(ctx context.Context, tx *tx, partials []string, locked bool) error {
+// lock, waits for the change or the change for it.
+func (c change) partialGuard(ctx context.Context, tx *tx, partials []string) error {
 	if c.AllowMissingPartials || len(partials) == 0 {
 		return nil
-	}
-	if !locked {
-		if err := lockPartials(ctx, tx, c.promptID, partials); err != nil {
-			return err
-		}
 	}
 	st, err := tx.stmt(ctx, qMissingPartials)
 	if err != nil {
@@ -270,6 +263,16 @@ func (c change) partialGuard(ctx context.Context, tx *tx, partials []string, loc
 		return prompts.PartialUnavailable(c.env, missing)
 	}
 	return nil
+}
+
+// subset reports whether every key of keys is in of, which is sorted.
+func subset(keys, of []string) bool {
+	for _, k := range keys {
+		if _, ok := slices.BinarySearch(of, k); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // lockPartials locks the rows of the prompt and of the prompts of its
@@ -335,11 +338,26 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 // prompt's row (as Activate does), finds the version (or the split) the
 // environment pointed at before its latest change, points the environment
 // at it and records the change with its event, and reads the prompt as
-// GetActive does.
+// GetActive does. When another change of the environment came while it
+// waited for the lock, and what it goes back to includes partials it did
+// not lock, it runs again.
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.rollback(ctx, in) })
 	return woke(s, a, err)
 }
+
+// errStaleTarget is the error of a rollback whose first statement, which
+// read what the rollback goes back to as of when it began, locked the
+// partials' prompts of another state than the one it found once it held
+// the prompt's lock: another change of the environment committed while it
+// waited. The rollback runs again, rather than take the locks it misses
+// out of their order (which could wait in a cycle with a change of one of
+// those prompts).
+var errStaleTarget = errors.New("sqlstore: the rollback's target changed while it waited for the prompt's lock")
+
+// staleTries is how many times a rollback runs while its target keeps
+// changing under it (errStaleTarget) before it gives up, unavailable.
+const staleTries = 8
 
 func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	if err := in.Validate(); err != nil {
@@ -348,6 +366,17 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	for range staleTries {
+		a, err := s.rollbackOnce(ctx, in)
+		if !errors.Is(err, errStaleTarget) {
+			return a, err
+		}
+	}
+	return prompts.ActivePrompt{}, prompts.Unavailable(errStaleTarget)
+}
+
+// rollbackOnce is one run of Rollback's transaction.
+func (s *Store) rollbackOnce(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	target := lockTarget{mode: "rollback", guard: !in.AllowMissingPartials}
 	step := func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil { // the precondition before the conflict
@@ -381,8 +410,10 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 			partials = partialsOf(vs)
 		}
 		// Locked with the prompt, unless another change came between.
-		locked := slices.Equal(partials, c.targetPartials)
-		if err := c.partialGuard(ctx, tx, partials, locked); err != nil {
+		if !c.AllowMissingPartials && !subset(partials, c.targetPartials) {
+			return errStaleTarget
+		}
+		if err := c.partialGuard(ctx, tx, partials); err != nil {
 			return err
 		}
 		if split != nil {

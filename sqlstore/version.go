@@ -216,7 +216,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
 		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: ch, now: v.CreatedAt, recordID: record, holds: true}
-		if err := c.partialGuard(ctx, tx, v.Partials, true); err != nil { // locked first, above
+		if err := c.partialGuard(ctx, tx, v.Partials); err != nil { // locked first, above
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {
