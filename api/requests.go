@@ -144,7 +144,8 @@ type PutEnvironment struct {
 // or a version number (neither: production), the variables' values, and
 // for a dotprompt version its @ data (context) and history. Subject, with
 // an environment that holds a split, renders the version the split serves
-// it (and, for each partial, the version its environment serves it).
+// it, and picks each partial's version for it too
+// (prompts.RenderRequest.Subject).
 type Render struct {
 	Environment   Optional[prompts.Environment] `json:"environment,omitzero"`
 	VersionNumber VersionNumber                 `json:"version_number,omitzero"`
