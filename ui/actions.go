@@ -717,9 +717,12 @@ func (c *call) promote() {
 // is a split the Store refuses (naming the row of the entry at fault).
 func (c *call) promoteSplit(d changeData, ch prompts.Change) {
 	d.SplitForm = true
-	rows, problems := c.readSplitRows()
+	rows, problems, shown := c.readSplitRows()
 	d.Rows = splitRows(rows)
 	if c.r.PostForm.Get("add_entry") != "" {
+		if n := min(shown+1, prompts.MaxSplitVersions); n > len(d.Rows) {
+			d.Rows = append(d.Rows, make([]splitRow, n-len(d.Rows))...)
+		}
 		c.changePage(http.StatusOK, "promote", d)
 		return
 	}
@@ -748,9 +751,9 @@ func (c *call) promoteSplit(d changeData, ch prompts.Change) {
 		return
 	}
 	if ap.Revision == d.Revision {
-		c.flash(fmt.Sprintf("%s held this split already; nothing changed.", d.Env))
+		c.flash(fmt.Sprintf("This split was active in %s already; nothing changed.", d.Env))
 	} else {
-		c.flash(fmt.Sprintf("%s serves a split now: %s, each to its share of subjects.", d.Env, splitText(ap.Split)))
+		c.flash(fmt.Sprintf("A split is active in %s now: %s, each to its share of subjects.", d.Env, splitText(ap.Split)))
 	}
 	c.redirect("prompts/" + d.Prompt.ID)
 }

@@ -111,10 +111,9 @@ const minSplitRows = 3
 
 // readSplitRows reads the split rows of the promote form (split.N.version
 // and split.N.weight, N from 1) as typed, up to the last that holds
-// something, and what is wrong with them, by row.
-func (c *call) readSplitRows() ([]splitRow, []string) {
-	var rows []splitRow
-	var problems []string
+// something, and what is wrong with them, by row; shown is how many rows
+// the form had (the last N it sent).
+func (c *call) readSplitRows() (rows []splitRow, problems []string, shown int) {
 	last := 0
 	for i := 1; i <= prompts.MaxSplitVersions; i++ {
 		v := strings.TrimSpace(c.form("split." + strconv.Itoa(i) + ".version"))
@@ -141,8 +140,11 @@ func (c *call) readSplitRows() ([]splitRow, []string) {
 		if v != "" || w != "" {
 			last = i
 		}
+		if _, ok := c.r.PostForm["split."+strconv.Itoa(i)+".version"]; ok {
+			shown = i
+		}
 	}
-	return rows[:last], problems
+	return rows[:last], problems, shown
 }
 
 // splitOf returns the split the rows make, leaving out empty rows, and

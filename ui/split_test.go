@@ -120,14 +120,16 @@ func TestPromoteSplit(t *testing.T) {
 	}
 
 	// A row more, and nothing changes.
-	more := set(formOf(p), "1", "50", "2", "30", "1", "20")
+	more := set(formOf(p), "1", "50", "2", "30", "", "") // the third row shown, empty
 	more.Set("serve", "split")
 	more.Set("add_entry", "1")
 	p = b.post(f.url("/promote"), more)
 	is.Equal(p.StatusCode, 200)
 	is.True(hasField(p, "Entry 4 version"))
-	is.Equal(weightOf(p, 3), "20")
-	is.True(strings.Contains(text(p), "50% of subjects"))
+	is.True(!hasField(p, "Entry 5 version"))
+	is.Equal([]string{weightOf(p, 1), weightOf(p, 2), weightOf(p, 3)}, []string{"50", "30", ""})
+	is.True(strings.Contains(text(p), "62.5% of subjects")) // each row's share
+	is.True(strings.Contains(text(p), "37.5% of subjects"))
 	is.Equal(f.revision(), rev)
 
 	// Refusals name the row at fault, and change nothing.
@@ -179,7 +181,7 @@ func TestPromoteSplit(t *testing.T) {
 	is.Equal(*d.Actor, "deployer")
 	is.Equal(*d.Reason, "canary of 2")
 	p = b.follow(p)
-	is.True(strings.Contains(text(p), "production serves a split now: versions 1 (90%) and 2 (10%), each to its share of subjects."))
+	is.True(strings.Contains(text(p), "A split is active in production now: versions 1 (90%) and 2 (10%), each to its share of subjects."))
 
 	// The form for an environment that holds a split offers that split.
 	p = b.get(f.url("/promote?split=1&environment=production"))
@@ -188,7 +190,7 @@ func TestPromoteSplit(t *testing.T) {
 	fm.Set("serve", "split")
 	p = b.post(f.url("/promote"), fm)
 	is.Equal(p.StatusCode, http.StatusSeeOther) // the same split: nothing changes
-	is.True(strings.Contains(text(b.follow(p)), "production held this split already; nothing changed."))
+	is.True(strings.Contains(text(b.follow(p)), "This split was active in production already; nothing changed."))
 	is.Equal(len(f.history()), n+1)
 }
 
