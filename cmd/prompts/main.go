@@ -71,7 +71,10 @@
 // it serves that subject, as an application's read with that subject
 // would; without it, the split's first entry. Their line on standard
 // error, promote's and rollback's answers and history show a split with
-// its shares: "split 3 (90%), 4 (10%)".
+// its shares: "split 3 (90%), 4 (10%)". apply -promote ENV counts every
+// version of a split held in ENV as active: it leaves a split that
+// serves the latest version as it is, and checks the promotion guard
+// against each of its versions.
 //
 // # What the server sends
 //

@@ -181,3 +181,45 @@ func TestPercent(t *testing.T) {
 	}
 	is.Equal(shares(prompts.Split{{VersionNumber: 3, Weight: 1}, {VersionNumber: 4, Weight: 2}}), "3 (33.33%), 4 (66.67%)")
 }
+
+// apply -promote counts every version of a split as active: a split that
+// serves the latest version is left as it is, the promotion guard checks
+// a new version against each of its versions, and the plan says what
+// split it replaces.
+func TestApplyPromoteWithASplit(t *testing.T) {
+	is := is.New(t)
+	s := newServer(t, nil)
+	p := s.seed(t, "greeting", "G", nil, "", []string{"Hi {{name}}", "Hello {{name}} from {{place}}"}, nil)
+	split := func(entries ...int) {
+		t.Helper()
+		var sp prompts.Split
+		for i := 0; i < len(entries); i += 2 {
+			sp = append(sp, prompts.Share{VersionNumber: entries[i], Weight: entries[i+1]})
+		}
+		_, err := s.store.Activate(t.Context(), prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, Split: sp,
+			Change: prompts.Change{AllowVariableChange: true}})
+		is.NoErr(err)
+	}
+	split(1, 90, 2, 10) // a canary of the latest version
+	dir := t.TempDir()
+	is.Equal(cli(t, s, nil, "export", "-dir", dir).code, 0)
+	before := s.state(t)
+	r := cli(t, s, nil, "apply", "-dir", dir, "-promote", "staging")
+	is.Equal(r.code, 0)
+	is.True(strings.Contains(r.stdout, "unchanged"))
+	is.Equal(s.state(t), before) // the canary stays
+
+	// A new version: checked against every version of the split.
+	split(2, 90, 1, 10)
+	writeFiles(t, dir, map[string]string{"greeting.prompt": strings.Replace(readFiles(t, dir)["greeting.prompt"], "Hello", "Hey", 1)})
+	r = cli(t, s, nil, "apply", "-dir", dir, "-promote", "staging", "-dry-run")
+	is.Equal(r.code, 1) // {{place}} is new to version 1
+	is.True(strings.Contains(r.stdout+r.stderr, "-allow-variable-change"))
+	r = cli(t, s, nil, "apply", "-dir", dir, "-promote", "staging", "-allow-variable-change")
+	is.Equal(r.code, 0)
+	is.True(strings.Contains(r.stdout, "staging held split 2 (90%), 1 (10%)"))
+	a, err := s.store.GetActive(t.Context(), p.ID, prompts.Staging)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.VersionNumber, 3) // the split replaced
+	is.Equal(a.Split, prompts.Split(nil))
+}
