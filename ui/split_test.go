@@ -192,6 +192,17 @@ func TestPromoteSplit(t *testing.T) {
 	is.Equal(p.StatusCode, http.StatusSeeOther) // the same split: nothing changes
 	is.True(strings.Contains(text(b.follow(p)), "This split was active in production already; nothing changed."))
 	is.Equal(len(f.history()), n+1)
+
+	// Rolled back twice: to version 1, then to the split again.
+	for _, want := range []string{"Rolled back: version 1 is active in production now.", "Rolled back: versions 1 (90%) and 2 (10%) are active in production now."} {
+		fm = formOf(b.get(f.url("/rollback")))
+		fm.Set("environment", "production")
+		fm.Set("allow_variable_change", "1")
+		p = b.post(f.url("/rollback"), fm)
+		is.Equal(p.StatusCode, http.StatusSeeOther)
+		is.True(strings.Contains(text(b.follow(p)), want))
+	}
+	is.Equal(len(f.activeSplit(prompts.Production)), 2)
 }
 
 // A split is a change like any: a key that may not deploy is refused, a
