@@ -145,3 +145,61 @@ func BenchmarkReadPromptLarge(b *testing.B) {
 	store, id := benchStoreContent(b, strings.Repeat(benchContent, 55))
 	benchRead(b, benchHandler(b, store), id)
 }
+
+// BenchmarkReadSplit is read 3 of an environment that holds a split of
+// two versions (90/10) of BenchmarkReadPrompt's prompt, without a subject
+// (the first entry's version) and with one (the version picked for it,
+// the hash included; 64 subjects in turn, so both versions are served),
+// and of the same prompt in an environment that holds one version.
+// BENCHMARKS.md ("Splits") has the ratios.
+func BenchmarkReadSplit(b *testing.B) {
+	ctx := context.Background()
+	store, id := benchStore(b)
+	v2, err := store.CreateVersion(ctx, prompts.NewVersion{PromptID: id, Content: benchContent + " Thank them for waiting.",
+		Metadata: prompts.Metadata(`{"model":"gpt-5","temperature":0.2,"max_tokens":512,"tags":["support","greeting"]}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: id, Environment: prompts.Staging, VersionNumber: prompts.Some(1)}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: id, Environment: prompts.Production,
+		Split: prompts.Split{{VersionNumber: 1, Weight: 90}, {VersionNumber: v2.VersionNumber, Weight: 10}}}); err != nil {
+		b.Fatal(err)
+	}
+	h := benchHandler(b, store)
+	requests := func(query ...string) []*http.Request {
+		out := make([]*http.Request, len(query))
+		for i, q := range query {
+			out[i] = httptest.NewRequest("GET", "/v1/integration/prompts/"+id+"?"+q, nil)
+			out[i].Header.Set("X-API-Key", "bench-key-0123456789abcdef0123456789abcdef")
+		}
+		return out
+	}
+	var subjects []string
+	for i := range 64 {
+		subjects = append(subjects, "environment=production&subject=user-"+strconv.Itoa(1000+i))
+	}
+	for _, bc := range []struct {
+		name string
+		reqs []*http.Request
+	}{
+		{"one-version", requests("environment=staging")},
+		{"split-without-subject", requests("environment=production")},
+		{"split-with-subject", requests(subjects...)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := &discardWriter{}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				w.header, w.status = http.Header{}, 0
+				h.ServeHTTP(w, bc.reqs[i%len(bc.reqs)])
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+				i++
+			}
+		})
+	}
+}

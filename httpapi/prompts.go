@@ -52,8 +52,7 @@ func (h *Handler) createPrompt() handlerFunc {
 func (h *Handler) readPrompt() lastFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access, id string) {
 		var q queryFields
-		env := q.environment(r.URL.RawQuery)
-		subject := q.subject(r.URL.RawQuery)
+		env, subject := q.read(r.URL.RawQuery)
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
@@ -69,8 +68,7 @@ func (h *Handler) readPrompt() lastFunc {
 func (h *Handler) readByKey() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		var q queryFields
-		env := q.environment(r.URL.RawQuery)
-		subject := q.subject(r.URL.RawQuery)
+		env, subject := q.read(r.URL.RawQuery)
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
@@ -110,10 +108,15 @@ var hdrStale = []string{"prompts; hit; detail=stale"}
 
 // readActive reads q from the handler's store, sharing its answer (the
 // caller must change none of it), and fresh when the request asks for a
-// fresh answer (see wantsFresh).
+// fresh answer (see wantsFresh). The store is read without the subject
+// and the answer picked here: prompts.ReadActive picks again what an
+// ActiveReader picked, and the pick (a SHA-256) is most of what a
+// subject costs.
 func (h *Handler) readActive(r *http.Request, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
-	q.Shared, q.Fresh = true, wantsFresh(r.Header)
-	return prompts.ReadActive(r.Context(), h.store, q)
+	subject := q.Subject
+	q.Shared, q.Fresh, q.Subject = true, wantsFresh(r.Header), ""
+	a, stale, err := prompts.ReadActive(r.Context(), h.store, q)
+	return a.Pick(subject), stale, err
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

@@ -32,6 +32,19 @@ var _ prompts.ActiveReader = (*Store)(nil)
 // store is its own store of record, in memory). It is never stale. With
 // q.Subject, a split's answer is picked for the subject.
 func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	if q.Subject != "" {
+		return s.readPicked(ctx, q)
+	}
+	a, err := s.readActive(ctx, q)
+	if err != nil || q.Shared {
+		return a, false, err
+	}
+	return a.Copy(), false, nil
+}
+
+// readPicked is ReadActive with a subject; apart, so that a read without
+// one pays nothing for it.
+func (s *Store) readPicked(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
 	a, err := s.readActive(ctx, q)
 	if err != nil || q.Shared {
 		return a.Pick(q.Subject), false, err
@@ -80,11 +93,9 @@ func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 // and a change of the prompt's description replaces its string.
 func (rec *prompt) shared(env prompts.Environment) prompts.ActivePrompt {
 	out := prompts.ActivePrompt{Prompt: rec.p, Environment: env}
-	switch p := rec.at(env); {
-	case p.split != nil:
-		out.Split, out.SplitVersions = p.split.split, p.split.versions
-		out.ActiveVersion = &p.split.versions[0]
-	case p.n != 0:
+	if p := rec.at(env); p.split != nil {
+		out.Split, out.SplitVersions, out.ActiveVersion = p.split.split, p.split.versions, &p.split.versions[0]
+	} else if p.n != 0 {
 		out.ActiveVersion = &rec.versions[p.n-1]
 	}
 	return out

@@ -164,7 +164,7 @@ type projectKey struct{ project, key string }
 // its versions' ChangeSummary point at strings this package owns.
 type prompt struct {
 	p        prompts.Prompt
-	versions []prompts.PromptVersion     // versions[n-1] is number n
+	versions []prompts.PromptVersion         // versions[n-1] is number n
 	active   [2]pointer                      // what production and staging point at
 	others   map[prompts.Environment]pointer // the project's other environments that point at something (at)
 	// inputs[n-1] are version n's typed inputs (prompts.Signature.Inputs),

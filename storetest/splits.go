@@ -201,6 +201,9 @@ var splitTests = []test{
 		s.checkSplitIDs(p.ID, all[0].Split, all[0].PreviousSplit)
 		s.idStamped(mark, all[1].ID)
 		s.stamped(mark, all[1].CreatedAt)
+		want := recordTexts(all)
+		all[0].Split[0].Weight, all[0].PreviousSplit[1].VersionNumber = 1, 1
+		is.Equal(recordTexts(s.deployments(p.ID, prompts.Production)), want) // a record listed is a copy
 	}},
 	{"setting the split an environment holds changes nothing", func(t *testing.T, s *fixture) {
 		is := is.New(t)
