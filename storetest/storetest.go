@@ -45,8 +45,9 @@
 // wrapper that passes them through (prompts.EventLogOf), is checked for
 // them too. Run builds one Store first to see which optional abilities
 // it has (webhooks, API keys managed (prompts.KeyManager) or kept
-// (prompts.KeyStore), StoredSizer), and leaves out the subtests of those
-// it lacks rather than skipping them. They move the
+// (prompts.KeyStore), StoredSizer, an event log for the events of
+// splits), and leaves out the subtests of those it lacks rather than
+// skipping them. They move the
 // clock past prompts.DefaultEventRetention to see events go: the Store
 // must keep them that long by default.
 //
