@@ -110,7 +110,7 @@ func TestToolsSplit(t *testing.T) {
 	res, out = call(t, reader, "list_prompts", nil)
 	is.True(!res.IsError)
 	is.Equal(len(out["prompts"].([]any)[0].(map[string]any)["split"].([]any)), 2)
-	res, out = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting", "version": 1, "subject": "x"})
+	res, _ = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting", "version": 1, "subject": "x"})
 	is.True(res.IsError) // a subject picks in an environment only
 	is.True(strings.Contains(text(res), "subject"))
 
