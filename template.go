@@ -192,7 +192,9 @@ type RenderRequest struct {
 	AllowUnused   bool
 	// Subject, optional, is who the render is for: where the environment
 	// (or a partial's) holds a split, the version it serves the subject
-	// (ActiveQuery.Subject). It has no effect on a render by number.
+	// (ActiveQuery.Subject). A render by number renders that version,
+	// and the subject picks only its partials' versions (in Production,
+	// where a render by number resolves them).
 	Subject string
 }
 

@@ -57,6 +57,10 @@ func AppendActive(b []byte, a prompts.ActivePrompt) []byte {
 		b = appendTime(b, v.CreatedAt)
 		b = append(b, '}')
 	}
+	if a.Split != nil {
+		b = append(b, `,"split":`...)
+		b = appendSplit(b, a.Split)
+	}
 	return append(b, '}')
 }
 

@@ -112,10 +112,12 @@ func FromNewVersion(in prompts.NewVersion) NewVersion {
 }
 
 // Activation is the body of PUT /prompts/{prompt_id}/environments/{environment}:
-// version_id or version_number, exactly one.
+// version_id, version_number or split, exactly one.
 type Activation struct {
-	VersionID           Optional[string] `json:"version_id,omitzero"`
-	VersionNumber       VersionNumber    `json:"version_number,omitzero"`
+	VersionID     Optional[string] `json:"version_id,omitzero"`
+	VersionNumber VersionNumber    `json:"version_number,omitzero"`
+	// Split makes the environment hold a split of 2 to 10 versions.
+	Split               SplitRequest     `json:"split,omitzero"`
 	Reason              Optional[string] `json:"reason,omitzero"`
 	AllowVariableChange bool             `json:"allow_variable_change,omitzero"`
 	// AllowMissingPartials turns the partials guard off.
@@ -140,10 +142,14 @@ type PutEnvironment struct {
 
 // Render is the body of POST /prompts/{prompt_id}/render: an environment
 // or a version number (neither: production), the variables' values, and
-// for a dotprompt version its @ data (context) and history.
+// for a dotprompt version its @ data (context) and history. Subject, with
+// an environment that holds a split, renders the version the split serves
+// it, and picks each partial's version for it too
+// (prompts.RenderRequest.Subject).
 type Render struct {
 	Environment   Optional[prompts.Environment] `json:"environment,omitzero"`
 	VersionNumber VersionNumber                 `json:"version_number,omitzero"`
+	Subject       string                        `json:"subject,omitzero"`
 	Variables     Variables                     `json:"variables,omitzero"`
 	AllowUnused   bool                          `json:"allow_unused,omitzero"`
 	History       History                       `json:"history,omitzero"`
@@ -155,7 +161,7 @@ func (in Render) Domain(promptID string) prompts.RenderRequest {
 	out := prompts.RenderRequest{
 		PromptID: promptID, Environment: in.Environment.Domain(),
 		VersionNumber: prompts.Optional[int](in.VersionNumber), Variables: in.Variables,
-		Context: in.Context, AllowUnused: in.AllowUnused,
+		Context: in.Context, AllowUnused: in.AllowUnused, Subject: in.Subject,
 	}
 	for _, m := range in.History {
 		out.History = append(out.History, m.Domain())

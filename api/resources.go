@@ -59,7 +59,10 @@ func (p Prompt) Domain() prompts.Prompt {
 
 // ActivePrompt is a prompt with the version active in one environment, as
 // the read of a prompt answers it: the prompt's fields without
-// created_at, and active_version (null when nothing is active).
+// created_at, and active_version (null when nothing is active). When the
+// environment holds a split, active_version is the version served (the
+// one picked for the read's subject, else the split's first entry's) and
+// split is the split; split is absent otherwise.
 type ActivePrompt struct {
 	ID              string   `json:"id"`
 	ProjectID       string   `json:"project_id"`
@@ -68,13 +71,14 @@ type ActivePrompt struct {
 	Description     *string  `json:"description"`
 	LatestVersionID *string  `json:"latest_version_id"`
 	ActiveVersion   *Version `json:"active_version"`
+	Split           []Share  `json:"split,omitzero"`
 }
 
 // FromActive returns the JSON form of a.
 func FromActive(a prompts.ActivePrompt) ActivePrompt {
 	out := ActivePrompt{
 		ID: a.ID, ProjectID: a.ProjectID, Key: a.Key, Name: a.Name, Description: a.Description,
-		LatestVersionID: idOrNull(a.LatestVersionID),
+		LatestVersionID: idOrNull(a.LatestVersionID), Split: FromSplit(a.Split),
 	}
 	if a.ActiveVersion != nil {
 		v := FromVersion(*a.ActiveVersion)
@@ -85,7 +89,8 @@ func FromActive(a prompts.ActivePrompt) ActivePrompt {
 
 // Domain returns a as package prompts has it, in env (which the body does
 // not name). Its version has no change summary or variables (the body
-// has none) and its prompt no CreatedAt or Revision.
+// has none) and its prompt no CreatedAt or Revision; a split has no
+// SplitVersions (the body holds one version: the caller reads the others).
 func (a ActivePrompt) Domain(env prompts.Environment) prompts.ActivePrompt {
 	out := prompts.ActivePrompt{
 		Prompt: prompts.Prompt{
@@ -93,6 +98,7 @@ func (a ActivePrompt) Domain(env prompts.Environment) prompts.ActivePrompt {
 			LatestVersionID: deref(a.LatestVersionID),
 		},
 		Environment: env,
+		Split:       DomainSplit(a.Split),
 	}
 	if a.ActiveVersion != nil {
 		v := a.ActiveVersion.Domain()
@@ -166,7 +172,11 @@ func (v VersionDetail) Domain() prompts.PromptVersion {
 	return out
 }
 
-// Deployment is a deployment record as the history lists it.
+// Deployment is a deployment record as the history lists it and the
+// deployment.created event carries it. split is the split the environment
+// holds after the change and previous_split the one it held before, each
+// absent when there is none (version_id and version_number, or their
+// previous_ ones, are then the split's first entry's).
 type Deployment struct {
 	ID                    string              `json:"id"`
 	PromptID              string              `json:"prompt_id"`
@@ -176,6 +186,8 @@ type Deployment struct {
 	VersionNumber         *int                `json:"version_number"`
 	PreviousVersionID     *string             `json:"previous_version_id"`
 	PreviousVersionNumber *int                `json:"previous_version_number"`
+	Split                 []Share             `json:"split,omitzero"`
+	PreviousSplit         []Share             `json:"previous_split,omitzero"`
 	Actor                 *string             `json:"actor"`
 	Reason                *string             `json:"reason"`
 	CreatedAt             time.Time           `json:"created_at,format:'2006-01-02T15:04:05.000000Z07:00'"`
@@ -187,6 +199,7 @@ func FromDeployment(d prompts.Deployment) Deployment {
 		ID: d.ID, PromptID: d.PromptID, Environment: d.Environment, Action: d.Action,
 		VersionID: d.VersionID, VersionNumber: d.VersionNumber,
 		PreviousVersionID: d.PreviousVersionID, PreviousVersionNumber: d.PreviousVersionNumber,
+		Split: FromSplit(d.Split), PreviousSplit: FromSplit(d.PreviousSplit),
 		Actor: d.Actor, Reason: d.Reason, CreatedAt: utc(d.CreatedAt),
 	}
 }
@@ -197,6 +210,7 @@ func (d Deployment) Domain() prompts.Deployment {
 		ID: d.ID, PromptID: d.PromptID, Environment: d.Environment, Action: d.Action,
 		VersionID: d.VersionID, VersionNumber: d.VersionNumber,
 		PreviousVersionID: d.PreviousVersionID, PreviousVersionNumber: d.PreviousVersionNumber,
+		Split: DomainSplit(d.Split), PreviousSplit: DomainSplit(d.PreviousSplit),
 		Actor: d.Actor, Reason: d.Reason, CreatedAt: utc(d.CreatedAt),
 	}
 }

@@ -37,11 +37,22 @@ type Snapshot struct {
 
 // SnapshotPrompt is one prompt of a Snapshot: its revision, and in each
 // environment the version active there (null when none is), every
-// environment of the snapshot named.
+// environment of the snapshot named. An environment that holds a split
+// has its first entry's version in environments, and the split with every
+// entry's version in splits (absent when no environment holds one; a
+// reader of the snapshots before splits serves the first entry).
 type SnapshotPrompt struct {
-	Prompt       Prompt                                 `json:"prompt"`
-	Revision     int64                                  `json:"revision"`
-	Environments map[prompts.Environment]*VersionDetail `json:"environments"`
+	Prompt       Prompt                                  `json:"prompt"`
+	Revision     int64                                   `json:"revision"`
+	Environments map[prompts.Environment]*VersionDetail  `json:"environments"`
+	Splits       map[prompts.Environment][]SnapshotShare `json:"splits,omitzero"`
+}
+
+// SnapshotShare is one entry of a split in a snapshot: its weight and its
+// version, whole.
+type SnapshotShare struct {
+	Weight  int           `json:"weight"`
+	Version VersionDetail `json:"version"`
 }
 
 // PathError is a document refused for one of its members: Path names it

@@ -36,14 +36,31 @@ type Snapshot struct {
 type SnapshotPrompt struct {
 	Prompt prompts.Prompt
 	// Active holds, for each environment, the version active there, or
-	// nil when none is.
+	// nil when none is; for an environment that holds a split, its first
+	// entry's.
 	Active map[prompts.Environment]*prompts.PromptVersion
+	// Splits holds, for each environment that holds a split, the split
+	// and the versions of its entries; nil when none does.
+	Splits map[prompts.Environment]SnapshotSplit
+}
+
+// SnapshotSplit is the split an environment of a SnapshotPrompt holds:
+// the split (each entry with its version's id and number) and the
+// versions of its entries, in the same order.
+type SnapshotSplit struct {
+	Split    prompts.Split
+	Versions []prompts.PromptVersion
 }
 
 // ActiveIn returns the prompt with the version active in env, as
-// Store.GetActive answers it.
+// Store.GetActive answers it: of a split, with the split and its
+// versions, serving its first entry's.
 func (p SnapshotPrompt) ActiveIn(env prompts.Environment) prompts.ActivePrompt {
-	return prompts.ActivePrompt{Prompt: p.Prompt, Environment: env, ActiveVersion: p.Active[env]}
+	a := prompts.ActivePrompt{Prompt: p.Prompt, Environment: env, ActiveVersion: p.Active[env]}
+	if sp, ok := p.Splits[env]; ok && len(sp.Versions) > 0 {
+		a.Split, a.SplitVersions, a.ActiveVersion = sp.Split, sp.Versions, &sp.Versions[0]
+	}
+	return a
 }
 
 // SnapshotFormat names the format of a snapshot's JSON, its "format"
@@ -132,6 +149,12 @@ func snapshotPrompt(ctx context.Context, store prompts.Store, id string, envs []
 				same = false
 			}
 			sp.Active[env] = a.ActiveVersion
+			if a.Split != nil {
+				if sp.Splits == nil {
+					sp.Splits = make(map[prompts.Environment]SnapshotSplit)
+				}
+				sp.Splits[env] = SnapshotSplit{Split: a.Split, Versions: a.SplitVersions}
+			}
 		}
 		if same {
 			return sp, nil
@@ -146,6 +169,11 @@ func snapshotSize(sp SnapshotPrompt) int64 {
 	for _, v := range sp.Active {
 		if v != nil {
 			n += versionSize(*v)
+		}
+	}
+	for _, split := range sp.Splits {
+		for _, v := range split.Versions[min(1, len(split.Versions)):] { // the first is in Active
+			n += versionSize(v)
 		}
 	}
 	return n
@@ -167,6 +195,23 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 			}
 		}
 		doc.Prompts[i] = api.SnapshotPrompt{Prompt: api.FromPrompt(p.Prompt), Revision: p.Prompt.Revision, Environments: envs}
+		for _, env := range doc.Environments {
+			sp, ok := p.Splits[env]
+			if !ok {
+				continue
+			}
+			if doc.Prompts[i].Splits == nil {
+				doc.Prompts[i].Splits = make(map[prompts.Environment][]api.SnapshotShare)
+			}
+			shares := make([]api.SnapshotShare, len(sp.Split))
+			for j, e := range sp.Split {
+				shares[j].Weight = e.Weight
+				if j < len(sp.Versions) {
+					shares[j].Version = api.FromVersionDetail(sp.Versions[j])
+				}
+			}
+			doc.Prompts[i].Splits[env] = shares
+		}
 	}
 	return api.Marshal(doc)
 }
@@ -286,6 +331,11 @@ func parseItem(item api.SnapshotPrompt, at, projectID string, envs []prompts.Env
 			return SnapshotPrompt{}, snapshotError(at+".environments."+string(env), "is not an environment of the snapshot ("+joinEnvs(envs)+")")
 		}
 	}
+	for env := range item.Splits {
+		if !slices.Contains(envs, env) {
+			return SnapshotPrompt{}, snapshotError(at+".splits."+string(env), "is not an environment of the snapshot ("+joinEnvs(envs)+")")
+		}
+	}
 	sp := SnapshotPrompt{Prompt: p.Domain(), Active: make(map[prompts.Environment]*prompts.PromptVersion, len(envs))}
 	sp.Prompt.CreatedAt = sp.Prompt.CreatedAt.Truncate(time.Microsecond)
 	sp.Prompt.Revision = item.Revision
@@ -298,22 +348,79 @@ func parseItem(item api.SnapshotPrompt, at, projectID string, envs []prompts.Env
 		case vd == nil: // null: none active
 			sp.Active[env] = nil
 			continue
-		case !prompts.ValidID(vd.ID):
-			return SnapshotPrompt{}, snapshotError(where+".id", "is not an id")
-		case vd.PromptID != p.ID:
-			return SnapshotPrompt{}, snapshotError(where+".prompt_id", "is not the prompt's id")
-		case vd.VersionNumber < 1:
-			return SnapshotPrompt{}, snapshotError(where+".version_number", "must be a positive integer")
-		case vd.Content == "":
-			return SnapshotPrompt{}, snapshotError(where+".content", "must not be empty")
-		case prompts.Metadata(vd.Metadata).Validate() != nil:
-			return SnapshotPrompt{}, snapshotError(where+".metadata_", "must be a JSON object or null")
 		}
-		version := vd.Domain()
-		version.CreatedAt = version.CreatedAt.Truncate(time.Microsecond)
+		version, err := parseVersion(*vd, where, p.ID)
+		if err != nil {
+			return SnapshotPrompt{}, err
+		}
 		sp.Active[env] = &version
 	}
+	for _, env := range envs {
+		shares, ok := item.Splits[env]
+		if !ok {
+			continue
+		}
+		split, err := parseSplit(shares, at+".splits."+string(env), p.ID)
+		if err != nil {
+			return SnapshotPrompt{}, err
+		}
+		if first := sp.Active[env]; first == nil || first.ID != split.Versions[0].ID {
+			return SnapshotPrompt{}, snapshotError(at+".splits."+string(env)+"[0].version", "is not the version of environments."+string(env)+": the first entry's version is the one served without a subject")
+		}
+		if sp.Splits == nil {
+			sp.Splits = make(map[prompts.Environment]SnapshotSplit)
+		}
+		sp.Splits[env] = split
+	}
 	return sp, nil
+}
+
+// parseVersion checks a version of a snapshot, at where, of the prompt
+// promptID, and returns it as the cache holds it.
+func parseVersion(vd api.VersionDetail, where, promptID string) (prompts.PromptVersion, error) {
+	switch {
+	case !prompts.ValidID(vd.ID):
+		return prompts.PromptVersion{}, snapshotError(where+".id", "is not an id")
+	case vd.PromptID != promptID:
+		return prompts.PromptVersion{}, snapshotError(where+".prompt_id", "is not the prompt's id")
+	case vd.VersionNumber < 1:
+		return prompts.PromptVersion{}, snapshotError(where+".version_number", "must be a positive integer")
+	case vd.Content == "":
+		return prompts.PromptVersion{}, snapshotError(where+".content", "must not be empty")
+	case prompts.Metadata(vd.Metadata).Validate() != nil:
+		return prompts.PromptVersion{}, snapshotError(where+".metadata_", "must be a JSON object or null")
+	}
+	version := vd.Domain()
+	version.CreatedAt = version.CreatedAt.Truncate(time.Microsecond)
+	return version, nil
+}
+
+// parseSplit checks the split of an environment of a snapshot, at where,
+// of the prompt promptID: 2 to 10 entries, each a different version of
+// the prompt with a weight of 1 to 10000.
+func parseSplit(shares []api.SnapshotShare, where, promptID string) (SnapshotSplit, error) {
+	if len(shares) < prompts.MinSplitVersions || len(shares) > prompts.MaxSplitVersions {
+		return SnapshotSplit{}, snapshotError(where, "must have 2 to 10 entries")
+	}
+	out := SnapshotSplit{Split: make(prompts.Split, len(shares)), Versions: make([]prompts.PromptVersion, len(shares))}
+	seen := make(map[string]bool, len(shares))
+	for i, e := range shares {
+		at := where + "[" + strconv.Itoa(i) + "]"
+		if e.Weight < 1 || e.Weight > prompts.MaxSplitWeight {
+			return SnapshotSplit{}, snapshotError(at+".weight", "must be 1 to 10000")
+		}
+		v, err := parseVersion(e.Version, at+".version", promptID)
+		if err != nil {
+			return SnapshotSplit{}, err
+		}
+		if seen[v.ID] {
+			return SnapshotSplit{}, snapshotError(at+".version.id", "is the version of an entry before: each entry is a different version")
+		}
+		seen[v.ID] = true
+		out.Split[i] = prompts.Share{VersionID: v.ID, VersionNumber: v.VersionNumber, Weight: e.Weight}
+		out.Versions[i] = v
+	}
+	return out, nil
 }
 
 func joinEnvs(envs []prompts.Environment) string {

@@ -29,6 +29,11 @@ func (s *Store) GetActiveByKey(ctx context.Context, projectID, k string, env pro
 // value the cache holds. With q.Fresh the store under the cache answers,
 // read with q, and the cache keeps nothing of it. The store is read with
 // FailFast when q has it, and when the cache holds an answer to give.
+//
+// The cache holds an environment that holds a split with the versions of
+// all its entries (prompts.ActivePrompt.SplitVersions), read from the
+// store without a subject: a read with q.Subject is picked from memory
+// (prompts.ActivePrompt.Pick), one entry for every subject.
 func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
 	if err := q.Environment.Validate(); err != nil {
 		return prompts.ActivePrompt{}, false, err
@@ -36,7 +41,7 @@ func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.
 	if q.Fresh {
 		return prompts.ReadActive(ctx, s.next, q)
 	}
-	copyOut := prompts.ActivePrompt.Copy
+	copyOut := copyActive
 	if q.Shared {
 		copyOut = shared
 	}
@@ -51,7 +56,7 @@ func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.
 		staleUnder = st // a cache under this one answered stale
 		return a, a.ID, a.Revision, err
 	}, copyOut, &stale)
-	return v, stale || staleUnder, err
+	return v.Pick(q.Subject), stale || staleUnder, err
 }
 
 // shared hands out a value as the cache holds it (ActiveQuery.Shared).
@@ -98,7 +103,12 @@ func sizeOf(k key, v any) int64 {
 	switch x := v.(type) {
 	case prompts.ActivePrompt:
 		n += promptSize(x.Prompt)
-		if x.ActiveVersion != nil {
+		switch {
+		case x.SplitVersions != nil:
+			for _, v := range x.SplitVersions {
+				n += 64 + versionSize(v)
+			}
+		case x.ActiveVersion != nil:
 			n += versionSize(*x.ActiveVersion)
 		}
 	case prompts.Prompt:

@@ -125,6 +125,27 @@
 // held until the write's event arrives: write through the cache or
 // through the client, the next read through the cache sees the write.
 //
+// # Splits
+//
+// An environment that holds a split (prompts.Split) serves each subject
+// one of its versions, picked by a published formula (prompts.SplitPoint)
+// that the client computes itself, so that a read for a subject costs no
+// request once the split is known, through a cache over the client as
+// through the client. The client reads the environment without a subject
+// (GET /prompts/{id}?environment=): the answer holds the split (each
+// entry's version_id, version_number and weight) and its first entry's
+// version. The client then reads each other entry's version by number
+// (GET /prompts/{id}/versions/{number}) the first time it sees it, and
+// keeps it (up to 16 MiB of versions, starting again when full): a
+// version never changes, so what it keeps is never stale, and a read of
+// a split it has seen costs one request, as any read does. Its answer
+// (prompts.ActivePrompt) carries Split and SplitVersions, every version
+// of the split whole, and ActivePrompt.Pick (or ReadActive with
+// ActiveQuery.Subject, which picks) serves a subject from them: a cache
+// over the client holds the split and picks for every subject from
+// memory. Activate sends a split given in prompts.Activation.Split, each
+// entry naming its version by id when it has one, else by number.
+//
 // # The feed
 //
 // Feed follows the server's event stream for a cache (see Feed): every

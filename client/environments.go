@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
@@ -15,7 +16,11 @@ import (
 // created_at nor the active version's change summary and variables: the
 // client reads them (from the prompt list by key, and GET
 // /prompts/{id}/versions/{number}) the first time it sees the prompt and
-// the version, and remembers them, since they never change.
+// the version, and remembers them, since they never change. Of an
+// environment that holds a split, the body holds the split and its first
+// entry's version: the client reads the other entries' versions by
+// number the first time it sees them, and keeps them (see the package
+// doc, "Splits").
 func (c *Client) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	a, _, err := c.ReadActive(ctx, prompts.ActiveQuery{PromptID: promptID, Environment: env})
 	return a, err
@@ -28,18 +33,21 @@ var _ prompts.ActiveReader = (*Client)(nil)
 // asked for an answer from its store, not from its cache
 // (Cache-Control: no-cache); with q.FailFast the read's request is tried
 // once, without the retries of the RetryPolicy. Shared changes nothing:
-// every answer is the caller's own. An answer is never stale.
+// every answer is the caller's own. An answer is never stale. With
+// q.Subject, the client picks the version of a split itself, from the
+// split and its versions (prompts.ActivePrompt.Pick): the request names
+// no subject.
 func (c *Client) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
 	o := readOptions{fresh: q.Fresh, once: q.FailFast}
 	if q.PromptID == "" {
 		a, err := c.getActiveByKey(ctx, q.ProjectID, q.Key, q.Environment, o)
-		return a, false, err
+		return a.Pick(q.Subject), false, err
 	}
 	if err := beginPrompt(ctx, q.Environment.Validate(), q.PromptID); err != nil {
 		return prompts.ActivePrompt{}, false, err
 	}
 	a, err := c.getActive(ctx, q.PromptID, q.Environment, true, o)
-	return a, false, err
+	return a.Pick(q.Subject), false, err
 }
 
 // readOptions are a read's options (prompts.ActiveQuery): fresh asks
@@ -144,7 +152,8 @@ func (c *Client) active(ctx context.Context, res *response, env prompts.Environm
 
 // complete fills what a read of a prompt in an environment does not send:
 // the prompt's created_at, and the active version's change summary and
-// variables when withVersion, from the memo or else from the server. ok
+// variables when withVersion, from the memo or else from the server; and
+// with it, of a split, the versions of its entries (splitVersions). ok
 // is false when the prompt has another key now than in a.
 func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVersion bool) (ok bool, err error) {
 	if !c.memo.fillPrompt(&a.Prompt) {
@@ -169,7 +178,44 @@ func (c *Client) complete(ctx context.Context, a *prompts.ActivePrompt, withVers
 		a.ActiveVersion.ChangeSummary, a.ActiveVersion.Variables = v.ChangeSummary, v.Variables
 		a.ActiveVersion.TemplateFormat, a.ActiveVersion.Partials = v.TemplateFormat, v.Partials
 	}
+	if withVersion && a.Split != nil {
+		return true, c.splitVersions(ctx, a)
+	}
 	return true, nil
+}
+
+// splitVersions fills a.SplitVersions, the versions of a's split, and
+// points a.ActiveVersion at the one the answer served: the answer's own
+// version (completed), the versions kept whole, and the others read by
+// number (GET /prompts/{id}/versions/{number}) and kept, since versions
+// never change.
+func (c *Client) splitVersions(ctx context.Context, a *prompts.ActivePrompt) error {
+	vs := make([]prompts.PromptVersion, len(a.Split))
+	served := -1
+	for i, e := range a.Split {
+		switch v, ok := c.memo.wholeOf(e.VersionID); {
+		case a.ActiveVersion != nil && e.VersionID == a.ActiveVersion.ID:
+			vs[i], served = *a.ActiveVersion, i
+			c.memo.wholeVersion(vs[i])
+		case ok:
+			vs[i] = v
+		default:
+			v, err := c.GetVersion(ctx, a.ID, e.VersionNumber)
+			if err != nil {
+				return err
+			}
+			if v.ID != e.VersionID {
+				return prompts.Internal(errors.New("client: version " + strconv.Itoa(e.VersionNumber) + " of the split is " + v.ID + ", not " + e.VersionID))
+			}
+			c.memo.wholeVersion(v)
+			vs[i] = v
+		}
+	}
+	a.SplitVersions = vs
+	if served >= 0 {
+		a.ActiveVersion = &vs[served]
+	}
+	return nil
 }
 
 // changed completes the answer to a change of env (PUT, rollback): as a
@@ -190,17 +236,20 @@ func (c *Client) changed(ctx context.Context, res *response, promptID string, en
 }
 
 // Activate implements prompts.Store: PUT
-// /prompts/{id}/environments/{env}, with If-Match when in.IfRevision is
-// set. in.Actor is not sent: the server records the API key's name as
-// the actor.
+// /prompts/{id}/environments/{env} with the version, or the split
+// (in.Split), and If-Match when in.IfRevision is set. in.Actor is not
+// sent: the server records the API key's name as the actor.
 func (c *Client) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
 	if err := beginPrompt(ctx, in.Validate(), in.PromptID); err != nil {
 		return prompts.ActivePrompt{}, err
 	}
 	req := api.Activation{AllowVariableChange: in.AllowVariableChange, AllowMissingPartials: in.AllowMissingPartials}
-	if in.VersionID.HasValue() {
+	switch {
+	case in.Split != nil:
+		req.Split = api.FromSplitRequest(in.Split)
+	case in.VersionID.HasValue():
 		req.VersionID = api.Some(in.VersionID.Value)
-	} else {
+	default:
 		req.VersionNumber = api.VersionNumber(api.Some(in.VersionNumber.Value))
 	}
 	if in.Reason != "" {

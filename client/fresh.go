@@ -115,6 +115,11 @@ type memo struct {
 	mu       sync.Mutex
 	created  map[string]time.Time // by prompt id
 	versions map[string]versionExtra
+	// The versions of the splits read, whole, by id: a split's answer
+	// holds one version, the others are read once and kept (see
+	// Client.GetActive). At most maxMemoBytes of them.
+	whole      map[string]prompts.PromptVersion
+	wholeBytes int
 }
 
 type versionExtra struct {
@@ -124,10 +129,56 @@ type versionExtra struct {
 	partials  []string
 }
 
-const maxMemo = 4096
+const (
+	maxMemo      = 4096
+	maxMemoBytes = 16 << 20
+)
 
 func newMemo() *memo {
-	return &memo{created: map[string]time.Time{}, versions: map[string]versionExtra{}}
+	return &memo{created: map[string]time.Time{}, versions: map[string]versionExtra{}, whole: map[string]prompts.PromptVersion{}}
+}
+
+// wholeVersion keeps v, a version of a split, whole.
+func (m *memo) wholeVersion(v prompts.PromptVersion) {
+	n := wholeSize(v)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.whole[v.ID]; ok {
+		return
+	}
+	if len(m.whole) >= maxMemo || m.wholeBytes+n > maxMemoBytes {
+		clear(m.whole)
+		m.wholeBytes = 0
+	}
+	m.whole[v.ID] = v.Copy()
+	m.wholeBytes += n
+}
+
+// wholeOf returns a copy of the version with this id kept whole, if it
+// is.
+func (m *memo) wholeOf(id string) (prompts.PromptVersion, bool) {
+	m.mu.Lock()
+	v, ok := m.whole[id]
+	m.mu.Unlock()
+	if !ok {
+		return prompts.PromptVersion{}, false
+	}
+	return v.Copy(), true
+}
+
+// wholeSize estimates the bytes a version kept whole holds.
+func wholeSize(v prompts.PromptVersion) int {
+	n := 256 + len(v.ID) + len(v.PromptID) + len(v.Content) + len(v.Metadata)
+	if v.ChangeSummary != nil {
+		n += len(*v.ChangeSummary)
+	}
+	for _, s := range v.Variables {
+		n += 16 + len(s)
+	}
+	for _, s := range v.Partials {
+		n += 16 + len(s)
+	}
+	return n
 }
 
 // prompt keeps a prompt's created_at.

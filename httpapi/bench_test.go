@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/cpuclock"
 	"github.com/promptkit/prompts/internal/wire"
 	"github.com/promptkit/prompts/memstore"
 )
@@ -144,4 +146,132 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 func BenchmarkReadPromptLarge(b *testing.B) {
 	store, id := benchStoreContent(b, strings.Repeat(benchContent, 55))
 	benchRead(b, benchHandler(b, store), id)
+}
+
+// BenchmarkReadSplit is read 3 of an environment that holds a split of
+// two versions (90/10) of BenchmarkReadPrompt's prompt, without a subject
+// (the first entry's version) and with one (the version picked for it,
+// the hash included; 64 subjects in turn, so both versions are served),
+// and of the same prompt in an environment that holds one version.
+// Besides the wall time, the process's CPU time per read (cpu-ns/op),
+// which a busy host disturbs less. BENCHMARKS.md ("Splits") has the
+// ratios.
+func BenchmarkReadSplit(b *testing.B) {
+	h, id := benchSplit(b)
+	requests := func(query ...string) []*http.Request {
+		out := make([]*http.Request, len(query))
+		for i, q := range query {
+			out[i] = httptest.NewRequest("GET", "/v1/integration/prompts/"+id+"?"+q, nil)
+			out[i].Header.Set("X-API-Key", "bench-key-0123456789abcdef0123456789abcdef")
+		}
+		return out
+	}
+	for _, bc := range []struct {
+		name string
+		reqs []*http.Request
+	}{
+		{"one-version", requests("environment=staging")},
+		{"split-without-subject", requests("environment=production")},
+		{"split-with-subject", requests(splitSubjects()...)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := &discardWriter{}
+			b.ReportAllocs()
+			i := 0
+			cpu := cpuclock.Now()
+			for b.Loop() {
+				w.header, w.status = http.Header{}, 0
+				h.ServeHTTP(w, bc.reqs[i%len(bc.reqs)])
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+				i++
+			}
+			b.ReportMetric(float64(cpuclock.Now()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkReadSplitOverHTTP is BenchmarkReadSplit over a real
+// connection on loopback (an httptest server, and a Go client in the same
+// process reading each answer whole, one request at a time): what read 3
+// costs an application, the network path included (cpu-ns/op: server
+// and client together).
+func BenchmarkReadSplitOverHTTP(b *testing.B) {
+	h, id := benchSplit(b)
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	hc := srv.Client()
+	for _, bc := range []struct {
+		name  string
+		query []string
+	}{
+		{"one-version", []string{"environment=staging"}},
+		{"split-without-subject", []string{"environment=production"}},
+		{"split-with-subject", splitSubjects()},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			reqs := make([]*http.Request, len(bc.query))
+			for i, q := range bc.query {
+				reqs[i] = mustNewRequest(b, srv.URL+"/v1/integration/prompts/"+id+"?"+q)
+			}
+			b.ReportAllocs()
+			i := 0
+			cpu := cpuclock.Now()
+			for b.Loop() {
+				res, err := hc.Do(reqs[i%len(reqs)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", res.StatusCode)
+				}
+				i++
+			}
+			b.ReportMetric(float64(cpuclock.Now()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+func mustNewRequest(b *testing.B, u string) *http.Request {
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", "bench-key-0123456789abcdef0123456789abcdef")
+	return req
+}
+
+// splitSubjects returns the queries of reads of production for 64
+// subjects.
+func splitSubjects() []string {
+	var out []string
+	for i := range 64 {
+		out = append(out, "environment=production&subject=user-"+strconv.Itoa(1000+i))
+	}
+	return out
+}
+
+// benchSplit returns the handler of the split benchmarks over a memstore
+// with BenchmarkReadPrompt's prompt, whose staging holds its version 1
+// and production a split of it (90) and a version 2 of the same size
+// (10), and the prompt's id.
+func benchSplit(b *testing.B) (http.Handler, string) {
+	ctx := context.Background()
+	store, id := benchStore(b)
+	v2, err := store.CreateVersion(ctx, prompts.NewVersion{PromptID: id, Content: benchContent + " Thank them for waiting.",
+		Metadata: prompts.Metadata(`{"model":"gpt-5","temperature":0.2,"max_tokens":512,"tags":["support","greeting"]}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: id, Environment: prompts.Staging, VersionNumber: prompts.Some(1)}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Activate(ctx, prompts.Activation{PromptID: id, Environment: prompts.Production,
+		Split: prompts.Split{{VersionNumber: 1, Weight: 90}, {VersionNumber: v2.VersionNumber, Weight: 10}}}); err != nil {
+		b.Fatal(err)
+	}
+	return benchHandler(b, store), id
 }

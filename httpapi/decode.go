@@ -105,32 +105,63 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 // domain's rules of that parameter to judge. It allocates only to
 // unescape.
 func queryParam(raw, name string) (value string, given bool, fe *prompts.FieldError) {
+	ps := [1]queryValue{{name: name}}
+	queryParams(raw, ps[:])
+	return ps[0].value, ps[0].given, ps[0].fe
+}
+
+// queryValue is one parameter that queryParams reads: its name, and what
+// queryParam returns of it.
+type queryValue struct {
+	name  string
+	value string
+	given bool
+	fe    *prompts.FieldError
+}
+
+// queryParams is queryParam for each of ps, in one pass over raw: the
+// reads of a prompt in an environment, every application's hot path,
+// read two parameters.
+func queryParams(raw string, ps []queryValue) {
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(pair, "=")
-		if strings.ContainsAny(k, "%+") {
+		if escaped(k) {
 			var err error
 			if k, err = url.QueryUnescape(k); err != nil {
 				continue // not a parameter this API knows
 			}
 		}
-		if k != name {
-			continue
-		}
-		if given {
-			return "", true, &prompts.FieldError{Field: name, Detail: "is given more than once"}
-		}
-		given = true
-		value = v
-		if strings.ContainsAny(v, "%+") {
-			var err error
-			if value, err = url.QueryUnescape(v); err != nil {
-				return "", true, &prompts.FieldError{Field: name, Detail: "is not properly escaped"}
+		for i := range ps {
+			p := &ps[i]
+			if k != p.name || p.fe != nil {
+				continue
+			}
+			if p.given {
+				p.value, p.fe = "", &prompts.FieldError{Field: p.name, Detail: "is given more than once"}
+				continue
+			}
+			p.given, p.value = true, v
+			if escaped(v) {
+				var err error
+				if p.value, err = url.QueryUnescape(v); err != nil {
+					p.value, p.fe = "", &prompts.FieldError{Field: p.name, Detail: "is not properly escaped"}
+				}
 			}
 		}
 	}
-	return value, given, nil
+}
+
+// escaped reports whether s, a part of a query, holds an escape or a
+// '+': what url.QueryUnescape would change.
+func escaped(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' || s[i] == '+' {
+			return true
+		}
+	}
+	return false
 }
 
 // queryFields gathers the query's field errors.
@@ -151,23 +182,47 @@ func (q *queryFields) addErr(err error) {
 	}
 }
 
-// environment reads the environment query parameter: production when it
-// is absent.
-func (q *queryFields) environment(raw string) prompts.Environment {
-	v, given, fe := queryParam(raw, "environment")
-	q.add(fe)
-	if fe != nil {
+// environmentOf judges the environment query parameter p: production
+// when it is absent.
+func (q *queryFields) environmentOf(p queryValue) prompts.Environment {
+	q.add(p.fe)
+	if p.fe != nil {
 		return ""
 	}
-	if !given {
+	if !p.given {
 		return prompts.Production
 	}
-	e := prompts.Environment(v)
+	e := prompts.Environment(p.value)
 	if err := e.Validate(); err != nil {
 		q.addErr(err)
 		return ""
 	}
 	return e
+}
+
+// subject reads the subject query parameter of a read of a prompt in an
+// environment: who the read is for, which picks the version of a split;
+// "" when absent.
+func (q *queryFields) subject(raw string) string {
+	v, given, fe := queryParam(raw, "subject")
+	return q.subjectOf(queryValue{value: v, given: given, fe: fe})
+}
+
+// subjectOf judges the subject parameter p.
+func (q *queryFields) subjectOf(p queryValue) string {
+	q.add(p.fe)
+	if p.given && p.fe == nil && p.value == "" {
+		q.add(&prompts.FieldError{Field: "subject", Detail: "must not be empty: leave it out to read a split's first entry"})
+	}
+	return p.value
+}
+
+// read reads the query of a read of a prompt in an environment: its
+// environment (production when absent) and its subject, in one pass.
+func (q *queryFields) read(raw string) (prompts.Environment, string) {
+	ps := [2]queryValue{{name: "environment"}, {name: "subject"}}
+	queryParams(raw, ps[:])
+	return q.environmentOf(ps[0]), q.subjectOf(ps[1])
 }
 
 // page reads the limit and after query parameters; the domain's rules of

@@ -108,7 +108,28 @@
 // So the handler encodes a read's body once per tag and sends the same
 // bytes to the reads after it, until the prompt changes: it keeps the
 // latest 512 such bodies of up to 32 KiB (16 MiB at most), one per hash
-// of the tag.
+// of the tag. The tag of an environment that holds a split names the
+// version served too (…-1763900000123456-v3): each version of a split
+// has its own tag, its own 304 and its own kept bytes.
+//
+// # Splits
+//
+// PUT /prompts/{id}/environments/{env} with {"split": [{"version_number":
+// 3, "weight": 90}, {"version_id": "…", "weight": 10}]} makes the
+// environment serve each version to a share of subjects (prompts.Split;
+// exactly one of version_id, version_number and split, else 400 naming
+// the field, as split[1].weight; a version not of the prompt is 404). The
+// reads of a prompt in an environment (GET /prompts/{id}?environment=,
+// GET /projects/{project_id}/prompts/{key}, GET
+// /prompts/{id}/environments/{env}) take subject=: with one, an
+// environment that holds a split answers the version the split serves
+// the subject, without one its first entry's; the answer then holds
+// "split", the split's entries with their version_id, version_number and
+// weight, which answers of an environment without a split do not (their
+// bytes are those of before splits). POST …/render takes "subject" too.
+// Deployment records and deployment.created events carry "split" and
+// "previous_split" when they have one; the action of setting a split is
+// split.
 //
 // # Deployments and compare-and-swap
 //

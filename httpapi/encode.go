@@ -140,7 +140,7 @@ func (b *answerBudget) give(n int64) { b.used.Add(-n) }
 // (see the package doc), so a 304 is decided before any encoding. The tag
 // and the length share one allocation, and so do their header values.
 func (h *Handler) writeActive(w http.ResponseWriter, r *http.Request, a prompts.ActivePrompt) {
-	var tmp [80]byte
+	var tmp [112]byte // the longest tag: a long environment's, of a split
 	t := wire.AppendETag(tmp[:0], a)
 	hd := w.Header()
 	hd["Cache-Control"] = h.hdrCache

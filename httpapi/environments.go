@@ -7,7 +7,7 @@ import (
 	"github.com/promptkit/prompts/api"
 )
 
-// readEnvironment is GET /prompts/{prompt_id}/environments/{environment}:
+// readEnvironment is GET /prompts/{prompt_id}/environments/{environment}?subject=:
 // readPrompt with the environment in the path.
 func (h *Handler) readEnvironment() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
@@ -16,14 +16,21 @@ func (h *Handler) readEnvironment() handlerFunc {
 			h.invalidInput(w, r, err)
 			return
 		}
-		ap, stale, err := h.readActive(r, prompts.ActiveQuery{PromptID: r.PathValue("prompt_id"), Environment: env})
+		var q queryFields
+		subject := q.subject(r.URL.RawQuery)
+		if len(q) > 0 {
+			h.invalid(w, q)
+			return
+		}
+		ap, stale, err := h.readActive(r, prompts.ActiveQuery{PromptID: r.PathValue("prompt_id"), Environment: env, Subject: subject})
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
 
 // activate is PUT /prompts/{prompt_id}/environments/{environment}
-// with {"version_id": …} or {"version_number": …}, exactly one of them.
-// It answers as readPrompt does for that environment.
+// with {"version_id": …}, {"version_number": …} or {"split": […]},
+// exactly one of them. It answers as readPrompt does for that
+// environment (without a subject: a split's first entry).
 func (h *Handler) activate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		body, ok := h.readBody(w, r)
@@ -39,6 +46,7 @@ func (h *Handler) activate() handlerFunc {
 			Environment:   prompts.Environment(r.PathValue("environment")),
 			VersionID:     req.VersionID.Domain(),
 			VersionNumber: prompts.Optional[int](req.VersionNumber),
+			Split:         req.Split.Domain(),
 			Change:        h.change(r, a, req.Reason.Value, req.AllowVariableChange),
 		}
 		in.AllowMissingPartials = req.AllowMissingPartials

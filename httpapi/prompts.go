@@ -44,30 +44,31 @@ func (h *Handler) createPrompt() handlerFunc {
 	}
 }
 
-// readPrompt is GET /prompts/{prompt_id}?environment=, the
+// readPrompt is GET /prompts/{prompt_id}?environment=&subject=, the
 // hot path of every application. It costs one store call; the key's access
 // is checked on the prompt the store returns. ServeHTTP routes it without
-// the ServeMux (see direct).
+// the ServeMux (see direct). With a subject, an environment that holds a
+// split answers the version it serves the subject.
 func (h *Handler) readPrompt() lastFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access, id string) {
 		var q queryFields
-		env := q.environment(r.URL.RawQuery)
+		env, subject := q.read(r.URL.RawQuery)
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
 		}
-		ap, stale, err := h.readActive(r, prompts.ActiveQuery{PromptID: id, Environment: env})
+		ap, stale, err := h.readActive(r, prompts.ActiveQuery{PromptID: id, Environment: env, Subject: subject})
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
 
-// readByKey is GET /projects/{project_id}/prompts/{key...}?environment=:
+// readByKey is GET /projects/{project_id}/prompts/{key...}?environment=&subject=:
 // readPrompt for the prompt with that key in that project. The key is the
 // rest of the path, slashes included.
 func (h *Handler) readByKey() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, a Access) {
 		var q queryFields
-		env := q.environment(r.URL.RawQuery)
+		env, subject := q.read(r.URL.RawQuery)
 		if len(q) > 0 {
 			h.invalid(w, q)
 			return
@@ -77,7 +78,7 @@ func (h *Handler) readByKey() handlerFunc {
 			h.notFoundAs(w, "project")
 			return
 		}
-		ap, stale, err := h.readActive(r, prompts.ActiveQuery{ProjectID: projectID, Key: r.PathValue("key"), Environment: env})
+		ap, stale, err := h.readActive(r, prompts.ActiveQuery{ProjectID: projectID, Key: r.PathValue("key"), Environment: env, Subject: subject})
 		h.answerRead(w, r, a, ap, stale, err)
 	}
 }
@@ -107,10 +108,15 @@ var hdrStale = []string{"prompts; hit; detail=stale"}
 
 // readActive reads q from the handler's store, sharing its answer (the
 // caller must change none of it), and fresh when the request asks for a
-// fresh answer (see wantsFresh).
+// fresh answer (see wantsFresh). The store is read without the subject
+// and the answer picked here: prompts.ReadActive picks again what an
+// ActiveReader picked, and the pick (a SHA-256) is most of what a
+// subject costs.
 func (h *Handler) readActive(r *http.Request, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
-	q.Shared, q.Fresh = true, wantsFresh(r.Header)
-	return prompts.ReadActive(r.Context(), h.store, q)
+	subject := q.Subject
+	q.Shared, q.Fresh, q.Subject = true, wantsFresh(r.Header), ""
+	a, stale, err := prompts.ReadActive(r.Context(), h.store, q)
+	return a.Pick(subject), stale, err
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

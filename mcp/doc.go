@@ -50,18 +50,27 @@
 // interface; a refusal is a tool error naming the role needed:
 //
 //   - list_prompts (read): the prompts the key may see, with the version
-//     active in an environment (environment, project, after, limit).
+//     active in an environment (environment, project, after, limit), and
+//     its split when it holds one.
 //   - get_prompt (read): a version's content, format, variables and
 //     metadata: the one active in environment, or the one numbered
-//     version. subject is accepted and changes nothing until environments
-//     split traffic between versions.
-//   - render_prompt (read): get_prompt's version rendered with variables
-//     (any JSON for a dotprompt version), to messages in Dotprompt's shape
-//     and their text.
+//     version. Where the environment holds a split, subject (a user, a
+//     session, a tenant) picks the version it serves that subject, as an
+//     application's read with that subject does (without one, the split's
+//     first entry's), and the answer has the split; a subject with a
+//     version is an error.
+//   - render_prompt (read): get_prompt's version (subject included)
+//     rendered with variables (any JSON for a dotprompt version), to
+//     messages in Dotprompt's shape and their text; its partials at the
+//     versions their environment serves the subject.
 //   - create_version (write; deploy when environments is not empty): the
 //     next version of a prompt.
 //   - activate_version (deploy): version_number made active in environment,
-//     with a reason for the deployment history.
+//     or split, {"split": [{"version_number": 3, "weight": 90},
+//     {"version_number": 4, "weight": 10}]}, making the environment serve
+//     each version to weight / sum of weights of subjects (2 to 10
+//     versions, weights 1 to 10000), with a reason for the deployment
+//     history. A protected environment needs admin, as over HTTP.
 //
 // A tool names its prompt by key: PROJECT/KEY as prompts/list names it, or
 // the key alone with project, or the key alone when the key sees one

@@ -6,3 +6,12 @@ func (h *Handler) Following() bool {
 	defer h.mu.Unlock()
 	return h.tail != nil
 }
+
+// Revoked reports whether the handler has read the revocation of the
+// kept key id.
+func (h *Handler) Revoked(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.revoked[id]
+	return ok
+}

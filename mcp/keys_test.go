@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
@@ -88,4 +89,41 @@ func TestSessionOfAnExpiredKeyEnds(t *testing.T) {
 	poll.For(t, 10*time.Second, "the expired key's session ended", func() bool { return g.count("leaving") == 0 })
 	is.True(!time.Now().Before(at))
 	is.Equal(g.count("staying"), 1)
+}
+
+// Serve refuses a key whose revocation the handler has read, and one
+// that expired; a session of a key revoked while it runs ends.
+func TestServeRefusesAnEndedKey(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	g := &gate{max: 10, open: map[string]int{}}
+	f, ks, keys, secrets := keptKeys(t, g, time.Time{})
+	f.connect(t, secrets[1], "") // the handler follows the event log
+
+	// A session over another transport for the key about to be revoked.
+	server, client := sdk.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() {
+		served <- f.handler.Serve(ctx, server, httpapi.Access{Role: httpapi.RoleRead, KeyID: keys[0].ID})
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, client, nil)
+	is.NoErr(err)
+	defer cs.Close()
+
+	_, err = ks.RevokeKey(ctx, prompts.KeyRevocation{ID: keys[0].ID, Revoker: prompts.Grant{Role: prompts.KeyAdmin}})
+	is.NoErr(err)
+	poll.For(t, 5*time.Second, "the handler read the revocation", func() bool { return f.handler.Revoked(keys[0].ID) })
+	select {
+	case <-served: // the session under way ended
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session of a revoked key goes on")
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second) // without the refusal, a session that waits
+	defer cancel()
+	server, _ = sdk.NewInMemoryTransports()
+	is.Equal(f.handler.Serve(ctx, server, httpapi.Access{Role: httpapi.RoleRead, KeyID: keys[0].ID}), mcp.ErrKeyEnded) // revoked before it began
+	past := time.Now().Add(-time.Second)
+	server, _ = sdk.NewInMemoryTransports()
+	is.Equal(f.handler.Serve(ctx, server, httpapi.Access{Role: httpapi.RoleRead, KeyID: keys[1].ID, ExpiresAt: past}), mcp.ErrKeyEnded) // expired
 }

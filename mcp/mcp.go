@@ -407,7 +407,16 @@ func (h *Handler) newSessionID(v *view) string {
 // Serve serves one session over t (such as &mcp.StdioTransport{} of the
 // SDK) for a key with access a, in the handler's environment, until the
 // client ends it or ctx ends. It returns nil when the client ended it.
+//
+// a is the caller's to authenticate, just before (an Authenticator such
+// as httpapi.StoreKeys). Serve refuses, with ErrKeyEnded, a key that
+// expired (a.ExpiresAt) or whose revocation the handler has read from
+// the event log since it began following it; a session under way ends
+// when its key is revoked or expires, as over HTTP.
 func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) error {
+	if !a.ExpiresAt.IsZero() && !time.Now().Before(a.ExpiresAt) {
+		return ErrKeyEnded
+	}
 	v, err := h.openView(ctx, a, h.env)
 	if err != nil {
 		return err
@@ -416,11 +425,19 @@ func (h *Handler) Serve(ctx context.Context, t sdk.Transport, a httpapi.Access) 
 	h.mu.Lock()
 	v.pending--
 	closed := h.closed
-	if err == nil {
+	_, revoked := h.revoked[a.KeyID]
+	revoked = revoked && a.KeyID != ""
+	if err == nil && !revoked {
+		// Registered in the step that read h.revoked, so that a
+		// revocation read afterwards finds the session (revoke).
 		v.sessions++
 		h.served[ss] = v
 	}
 	h.mu.Unlock()
+	if err == nil && revoked {
+		ss.Close()
+		err = ErrKeyEnded
+	}
 	if err != nil {
 		h.closeView(v)
 		return err

@@ -27,14 +27,23 @@ type (
 		Next    string      `json:"next,omitempty" jsonschema:"when more follow: the after of the next page"`
 	}
 	promptOut struct {
-		Name                string   `json:"name" jsonschema:"PROJECT/KEY, as prompts/list names it"`
-		PromptID            string   `json:"prompt_id"`
-		Project             string   `json:"project"`
-		Key                 string   `json:"key"`
-		Description         *string  `json:"description"`
-		Environment         string   `json:"environment"`
-		ActiveVersionNumber *int     `json:"active_version_number" jsonschema:"null when no version is active in the environment"`
-		Variables           []string `json:"variables" jsonschema:"the variables of the active version"`
+		Name                string     `json:"name" jsonschema:"PROJECT/KEY, as prompts/list names it"`
+		PromptID            string     `json:"prompt_id"`
+		Project             string     `json:"project"`
+		Key                 string     `json:"key"`
+		Description         *string    `json:"description"`
+		Environment         string     `json:"environment"`
+		ActiveVersionNumber *int       `json:"active_version_number" jsonschema:"null when no version is active in the environment; the first entry's when the environment holds a split"`
+		Variables           []string   `json:"variables" jsonschema:"the variables of the active version"`
+		Split               []shareOut `json:"split,omitempty" jsonschema:"when the environment holds a split: its versions, each served to weight / sum of weights of subjects, in order"`
+	}
+	shareIn struct {
+		VersionNumber int `json:"version_number" jsonschema:"a version of the prompt"`
+		Weight        int `json:"weight" jsonschema:"1 to 10000: the version serves weight / sum of weights of subjects"`
+	}
+	shareOut struct {
+		VersionNumber int `json:"version_number"`
+		Weight        int `json:"weight"`
 	}
 	ref struct {
 		Key     string `json:"key" jsonschema:"the prompt: PROJECT/KEY as prompts/list names it, or its key with project"`
@@ -44,19 +53,20 @@ type (
 		ref
 		Environment string `json:"environment,omitempty" jsonschema:"the environment whose active version to read; the session's when absent"`
 		Version     int    `json:"version,omitempty" jsonschema:"a version number: that version rather than the active one"`
-		Subject     string `json:"subject,omitempty" jsonschema:"who the prompt is for (a user, a session, a tenant); accepted, and changes nothing until environments split traffic"`
+		Subject     string `json:"subject,omitempty" jsonschema:"who the prompt is for (a user, a session, a tenant): where the environment holds a split, the version it serves this subject (without one, the split's first entry); not with version"`
 	}
 	versionOut struct {
-		Name           string    `json:"name"`
-		PromptID       string    `json:"prompt_id"`
-		Environment    string    `json:"environment,omitempty"`
-		VersionID      string    `json:"version_id"`
-		VersionNumber  int       `json:"version_number"`
-		TemplateFormat string    `json:"template_format"`
-		Content        string    `json:"content"`
-		Variables      []string  `json:"variables"`
-		Metadata       any       `json:"metadata_" jsonschema:"the version's metadata_: a JSON object, or null"`
-		CreatedAt      time.Time `json:"created_at"`
+		Name           string     `json:"name"`
+		PromptID       string     `json:"prompt_id"`
+		Environment    string     `json:"environment,omitempty"`
+		VersionID      string     `json:"version_id"`
+		VersionNumber  int        `json:"version_number"`
+		TemplateFormat string     `json:"template_format"`
+		Content        string     `json:"content"`
+		Variables      []string   `json:"variables"`
+		Metadata       any        `json:"metadata_" jsonschema:"the version's metadata_: a JSON object, or null"`
+		CreatedAt      time.Time  `json:"created_at"`
+		Split          []shareOut `json:"split,omitempty" jsonschema:"when the environment read holds a split: its versions and weights, in order (the version is the one it serves the subject)"`
 	}
 	renderPromptIn struct {
 		getPromptIn
@@ -95,16 +105,18 @@ type (
 	}
 	activateVersionIn struct {
 		ref
-		Environment         string `json:"environment" jsonschema:"where to activate it"`
-		VersionNumber       int    `json:"version_number" jsonschema:"the version to activate"`
-		Reason              string `json:"reason,omitempty" jsonschema:"why, for the deployment history"`
-		AllowVariableChange bool   `json:"allow_variable_change,omitempty" jsonschema:"activate even when the version's variables differ from the active one's"`
+		Environment         string    `json:"environment" jsonschema:"where to activate it"`
+		VersionNumber       int       `json:"version_number,omitempty" jsonschema:"the version to activate (this or split)"`
+		Split               []shareIn `json:"split,omitempty" jsonschema:"instead of version_number, a split: 2 to 10 different versions, each served to weight / sum of weights of subjects, as [{\"version_number\": 3, \"weight\": 90}, {\"version_number\": 4, \"weight\": 10}]"`
+		Reason              string    `json:"reason,omitempty" jsonschema:"why, for the deployment history"`
+		AllowVariableChange bool      `json:"allow_variable_change,omitempty" jsonschema:"activate even when the variables of the version (of a version of the split) differ from those active there"`
 	}
 	activateOut struct {
-		Name          string `json:"name"`
-		PromptID      string `json:"prompt_id"`
-		Environment   string `json:"environment"`
-		VersionNumber int    `json:"version_number"`
+		Name          string     `json:"name"`
+		PromptID      string     `json:"prompt_id"`
+		Environment   string     `json:"environment"`
+		VersionNumber int        `json:"version_number" jsonschema:"the version active; of a split, its first entry's"`
+		Split         []shareOut `json:"split,omitempty" jsonschema:"the split the environment holds, when it holds one"`
 	}
 )
 
@@ -118,7 +130,7 @@ func (v *view) addTools() {
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, v.renderPrompt)
 	sdk.AddTool(v.server, &sdk.Tool{Name: "create_version", Description: "Create the next version of a prompt (role write; deploy to activate it at once in environments).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: &notDestructive}}, v.createVersion)
-	sdk.AddTool(v.server, &sdk.Tool{Name: "activate_version", Description: "Make a version the active one in an environment (role deploy).",
+	sdk.AddTool(v.server, &sdk.Tool{Name: "activate_version", Description: "Make a version the active one in an environment, or split the environment between versions, each served to a share of subjects (role deploy).",
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true}}, v.activateVersion)
 }
 
@@ -179,6 +191,7 @@ func (v *view) listPrompts(ctx context.Context, _ *sdk.CallToolRequest, in listP
 			po.ActiveVersionNumber = &n
 			po.Variables = append(po.Variables, ap.ActiveVersion.Variables...)
 		}
+		po.Split = sharesOf(ap.Split)
 		out.Prompts = append(out.Prompts, po)
 	}
 	if more && len(page) > 0 {
@@ -187,20 +200,43 @@ func (v *view) listPrompts(ctx context.Context, _ *sdk.CallToolRequest, in listP
 	return nil, out, nil
 }
 
-// read returns the version a tool names: the numbered one, or the one
-// active in env.
-func (v *view) read(ctx context.Context, p prompts.Prompt, env prompts.Environment, number int) (prompts.PromptVersion, error) {
-	if number != 0 {
-		return v.h.store.GetVersion(ctx, p.ID, number)
+// sharesOf returns a split as the tools answer it: nil for none.
+func sharesOf(s prompts.Split) []shareOut {
+	if len(s) == 0 {
+		return nil
 	}
-	ap, _, err := prompts.ReadActive(ctx, v.h.store, prompts.ActiveQuery{PromptID: p.ID, Environment: env, Shared: true})
+	out := make([]shareOut, len(s))
+	for i, e := range s {
+		out[i] = shareOut{VersionNumber: e.VersionNumber, Weight: e.Weight}
+	}
+	return out
+}
+
+// read returns the version a tool names: the numbered one, or the one
+// active in env (the one its split serves subject, when it holds one),
+// with the split.
+func (v *view) read(ctx context.Context, p prompts.Prompt, env prompts.Environment, number int, subject string) (prompts.PromptVersion, prompts.Split, error) {
+	if number != 0 {
+		ver, err := v.h.store.GetVersion(ctx, p.ID, number)
+		return ver, nil, err
+	}
+	ap, _, err := prompts.ReadActive(ctx, v.h.store, prompts.ActiveQuery{PromptID: p.ID, Environment: env, Subject: subject, Shared: true})
 	if err != nil {
-		return prompts.PromptVersion{}, err
+		return prompts.PromptVersion{}, nil, err
 	}
 	if ap.ActiveVersion == nil {
-		return prompts.PromptVersion{}, fmt.Errorf("no version of %s is active in %s", p.Key, env)
+		return prompts.PromptVersion{}, nil, fmt.Errorf("no version of %s is active in %s", p.Key, env)
 	}
-	return *ap.ActiveVersion, nil
+	return *ap.ActiveVersion, ap.Split, nil
+}
+
+// checkSubject refuses a subject with a version number: a subject picks
+// among the versions of an environment's split.
+func checkSubject(in getPromptIn) error {
+	if in.Subject != "" && in.Version != 0 {
+		return errors.New("subject: picks the version of an environment's split; give it without version")
+	}
+	return nil
 }
 
 func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in getPromptIn) (*sdk.CallToolResult, versionOut, error) {
@@ -209,7 +245,10 @@ func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in get
 	if err != nil {
 		return nil, out, err
 	}
-	ver, err := v.read(ctx, p, env, in.Version)
+	if err := checkSubject(in); err != nil {
+		return nil, out, err
+	}
+	ver, split, err := v.read(ctx, p, env, in.Version, in.Subject)
 	if err != nil {
 		return nil, out, err
 	}
@@ -217,6 +256,7 @@ func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in get
 	if in.Version == 0 {
 		out.Environment = string(env)
 	}
+	out.Split = sharesOf(split)
 	return exact(out), out, nil
 }
 
@@ -250,7 +290,10 @@ func (v *view) renderPrompt(ctx context.Context, _ *sdk.CallToolRequest, in rend
 	if err != nil {
 		return nil, out, err
 	}
-	req := prompts.RenderRequest{PromptID: p.ID, Variables: in.Variables, AllowUnused: in.AllowUnused}
+	if err := checkSubject(in.getPromptIn); err != nil {
+		return nil, out, err
+	}
+	req := prompts.RenderRequest{PromptID: p.ID, Variables: in.Variables, AllowUnused: in.AllowUnused, Subject: in.Subject}
 	if req.Variables == nil {
 		req.Variables = map[string]any{}
 	}
@@ -330,9 +373,21 @@ func (v *view) activateVersion(ctx context.Context, _ *sdk.CallToolRequest, in a
 	if err := v.allow("activate_version", httpapi.RoleDeploy); err != nil {
 		return nil, out, err
 	}
-	act := prompts.Activation{PromptID: "-", Environment: prompts.Environment(in.Environment), VersionNumber: prompts.Some(in.VersionNumber),
+	act := prompts.Activation{PromptID: "-", Environment: prompts.Environment(in.Environment),
 		Change: prompts.Change{Actor: v.access.Name, Reason: in.Reason, AllowVariableChange: in.AllowVariableChange,
 			AllowProtected: v.access.Role == httpapi.RoleAdmin}} // a protected environment needs admin
+	switch {
+	case in.VersionNumber == 0 && in.Split == nil:
+		return nil, out, errors.New("version_number: or split is required: give one of the two")
+	case in.VersionNumber != 0:
+		act.VersionNumber = prompts.Some(in.VersionNumber)
+	}
+	if in.Split != nil {
+		act.Split = make(prompts.Split, len(in.Split))
+		for i, e := range in.Split {
+			act.Split[i] = prompts.Share{VersionNumber: e.VersionNumber, Weight: e.Weight}
+		}
+	}
 	if err := act.Validate(); err != nil {
 		return nil, out, err
 	}
@@ -345,7 +400,7 @@ func (v *view) activateVersion(ctx context.Context, _ *sdk.CallToolRequest, in a
 	if err != nil {
 		return nil, out, err
 	}
-	out = activateOut{Name: name, PromptID: p.ID, Environment: string(ap.Environment)}
+	out = activateOut{Name: name, PromptID: p.ID, Environment: string(ap.Environment), Split: sharesOf(ap.Split)}
 	if ap.ActiveVersion != nil {
 		out.VersionNumber = ap.ActiveVersion.VersionNumber
 	}

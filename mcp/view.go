@@ -16,6 +16,10 @@ import (
 
 var errClosed = errors.New("mcp: the handler is closed")
 
+// ErrKeyEnded is Serve's error for a key that was revoked or expired
+// before its session began.
+var ErrKeyEnded = errors.New("mcp: the key is revoked or expired")
+
 // viewKey names what a session sees: a key's access, in an environment.
 type viewKey struct {
 	access string // identity of the Access

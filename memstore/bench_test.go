@@ -86,6 +86,55 @@ func BenchmarkGetActiveByKey(b *testing.B) {
 	}
 }
 
+// BenchmarkReadActiveShared is the read httpapi makes: by key, shared
+// (no copy).
+func BenchmarkReadActiveShared(b *testing.B) {
+	s, p := seedActive(b)
+	ctx := context.Background()
+	q := prompts.ActiveQuery{ProjectID: p.ProjectID, Key: p.Key, Environment: prompts.Production, Shared: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if a, _, err := s.ReadActive(ctx, q); err != nil || a.ActiveVersion == nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadActiveSplit is BenchmarkReadActiveShared of a prompt whose
+// production holds a split of two versions: without a subject (the first
+// entry's version), with one (picked), and copied out (GetActive).
+func BenchmarkReadActiveSplit(b *testing.B) {
+	s, p := seedActive(b)
+	ctx := context.Background()
+	if _, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "You are a helpful support agent. Greet {{name}}."}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production,
+		Split: prompts.Split{{VersionNumber: 1, Weight: 90}, {VersionNumber: 2, Weight: 10}}}); err != nil {
+		b.Fatal(err)
+	}
+	q := prompts.ActiveQuery{ProjectID: p.ProjectID, Key: p.Key, Environment: prompts.Production, Shared: true}
+	read := func(b *testing.B, q prompts.ActiveQuery) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if a, _, err := s.ReadActive(ctx, q); err != nil || a.ActiveVersion == nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("shared", func(b *testing.B) { read(b, q) })
+	q.Subject = "user-42"
+	b.Run("shared-subject", func(b *testing.B) { read(b, q) })
+	b.Run("get-active", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.GetActive(ctx, p.ID, prompts.Production); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkCreateVersion writes versions of one prompt, serially and with
 // parallel writers.
 func BenchmarkCreateVersion(b *testing.B) {

@@ -9,8 +9,9 @@ import (
 	"github.com/promptkit/prompts"
 )
 
-// What each environment of a prompt points at: prompt.activeIn; and the
-// records of its changes, prompt.deployments, oldest first.
+// What each environment of a prompt points at: prompt.at, a version or a
+// split (split.go); and the records of its changes, prompt.deployments,
+// oldest first.
 
 // GetActive implements prompts.Store.
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
@@ -28,13 +29,27 @@ var _ prompts.ActiveReader = (*Store)(nil)
 
 // ReadActive implements prompts.ActiveReader. With q.Shared the answer is
 // the store's own, without a copy; Fresh and FailFast change nothing (the
-// store is its own store of record, in memory). It is never stale.
+// store is its own store of record, in memory). It is never stale. With
+// q.Subject, a split's answer is picked for the subject.
 func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	if q.Subject != "" {
+		return s.readPicked(ctx, q)
+	}
 	a, err := s.readActive(ctx, q)
 	if err != nil || q.Shared {
 		return a, false, err
 	}
 	return a.Copy(), false, nil
+}
+
+// readPicked is ReadActive with a subject; apart, so that a read without
+// one pays nothing for it.
+func (s *Store) readPicked(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+	a, err := s.readActive(ctx, q)
+	if err != nil || q.Shared {
+		return a.Pick(q.Subject), false, err
+	}
+	return a.Pick(q.Subject).Copy(), false, nil
 }
 
 // readActive answers q with what the store holds, shared.
@@ -66,19 +81,22 @@ func (s *Store) readActive(ctx context.Context, q prompts.ActiveQuery) (prompts.
 	return s.prompts[id].shared(q.Environment), nil
 }
 
-// activeCopy returns the prompt with its version active in env, as a
-// copy (prompts.ActivePrompt.Copy: one allocation for most versions).
+// activeCopy returns the prompt with what is active in env, as a copy
+// (prompts.ActivePrompt.Copy: one allocation for most versions).
 func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 	return rec.shared(env).Copy()
 }
 
-// shared returns the prompt with its version active in env, sharing what
-// it points to with the store: a version never changes once made, and a
-// change of the prompt's description replaces its string.
+// shared returns the prompt with what is active in env (a version, or a
+// split with its first entry's version), sharing what it points to with
+// the store: a version never changes once made, nor does a held split,
+// and a change of the prompt's description replaces its string.
 func (rec *prompt) shared(env prompts.Environment) prompts.ActivePrompt {
 	out := prompts.ActivePrompt{Prompt: rec.p, Environment: env}
-	if n := rec.activeIn(env); n != 0 {
-		out.ActiveVersion = &rec.versions[n-1]
+	if p := rec.at(env); p.split != nil {
+		out.Split, out.SplitVersions, out.ActiveVersion = p.split.split, p.split.versions, &p.split.versions[0]
+	} else if p.n != 0 {
+		out.ActiveVersion = &rec.versions[p.n-1]
 	}
 	return out
 }
@@ -96,21 +114,28 @@ func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 		if err := s.changeable(rec, in.Environment, "environment", in.AllowProtected); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		n := rec.number(in)
-		if n == 0 {
-			return prompts.ActivePrompt{}, prompts.NotFound("version") // existence before the precondition
+		to, err := rec.target(in) // existence before the precondition
+		if err != nil {
+			return prompts.ActivePrompt{}, err
 		}
 		if err := precondition(rec, in.Change); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		if err := s.partialGuard(rec, in.Environment, rec.versions[n-1].Partials, in.AllowMissingPartials); err != nil {
-			return prompts.ActivePrompt{}, err
+		action := prompts.ActionActivate
+		if to.split != nil {
+			action = prompts.ActionSplit
+			if rec.at(in.Environment).equal(to) {
+				// The split held now: nothing changes, so nothing is
+				// guarded (the guards compare what serves a subject now
+				// with what would).
+				return rec.activeCopy(in.Environment), nil
+			}
 		}
-		if err := rec.guard(in.Environment, rec.signature(n), in.AllowVariableChange); err != nil {
+		if err := s.guards(rec, in.Environment, to, in.Change); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		if s.point(rec, in.Environment, n, prompts.ActionActivate, in.Change, now) {
+		if s.point(rec, in.Environment, to, action, in.Change, now) {
 			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		}
 		return rec.activeCopy(in.Environment), nil
@@ -133,7 +158,7 @@ func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 			}
 		}
 		now := s.clock.Now()
-		if s.point(rec, in.Environment, 0, prompts.ActionDeactivate, in.Change, now) {
+		if s.point(rec, in.Environment, pointer{}, prompts.ActionDeactivate, in.Change, now) {
 			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		}
 		return rec.activeCopy(in.Environment), nil
@@ -150,26 +175,26 @@ func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		n := 0 // the version before the environment's latest change
+		var to pointer // what env pointed at before its latest change
 		for i := len(rec.deployments) - 1; i >= 0; i-- {
 			if d := &rec.deployments[i]; d.Environment == in.Environment {
-				if d.PreviousVersionNumber != nil {
-					n = *d.PreviousVersionNumber
+				switch {
+				case d.PreviousSplit != nil:
+					to = rec.hold(d.PreviousSplit)
+				case d.PreviousVersionNumber != nil:
+					to.n = *d.PreviousVersionNumber
 				}
 				break
 			}
 		}
-		if n == 0 {
+		if to.n == 0 {
 			return prompts.ActivePrompt{}, prompts.NothingToRollBack()
 		}
-		if err := s.partialGuard(rec, in.Environment, rec.versions[n-1].Partials, in.AllowMissingPartials); err != nil {
-			return prompts.ActivePrompt{}, err
-		}
-		if err := rec.guard(in.Environment, rec.signature(n), in.AllowVariableChange); err != nil {
+		if err := s.guards(rec, in.Environment, to, in.Change); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		now := s.clock.Now()
-		if s.point(rec, in.Environment, n, prompts.ActionRollback, in.Change, now) {
+		if s.point(rec, in.Environment, to, prompts.ActionRollback, in.Change, now) {
 			rec.p.Revision = prompts.NextRevision(rec.p.Revision, now)
 		}
 		return rec.activeCopy(in.Environment), nil
@@ -199,16 +224,32 @@ func precondition(rec *prompt, c prompts.Change) error {
 	return nil
 }
 
+// guards are the partials guard and the promotion guard of pointing env
+// of rec at to, each unless c allows it. The caller holds the write lock.
+func (s *Store) guards(rec *prompt, env prompts.Environment, to pointer, c prompts.Change) error {
+	if err := s.partialGuard(rec, env, rec.partials(to), c.AllowMissingPartials); err != nil {
+		return err
+	}
+	for n := range to.numbers() {
+		if err := rec.guard(env, rec.signature(n), c.AllowVariableChange); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // guard is the promotion guard: it refuses to point env at a version with
-// this signature when the version active there now has other variables,
-// or types or requires one of them otherwise, unless allowed.
+// this signature when a version active there now (the one version, or
+// any of a split's) has other variables, or types or requires one of
+// them otherwise, unless allowed.
 func (rec *prompt) guard(env prompts.Environment, sig prompts.Signature, allow bool) error {
-	cur := rec.activeIn(env)
-	if allow || cur == 0 {
+	if allow {
 		return nil
 	}
-	if c := prompts.DiffSignatures(rec.signature(cur), sig); c.Changed() {
-		return prompts.VariablesChanged(c)
+	for cur := range rec.at(env).numbers() {
+		if c := prompts.DiffSignatures(rec.signature(cur), sig); c.Changed() {
+			return prompts.VariablesChanged(c)
+		}
 	}
 	return nil
 }
@@ -240,51 +281,35 @@ func (s *Store) partialGuard(rec *prompt, env prompts.Environment, partials []st
 }
 
 // includers returns the keys, sorted, of the other prompts of rec's
-// project whose version active in env includes rec as a partial. The
-// caller holds the lock.
+// project of which a version active in env (the one version, or any of a
+// split's) includes rec as a partial. The caller holds the lock.
 func (s *Store) includers(rec *prompt, env prompts.Environment) []string {
 	var by []string
 	for _, id := range s.byProject[rec.p.ProjectID] {
-		o := s.prompts[id]
-		n := o.activeIn(env)
-		if id == rec.p.ID || n == 0 {
+		if id == rec.p.ID {
 			continue
 		}
-		if _, ok := slices.BinarySearch(o.versions[n-1].Partials, rec.p.Key); ok {
-			by = append(by, o.p.Key)
+		o := s.prompts[id]
+		for n := range o.at(env).numbers() {
+			if _, ok := slices.BinarySearch(o.versions[n-1].Partials, rec.p.Key); ok {
+				by = append(by, o.p.Key)
+				break
+			}
 		}
 	}
 	slices.Sort(by)
 	return by
 }
 
-// number returns the number of the version that in names, 0 when the prompt
-// has no such version.
-func (rec *prompt) number(in prompts.Activation) int {
-	if in.VersionID.HasValue() {
-		for i := range rec.versions {
-			if rec.versions[i].ID == in.VersionID.Value {
-				return i + 1
-			}
-		}
-		return 0
-	}
-	if n := in.VersionNumber.Value; n >= 1 && n <= len(rec.versions) {
-		return n
-	}
-	return 0
-}
-
-// point points env at version number n (0 for none) and records the
-// change, unless env already points there. It reports whether anything
-// changed; the caller then moves the revision on, once for all the
-// environments one call changes.
-func (rec *prompt) point(env prompts.Environment, n int, action prompts.Action, c prompts.Change, now time.Time) bool {
-	prev := rec.activeIn(env)
-	if prev == n {
+// point points env at to and records the change, unless env already
+// points there. It reports whether anything changed; the caller then
+// moves the revision on, once for all the environments one call changes.
+func (rec *prompt) point(env prompts.Environment, to pointer, action prompts.Action, c prompts.Change, now time.Time) bool {
+	prev := rec.at(env)
+	if prev.equal(to) {
 		return false
 	}
-	rec.setActive(env, n)
+	rec.setAt(env, to)
 	last := ""
 	if len(rec.deployments) > 0 {
 		last = rec.deployments[len(rec.deployments)-1].ID
@@ -298,8 +323,9 @@ func (rec *prompt) point(env prompts.Environment, n int, action prompts.Action, 
 		Reason:      nonEmpty(c.Reason),
 		CreatedAt:   now,
 	}
-	d.VersionID, d.VersionNumber = rec.versionRef(n)
-	d.PreviousVersionID, d.PreviousVersionNumber = rec.versionRef(prev)
+	d.VersionID, d.VersionNumber = rec.versionRef(to.n)
+	d.PreviousVersionID, d.PreviousVersionNumber = rec.versionRef(prev.n)
+	d.Split, d.PreviousSplit = to.splitOf(), prev.splitOf()
 	rec.deployments = append(rec.deployments, d)
 	return true
 }
@@ -358,8 +384,9 @@ func (s *Store) ListDeployments(ctx context.Context, f prompts.DeploymentFilter)
 	return out, false, nil
 }
 
-// copyDeployment returns d with pointers of its own.
+// copyDeployment returns d with pointers and splits of its own.
 func copyDeployment(d prompts.Deployment) prompts.Deployment {
+	d.Split, d.PreviousSplit = d.Split.Clone(), d.PreviousSplit.Clone()
 	d.VersionID, d.PreviousVersionID = copyString(d.VersionID), copyString(d.PreviousVersionID)
 	d.Actor, d.Reason = copyString(d.Actor), copyString(d.Reason)
 	if d.VersionNumber != nil {

@@ -33,8 +33,8 @@ func (s *Store) emit(e prompts.Event) {
 }
 
 // point is rec.point, with the event of the record it writes.
-func (s *Store) point(rec *prompt, env prompts.Environment, n int, action prompts.Action, c prompts.Change, now time.Time) bool {
-	if !rec.point(env, n, action, c, now) {
+func (s *Store) point(rec *prompt, env prompts.Environment, to pointer, action prompts.Action, c prompts.Change, now time.Time) bool {
+	if !rec.point(env, to, action, c, now) {
 		return false
 	}
 	d := copyDeployment(rec.deployments[len(rec.deployments)-1])

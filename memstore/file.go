@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -227,20 +226,68 @@ func deliveryJSONOf(d *delivery, withEvent bool) deliveryJSON {
 // environments point at, and the versions and records added since its
 // last entry.
 type promptEntry struct {
-	P      filePrompt `json:"p"`
-	Active [2]int     `json:"active"` // production, staging
-	// ActiveIn is what the project's other environments point at, those
-	// that point at a version (absent in journals of earlier releases).
-	ActiveIn    map[prompts.Environment]int `json:"active_in,omitempty"`
-	Versions    []fileVersion               `json:"versions,omitempty"`
-	Deployments []fileDeployment            `json:"deployments,omitempty"`
+	P filePrompt `json:"p"`
+	// Active is the number of the version production and staging serve
+	// without a subject (a split's first entry's), 0 for none.
+	Active [2]int `json:"active"`
+	// ActiveIn is the same for the project's other environments, those
+	// that point at something (absent in journals of earlier releases).
+	ActiveIn map[prompts.Environment]int `json:"active_in,omitempty"`
+	// Splits are the splits environments hold, by environment; absent
+	// when none holds one, as in journals written before splits.
+	Splits      map[prompts.Environment][]fileShare `json:"splits,omitempty"`
+	Versions    []fileVersion                       `json:"versions,omitempty"`
+	Deployments []fileDeployment                    `json:"deployments,omitempty"`
 }
 
 // newPromptEntry returns the entry of a prompt's state.
 // ins are the typed inputs of vs, one a version.
 func newPromptEntry(rec *prompt, vs []prompts.PromptVersion, ins [][]string, ds []prompts.Deployment) *promptEntry {
-	return &promptEntry{P: filePrompt(rec.p), Active: rec.active, ActiveIn: maps.Clone(rec.others), Versions: fileVersionsOf(vs, ins),
-		Deployments: convertAll(ds, func(d prompts.Deployment) fileDeployment { return fileDeployment(d) })}
+	pe := &promptEntry{P: filePrompt(rec.p), Versions: fileVersionsOf(vs, ins), Deployments: convertAll(ds, fileDeploymentOf)}
+	put := func(env prompts.Environment, p pointer) {
+		switch env {
+		case prompts.Production:
+			pe.Active[0] = p.n
+		case prompts.Staging:
+			pe.Active[1] = p.n
+		default:
+			if pe.ActiveIn == nil {
+				pe.ActiveIn = make(map[prompts.Environment]int, len(rec.others))
+			}
+			pe.ActiveIn[env] = p.n
+		}
+		if p.split != nil {
+			if pe.Splits == nil {
+				pe.Splits = make(map[prompts.Environment][]fileShare)
+			}
+			pe.Splits[env] = fileSplitOf(p.split.split)
+		}
+	}
+	put(prompts.Production, rec.active[0])
+	put(prompts.Staging, rec.active[1])
+	for env, p := range rec.others {
+		put(env, p)
+	}
+	return pe
+}
+
+// pointTo puts what pe says the prompt's environments point at into rec,
+// whose versions pe's are added to already. A split that names a version
+// rec does not have (a file damaged by hand) is dropped with a log line:
+// the environment then serves its first entry's version, as Active says.
+func (s *Store) pointTo(rec *prompt, pe *promptEntry) {
+	rec.active, rec.others = [2]pointer{{n: pe.Active[0]}, {n: pe.Active[1]}}, nil
+	for env, n := range pe.ActiveIn {
+		rec.setAt(env, pointer{n: n})
+	}
+	for env, fs := range pe.Splits {
+		sp := splitOf(fs)
+		if !rec.resolved(sp) {
+			s.log.Warn("memstore: dropped a split that names a version the prompt does not have", "prompt", rec.p.ID, "environment", env)
+			continue
+		}
+		rec.setAt(env, rec.hold(sp))
+	}
 }
 
 // fileAttempts returns the journal's form of as.
@@ -648,12 +695,12 @@ func (s *Store) apply(e entry) {
 		}
 		s.byKey[projectKey{pe.P.ProjectID, pe.P.Key}] = pe.P.ID
 		rec.p = prompts.Prompt(pe.P)
-		rec.active, rec.others = pe.Active, pe.ActiveIn
 		rec.versions = append(rec.versions, versionsOf(pe.Versions)...)
 		for _, fv := range pe.Versions {
 			rec.inputs = append(rec.inputs, fv.Inputs)
 		}
-		rec.deployments = append(rec.deployments, convertAll(pe.Deployments, func(d fileDeployment) prompts.Deployment { return prompts.Deployment(d) })...)
+		s.pointTo(rec, pe)
+		rec.deployments = append(rec.deployments, convertAll(pe.Deployments, fileDeployment.deployment)...)
 		rec.journaledVersions, rec.journaledDeployments = len(rec.versions), len(rec.deployments)
 	}
 	if fe := e.Environments; fe != nil {

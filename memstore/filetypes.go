@@ -120,11 +120,53 @@ type fileDeployment struct {
 	VersionNumber         *int                `json:"version_number"`
 	PreviousVersionID     *string             `json:"previous_version_id"`
 	PreviousVersionNumber *int                `json:"previous_version_number"`
-	Split                 prompts.Split       `json:"split,omitempty"`
-	PreviousSplit         prompts.Split       `json:"previous_split,omitempty"`
-	Actor                 *string             `json:"actor"`
-	Reason                *string             `json:"reason"`
-	CreatedAt             time.Time           `json:"created_at"`
+	// Split and PreviousSplit are absent when nil, as in files written
+	// before splits.
+	Split         []fileShare `json:"split,omitempty"`
+	PreviousSplit []fileShare `json:"previous_split,omitempty"`
+	Actor         *string     `json:"actor"`
+	Reason        *string     `json:"reason"`
+	CreatedAt     time.Time   `json:"created_at"`
+}
+
+func fileDeploymentOf(d prompts.Deployment) fileDeployment {
+	return fileDeployment{
+		ID: d.ID, PromptID: d.PromptID, Environment: d.Environment, Action: d.Action,
+		VersionID: d.VersionID, VersionNumber: d.VersionNumber,
+		PreviousVersionID: d.PreviousVersionID, PreviousVersionNumber: d.PreviousVersionNumber,
+		Split: fileSplitOf(d.Split), PreviousSplit: fileSplitOf(d.PreviousSplit),
+		Actor: d.Actor, Reason: d.Reason, CreatedAt: d.CreatedAt,
+	}
+}
+
+func (fd fileDeployment) deployment() prompts.Deployment {
+	return prompts.Deployment{
+		ID: fd.ID, PromptID: fd.PromptID, Environment: fd.Environment, Action: fd.Action,
+		VersionID: fd.VersionID, VersionNumber: fd.VersionNumber,
+		PreviousVersionID: fd.PreviousVersionID, PreviousVersionNumber: fd.PreviousVersionNumber,
+		Split: splitOf(fd.Split), PreviousSplit: splitOf(fd.PreviousSplit),
+		Actor: fd.Actor, Reason: fd.Reason, CreatedAt: fd.CreatedAt,
+	}
+}
+
+// fileShare is an entry of a split: of one an environment holds, or of a
+// deployment record's.
+type fileShare struct {
+	VersionID     string `json:"version_id"`
+	VersionNumber int    `json:"version_number"`
+	Weight        int    `json:"weight"`
+}
+
+func fileSplitOf(sp prompts.Split) []fileShare {
+	return convertAll(sp, func(e prompts.Share) fileShare { return fileShare(e) })
+}
+
+// splitOf returns the split of fs, nil for none (nil or empty).
+func splitOf(fs []fileShare) prompts.Split {
+	if len(fs) == 0 {
+		return nil
+	}
+	return convertAll(fs, func(e fileShare) prompts.Share { return prompts.Share(e) })
 }
 
 // fileEnvironments is a project's environments, all of them, built-in

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,4 +152,100 @@ func openV1Journal(t *testing.T, word string) (string, *memstore.Store, prompts.
 	list, _, err := s.ListPrompts(context.Background(), prompts.PromptFilter{})
 	is.NoErr(err)
 	return path, s, list[0]
+}
+
+// Environments and records an earlier release wrote, before splits, open
+// without a split. A split held, and the records' split and
+// previous_split, are written with the interface's names, and survive a
+// reopen and a compaction.
+func TestFileSplits(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	path, s, p := openV1Journal(t, "split")
+	defer func() { s.Close() }()
+	a, err := s.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.True(a.ActiveVersion != nil) // what the old file has active
+	is.Equal(a.Split, nil)          // and no split
+	old, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+	is.NoErr(err)
+	is.True(len(old) > 0)
+	for _, d := range old {
+		is.Equal(d.Split, nil) // records without splits
+		is.Equal(d.PreviousSplit, nil)
+	}
+
+	allow := prompts.Change{AllowVariableChange: true}
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production,
+		Split: prompts.Split{{VersionNumber: 1, Weight: 90}, {VersionNumber: 2, Weight: 10}}, Change: allow})
+	is.NoErr(err)
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging,
+		Split: prompts.Split{{VersionNumber: 2, Weight: 1}, {VersionNumber: 1, Weight: 3}}, Change: allow})
+	is.NoErr(err)
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2), Change: allow})
+	is.NoErr(err)
+	_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Change: allow})
+	is.NoErr(err) // back to the split
+	// state is what the environments point at and the records, in full.
+	state := func(s *memstore.Store) string {
+		t.Helper()
+		var b strings.Builder
+		for _, env := range prompts.Environments {
+			a, err := s.GetActive(ctx, p.ID, env)
+			is.NoErr(err)
+			fmt.Fprintf(&b, "%s: v%d %v\n", env, a.ActiveVersion.VersionNumber, a.Split)
+		}
+		ds, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: p.ID})
+		is.NoErr(err)
+		for _, d := range ds {
+			fmt.Fprintf(&b, "%s %s v%d %v <- %v\n", d.Action, d.Environment, *d.VersionNumber, d.Split, d.PreviousSplit)
+		}
+		return b.String()
+	}
+	want := state(s)
+	v1, err := s.GetVersion(ctx, p.ID, 1)
+	is.NoErr(err)
+	v2, err := s.GetVersion(ctx, p.ID, 2)
+	is.NoErr(err)
+	split := `[{"version_id":"` + v1.ID + `","version_number":1,"weight":90},{"version_id":"` + v2.ID + `","version_number":2,"weight":10}]`
+	is.True(strings.Contains(want, "production: v1 [{"+v1.ID+" 1 90} {"+v2.ID+" 2 10}]"))
+	is.True(strings.Contains(want, "rollback production v1 [{"+v1.ID+" 1 90} {"+v2.ID+" 2 10}] <- []"))
+	is.NoErr(s.Close())
+
+	b, err := os.ReadFile(path)
+	is.NoErr(err)
+	for _, name := range []string{`"splits":{"production":` + split, `"split":` + split, `"previous_split":` + split} {
+		is.True(strings.Contains(string(b), name)) // the interface's names
+	}
+	is.True(!strings.Contains(string(b), `"VersionID"`)) // not Go's
+
+	s, err = memstore.Open(path)
+	is.NoErr(err)
+	is.Equal(state(s), want) // read back
+	is.NoErr(s.Close())
+
+	// A compaction rewrites the prompt: renames with a large description
+	// grow the journal past its slack, and events go after a minute.
+	var ticks time.Duration
+	clock := func() time.Time {
+		ticks += time.Second
+		return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).Add(ticks)
+	}
+	opts := []memstore.Option{memstore.WithClock(clock), memstore.WithEventRetention(time.Minute)}
+	s, err = memstore.Open(path, opts...)
+	is.NoErr(err)
+	desc := strings.Repeat("d", prompts.MaxDescription)
+	const renames = 300
+	for i := range renames {
+		_, err := s.UpdatePrompt(ctx, p.ID, prompts.PromptUpdate{Name: prompts.Some(fmt.Sprint("name ", i)), Description: prompts.Some(desc)})
+		is.NoErr(err)
+	}
+	st, err := os.Stat(path)
+	is.NoErr(err)
+	is.True(st.Size() < renames*prompts.MaxDescription) // compacted: smaller than the renames' records alone
+	is.Equal(state(s), want)
+	is.NoErr(s.Close())
+	s, err = memstore.Open(path, opts...)
+	is.NoErr(err)
+	is.Equal(state(s), want) // and read back
 }

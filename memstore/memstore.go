@@ -164,9 +164,9 @@ type projectKey struct{ project, key string }
 // its versions' ChangeSummary point at strings this package owns.
 type prompt struct {
 	p        prompts.Prompt
-	versions []prompts.PromptVersion     // versions[n-1] is number n
-	active   [2]int                      // in production and staging: the active version's number, 0 for none
-	others   map[prompts.Environment]int // in the project's other environments (activeIn)
+	versions []prompts.PromptVersion         // versions[n-1] is number n
+	active   [2]pointer                      // what production and staging point at
+	others   map[prompts.Environment]pointer // the project's other environments that point at something (at)
 	// inputs[n-1] are version n's typed inputs (prompts.Signature.Inputs),
 	// which the promotion guard compares.
 	inputs [][]string

@@ -148,8 +148,12 @@ func (s *Store) DeleteEnvironment(ctx context.Context, projectID string, name pr
 	return err
 }
 
-// activeIn returns the number of the version active in env, 0 for none.
-func (rec *prompt) activeIn(env prompts.Environment) int {
+// activeIn returns the number of the version env serves without a
+// subject (a split's first entry's), 0 for none.
+func (rec *prompt) activeIn(env prompts.Environment) int { return rec.at(env).n }
+
+// at returns what env points at.
+func (rec *prompt) at(env prompts.Environment) pointer {
 	switch env {
 	case prompts.Production:
 		return rec.active[0]
@@ -159,19 +163,19 @@ func (rec *prompt) activeIn(env prompts.Environment) int {
 	return rec.others[env]
 }
 
-// setActive points env at version n (0 for none).
-func (rec *prompt) setActive(env prompts.Environment, n int) {
+// setAt points env at p.
+func (rec *prompt) setAt(env prompts.Environment, p pointer) {
 	switch {
 	case env == prompts.Production:
-		rec.active[0] = n
+		rec.active[0] = p
 	case env == prompts.Staging:
-		rec.active[1] = n
-	case n == 0:
+		rec.active[1] = p
+	case p.n == 0:
 		delete(rec.others, env)
 	default:
 		if rec.others == nil {
-			rec.others = make(map[prompts.Environment]int)
+			rec.others = make(map[prompts.Environment]pointer)
 		}
-		rec.others[env] = n
+		rec.others[env] = p
 	}
 }

@@ -78,7 +78,7 @@ func (s *Store) CreateVersion(ctx context.Context, in prompts.NewVersion) (promp
 		ev := v.Copy()
 		s.emit(prompts.Event{Type: prompts.EventVersionCreated, ProjectID: rec.p.ProjectID, PromptID: rec.p.ID, CreatedAt: now, Version: &ev})
 		for _, e := range in.Environments {
-			s.point(rec, e, v.VersionNumber, prompts.ActionActivate, prompts.Change{Actor: in.Actor, Reason: in.Reason}, now)
+			s.point(rec, e, pointer{n: v.VersionNumber}, prompts.ActionActivate, prompts.Change{Actor: in.Actor, Reason: in.Reason}, now)
 		}
 		return v.Copy(), nil
 	})

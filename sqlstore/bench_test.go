@@ -49,6 +49,26 @@ func BenchmarkGetActive(b *testing.B) {
 	}
 }
 
+// BenchmarkGetActiveSplit is BenchmarkGetActive of an environment that
+// holds a split of two versions: two round trips, the row, then the
+// versions of the split's entries.
+func BenchmarkGetActiveSplit(b *testing.B) {
+	s, _, p := seedActive(b)
+	ctx := context.Background()
+	if _, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "You are a helpful support agent. Greet {{name}} kindly."}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, Split: split(1, 90, 2, 10)}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetActive(ctx, p.ID, prompts.Production); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkGetActiveWithDeadline is BenchmarkGetActive under a context
 // with a deadline, as a server's request has.
 func BenchmarkGetActiveWithDeadline(b *testing.B) {

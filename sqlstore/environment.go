@@ -13,19 +13,22 @@ import (
 )
 
 // What each environment of a prompt points at: the table environments,
-// one row per prompt and environment that has an active version; and the
-// records of its changes, the table deployments.
+// one row per prompt and environment that has an active version (or
+// holds a split, see split.go); and the records of its changes, the table
+// deployments.
 
-// activeRow receives the columns promptCols and versionCols.
+// activeRow receives the columns promptCols and versionCols, and the
+// environment's split.
 type activeRow struct {
 	id, projectID, key, name, description, latest sql.NullString
 	created                                       sql.NullTime
 	revision                                      sql.NullInt64
 	v                                             versionRow
+	split                                         []byte
 }
 
 func (r *activeRow) dest() []any {
-	return append([]any{&r.id, &r.projectID, &r.key, &r.name, &r.description, &r.latest, &r.created, &r.revision}, r.v.dest()...)
+	return append(append([]any{&r.id, &r.projectID, &r.key, &r.name, &r.description, &r.latest, &r.created, &r.revision}, r.v.dest()...), &r.split)
 }
 
 // active returns the prompt with its version in env, or false when the
@@ -57,7 +60,8 @@ func (r *activeRow) active(env prompts.Environment) (prompts.ActivePrompt, bool)
 
 // GetActive implements prompts.Store. One statement joins the prompt, the
 // environment's pointer and the version, so all three are read as of one
-// moment.
+// moment; when the environment holds a split, a second reads the versions
+// of its entries (which never change).
 func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
 	return bounded(ctx, func() (prompts.ActivePrompt, error) { return s.getActive(ctx, promptID, env) })
 }
@@ -76,15 +80,16 @@ func (s *Store) getActive(ctx context.Context, promptID string, env prompts.Envi
 	if err != nil {
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
 	}
-	a, err := scanActive(st.QueryRowContext(ctx, promptID, string(env)), env)
+	a, err := scanActive(ctx, s.stmt, st.QueryRowContext(ctx, promptID, string(env)), env)
 	if err != nil {
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
 	}
 	return a, nil
 }
 
-// scanActive scans the row of qGetActive.
-func scanActive(row *sql.Row, env prompts.Environment) (prompts.ActivePrompt, error) {
+// scanActive scans the row of qGetActive, and reads the versions of the
+// split the environment holds, if any, with get.
+func scanActive(ctx context.Context, get stmtFunc, row *sql.Row, env prompts.Environment) (prompts.ActivePrompt, error) {
 	var r activeRow
 	err := row.Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -94,6 +99,9 @@ func scanActive(row *sql.Row, env prompts.Environment) (prompts.ActivePrompt, er
 		return prompts.ActivePrompt{}, err
 	}
 	a, _ := r.active(env)
+	if err := readSplit(ctx, get, &a, r.split); err != nil {
+		return prompts.ActivePrompt{}, err
+	}
 	return a, nil
 }
 
@@ -135,14 +143,18 @@ func (s *Store) getActiveByKey(ctx context.Context, projectID, key string, env p
 	if !ok {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	if err := readSplit(ctx, s.stmt, &a, r.split); err != nil {
+		return prompts.ActivePrompt{}, s.fail(ctx, err)
+	}
 	return a, nil
 }
 
 // Activate implements prompts.Store. In one transaction it locks the
-// prompt's row, points the environment at the version and records the
-// change with its event (unless it points there already), and reads the
-// prompt as GetActive does. Changes of one prompt's environments, in any
-// process, take turns on that lock, each seeing the one before it.
+// prompt's row, points the environment at the version, or the split, and
+// records the change with its event (unless it points there already), and
+// reads the prompt as GetActive does. Changes of one prompt's
+// environments, in any process, take turns on that lock, each seeing the
+// one before it.
 func (s *Store) Activate(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.activate(ctx, in) })
 	return woke(s, a, err)
@@ -154,6 +166,9 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	}
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+	}
+	if in.Split != nil {
+		return s.activateSplit(ctx, in)
 	}
 	var number, id any // the version asked for: by number or, if well-formed, by id
 	switch {
@@ -168,7 +183,7 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 			return prompts.NotFound("version") // existence before the precondition
 		}
 		if c.holds { // the precondition before the conflict
-			if err := c.partialGuard(ctx, tx, c.targetPartials, true); err != nil {
+			if err := c.partialGuard(ctx, tx, c.targetPartials); err != nil {
 				return err
 			}
 		}
@@ -183,23 +198,46 @@ func (s *Store) activate(ctx context.Context, in prompts.Activation) (prompts.Ac
 	}, qPointEnvironment, qMissingPartials)
 }
 
-// partialGuard is the partials guard of the change to a version with
+// activateSplit is Activate with a split: the statements of hold, after
+// the versions of the split are found (and their partials' prompts locked
+// with the prompt, as for one version).
+func (s *Store) activateSplit(ctx context.Context, in prompts.Activation) (prompts.ActivePrompt, error) {
+	var (
+		nums pq.Int64Array
+		ids  pq.StringArray
+	)
+	for _, e := range in.Split {
+		if e.VersionID != "" {
+			ids = append(ids, e.VersionID)
+		} else {
+			nums = append(nums, int64(e.VersionNumber))
+		}
+	}
+	target := lockTarget{mode: "split", numbers: nums, ids: ids, guard: !in.AllowMissingPartials}
+	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, target, func(ctx context.Context, tx *tx, c change) error {
+		vs, err := resolve(ctx, tx, c.promptID, in.Split) // existence (and the same version twice) before the precondition
+		if err != nil {
+			return err
+		}
+		if err := c.precondition(); err != nil {
+			return err
+		}
+		return c.hold(ctx, tx, vs, resolvedSplit(vs, in.Split), prompts.ActionSplit, func() error {
+			return c.partialGuard(ctx, tx, partialsOf(vs)) // locked with the prompt
+		})
+	}, qMissingPartials)
+}
+
+// partialGuard is the partials guard of the change to versions with
 // these partials: unless the change allows it, it refuses when one of
 // them names no prompt of the project with a version active in the
 // environment. The partials' prompts must be locked (as the first
 // statement of the change locks them, with the prompt's, in the order of
 // their ids), so that a deactivation of one of them, which takes the same
-// lock, waits for the change or the change for it; unless locked, it
-// locks them first (after the prompt's: only when another change came
-// between the lock and the read of what a rollback goes back to).
-func (c change) partialGuard(ctx context.Context, tx *tx, partials []string, locked bool) error {
+// lock, waits for the change or the change for it.
+func (c change) partialGuard(ctx context.Context, tx *tx, partials []string) error {
 	if c.AllowMissingPartials || len(partials) == 0 {
 		return nil
-	}
-	if !locked {
-		if err := lockPartials(ctx, tx, c.promptID, partials); err != nil {
-			return err
-		}
 	}
 	st, err := tx.stmt(ctx, qMissingPartials)
 	if err != nil {
@@ -227,6 +265,16 @@ func (c change) partialGuard(ctx context.Context, tx *tx, partials []string, loc
 	return nil
 }
 
+// subset reports whether every key of keys is in of, which is sorted.
+func subset(keys, of []string) bool {
+	for _, k := range keys {
+		if _, ok := slices.BinarySearch(of, k); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // lockPartials locks the rows of the prompt and of the prompts of its
 // project with these keys, in the order of their ids (qLockPartials).
 func lockPartials(ctx context.Context, tx *tx, promptID string, keys []string) error {
@@ -246,8 +294,8 @@ func lockPartials(ctx context.Context, tx *tx, promptID string, keys []string) e
 
 // Deactivate implements prompts.Store. In one transaction it locks the
 // prompt's row (as Activate does), points env at no version and records
-// the change with its event when it pointed at one, and reads the prompt
-// as GetActive does.
+// the change with its event when it pointed at one (or held a split), and
+// reads the prompt as GetActive does.
 func (s *Store) Deactivate(ctx context.Context, in prompts.Deactivation) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.deactivate(ctx, in) })
 	return woke(s, a, err)
@@ -287,14 +335,29 @@ func (s *Store) deactivate(ctx context.Context, in prompts.Deactivation) (prompt
 }
 
 // Rollback implements prompts.Store. In one transaction it locks the
-// prompt's row (as Activate does), finds the version the environment
-// pointed at before its latest change, points the environment at it and
-// records the change with its event, and reads the prompt as GetActive
-// does.
+// prompt's row (as Activate does), finds the version (or the split) the
+// environment pointed at before its latest change, points the environment
+// at it and records the change with its event, and reads the prompt as
+// GetActive does. When another change of the environment came while it
+// waited for the lock, and what it goes back to includes partials it did
+// not lock, it runs again.
 func (s *Store) Rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	a, err := bounded(ctx, func() (prompts.ActivePrompt, error) { return s.rollback(ctx, in) })
 	return woke(s, a, err)
 }
+
+// errStaleTarget is the error of a rollback whose first statement, which
+// read what the rollback goes back to as of when it began, locked the
+// partials' prompts of another state than the one it found once it held
+// the prompt's lock: another change of the environment committed while it
+// waited. The rollback runs again, rather than take the locks it misses
+// out of their order (which could wait in a cycle with a change of one of
+// those prompts).
+var errStaleTarget = errors.New("sqlstore: the rollback's target changed while it waited for the prompt's lock")
+
+// staleTries is how many times a rollback runs while its target keeps
+// changing under it (errStaleTarget) before it gives up, unavailable.
+const staleTries = 8
 
 func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	if err := in.Validate(); err != nil {
@@ -303,6 +366,17 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 	if !prompts.ValidID(in.PromptID) {
 		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
 	}
+	for range staleTries {
+		a, err := s.rollbackOnce(ctx, in)
+		if !errors.Is(err, errStaleTarget) {
+			return a, err
+		}
+	}
+	return prompts.ActivePrompt{}, prompts.Unavailable(errStaleTarget)
+}
+
+// rollbackOnce is one run of Rollback's transaction.
+func (s *Store) rollbackOnce(ctx context.Context, in prompts.Rollback) (prompts.ActivePrompt, error) {
 	target := lockTarget{mode: "rollback", guard: !in.AllowMissingPartials}
 	step := func(ctx context.Context, tx *tx, c change) error {
 		if err := c.precondition(); err != nil { // the precondition before the conflict
@@ -315,26 +389,43 @@ func (s *Store) rollback(ctx context.Context, in prompts.Rollback) (prompts.Acti
 		var (
 			target   sql.NullInt64
 			partials pq.StringArray
+			raw      []byte // the split held then
 		)
-		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target, &partials)
+		err = st.QueryRowContext(ctx, c.promptID, string(c.env)).Scan(&target, &partials, &raw)
 		if errors.Is(err, sql.ErrNoRows) || err == nil && !target.Valid {
 			return prompts.NothingToRollBack()
 		}
 		if err != nil {
 			return err
 		}
-		// Locked with the prompt, unless another change came between.
-		locked := slices.Equal(partials, c.targetPartials)
-		if err := c.partialGuard(ctx, tx, partials, locked); err != nil {
+		split, err := decodeSplit(raw)
+		if err != nil {
 			return err
 		}
-		_, err = c.point(ctx, tx, target.Int64, nil, prompts.ActionRollback)
+		var vs []resolved
+		if split != nil {
+			if vs, err = resolve(ctx, tx, c.promptID, split); err != nil {
+				return err
+			}
+			partials = partialsOf(vs)
+		}
+		// Locked with the prompt, unless another change came between.
+		if !c.AllowMissingPartials && !subset(partials, c.targetPartials) {
+			return errStaleTarget
+		}
+		if err := c.partialGuard(ctx, tx, partials); err != nil {
+			return err
+		}
+		if split != nil {
+			return c.hold(ctx, tx, vs, resolvedSplit(vs, split), prompts.ActionRollback, nil)
+		}
+		_, err = c.point(ctx, tx, int(target.Int64), nil, prompts.ActionRollback)
 		return err
 	}
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opRollback, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.ActivePrompt, error) {
 			return s.changeEnvironment(ctx, tx, in.PromptID, in.Environment, in.Change, target, step)
-		}, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive, qLockPartials, qMissingPartials)
+		}, append(splitQueries, qRollbackTarget, qPointEnvironment, qLockEnvironments, qGetActive, qLockPartials, qMissingPartials)...)
 	}
 	return s.changeEnvironment(ctx, nil, in.PromptID, in.Environment, in.Change, target, step, qRollbackTarget, qPointEnvironment, qMissingPartials)
 }
@@ -379,23 +470,40 @@ func (c change) reason() *string { return nonEmpty(c.Reason) }
 // change as action (and its event, for tx's commit), if the change's
 // precondition holds and the promotion guard lets it. It reports whether the version exists; the caller answers
 // that and the precondition, in the order of checks, before the guard's
-// error, which point returns.
+// error, which point returns. When the environment holds a split, its
+// statement changes nothing, and hold makes the change.
 func (c change) point(ctx context.Context, tx *tx, number, id any, action prompts.Action) (found bool, err error) {
 	st, err := tx.stmt(ctx, qPointEnvironment)
 	if err != nil {
 		return false, err
 	}
 	var (
-		changed, refused            bool
+		changed, refused, split     bool
 		target, current             pq.StringArray
 		targetInputs, currentInputs pq.StringArray
 	)
 	run := func(allow bool) error {
 		return st.QueryRowContext(ctx, c.promptID, string(c.env), number, id, c.now.UnixMicro(), c.now,
 			c.recordID, string(action), nullString(c.actor()), nullString(c.reason()), c.moveRevision, c.holds, allow).
-			Scan(&found, &changed, &refused, &target, &current, &targetInputs, &currentInputs)
+			Scan(&found, &changed, &refused, &target, &current, &targetInputs, &currentInputs, &split)
 	}
 	err = run(c.AllowVariableChange)
+	if err == nil && split {
+		if !found || !c.holds {
+			return found, nil
+		}
+		var ref prompts.Share // as the caller named it: a number (an int) or an id
+		if id != nil {
+			ref.VersionID = id.(string)
+		} else {
+			ref.VersionNumber = number.(int)
+		}
+		vs, err := resolve(ctx, tx, c.promptID, []prompts.Share{ref})
+		if err != nil {
+			return found, err
+		}
+		return found, c.hold(ctx, tx, vs, nil, action, nil) // the caller ran the partials guard
+	}
 	if err == nil && refused {
 		// The guard refused: nothing was written. The statement compares
 		// the signatures as they are stored; one stored by an earlier
@@ -429,7 +537,7 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, append(uses, qLockEnvironments, qGetActive)...); err != nil {
+		if tx, err = s.begin(ctx, append(append(uses, qLockEnvironments, qGetActive), splitQueries...)...); err != nil {
 			return prompts.ActivePrompt{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -453,7 +561,7 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 		if err != nil {
 			return prompts.ActivePrompt{}, err
 		}
-		return scanActive(st.QueryRowContext(ctx, promptID, string(env)), env)
+		return scanActive(ctx, tx.stmt, st.QueryRowContext(ctx, promptID, string(env)), env)
 	}()
 	if err != nil {
 		return prompts.ActivePrompt{}, s.fail(ctx, err)
@@ -466,23 +574,25 @@ func (s *Store) changeEnvironment(ctx context.Context, tx *tx, promptID string, 
 	return a, nil
 }
 
-// lockTarget names the version a change of an environment points at, for
+// lockTarget names the versions a change of an environment points at, for
 // the partials guard: mode "version" (the one numbered number or with id
-// id), "rollback" (the one the environment pointed at before its latest
+// id), "split" (those numbered numbers or with the ids ids), "rollback"
+// (the one, or the split, the environment pointed at before its latest
 // change) or "" (none, a deactivation). guard says to lock the rows of
-// the prompts it includes.
+// the prompts they include.
 type lockTarget struct {
-	mode       string
-	number, id any
-	guard      bool
+	mode         string
+	number, id   any
+	numbers, ids any // arrays, for "split"
+	guard        bool
 }
 
 // locked is what lockEnvironments read under the lock.
 type locked struct {
 	revision                         int64
 	latestDeployment, projectID, key string
-	found                            bool     // the target version exists
-	partials                         []string // its partials
+	found                            bool     // a target version exists
+	partials                         []string // the target versions' partials, sorted, each once
 	envs                             []string // the row of the environment changed, as envRows has it
 }
 
@@ -503,7 +613,7 @@ func lockEnvironments(ctx context.Context, tx *tx, promptID string, env prompts.
 	if mode == "" {
 		mode = "none"
 	}
-	rows, err := st.QueryContext(ctx, promptID, string(env), mode, target.number, target.id, target.guard)
+	rows, err := st.QueryContext(ctx, promptID, string(env), mode, target.number, target.id, target.guard, target.numbers, target.ids)
 	if err != nil {
 		return locked{}, err
 	}
@@ -590,7 +700,11 @@ func (s *Store) listDeployments(ctx context.Context, f prompts.DeploymentFilter)
 		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, false, s.fail(ctx, err)
 		}
-		if d, ok := r.deployment(f.PromptID); ok {
+		d, ok, err := r.deployment(f.PromptID)
+		if err != nil {
+			return nil, false, prompts.Internal(err)
+		}
+		if ok {
 			out = append(out, d)
 		} // else the prompt, without records on this page
 	}
@@ -611,17 +725,26 @@ func (s *Store) listDeployments(ctx context.Context, f prompts.DeploymentFilter)
 type deploymentRow struct {
 	id, env, action, vid, pvid, actor, reason sql.NullString
 	number, previous                          sql.NullInt64
+	split, previousSplit                      []byte
 	created                                   sql.NullTime
 }
 
 func (r *deploymentRow) dest() []any {
-	return []any{&r.id, &r.env, &r.action, &r.vid, &r.number, &r.pvid, &r.previous, &r.actor, &r.reason, &r.created}
+	return []any{&r.id, &r.env, &r.action, &r.vid, &r.number, &r.pvid, &r.previous, &r.split, &r.previousSplit, &r.actor, &r.reason, &r.created}
 }
 
 // deployment returns the record, or false when the columns were NULL.
-func (r *deploymentRow) deployment(promptID string) (prompts.Deployment, bool) {
+func (r *deploymentRow) deployment(promptID string) (prompts.Deployment, bool, error) {
 	if !r.id.Valid {
-		return prompts.Deployment{}, false
+		return prompts.Deployment{}, false, nil
+	}
+	split, err := decodeSplit(r.split)
+	if err != nil {
+		return prompts.Deployment{}, false, err
+	}
+	previous, err := decodeSplit(r.previousSplit)
+	if err != nil {
+		return prompts.Deployment{}, false, err
 	}
 	return prompts.Deployment{
 		ID:                    r.id.String,
@@ -632,10 +755,12 @@ func (r *deploymentRow) deployment(promptID string) (prompts.Deployment, bool) {
 		VersionNumber:         ptrInt(r.number),
 		PreviousVersionID:     ptrString(r.pvid),
 		PreviousVersionNumber: ptrInt(r.previous),
+		Split:                 split,
+		PreviousSplit:         previous,
 		Actor:                 ptrString(r.actor),
 		Reason:                ptrString(r.reason),
 		CreatedAt:             r.created.Time.UTC(),
-	}, true
+	}, true, nil
 }
 
 func ptrString(s sql.NullString) *string {

@@ -285,8 +285,11 @@ func (r *eventRow) event() (prompts.Event, error) {
 			e.Version = &v
 		}
 	case prompts.EventDeploymentCreated:
-		var d prompts.Deployment
-		if d, ok = r.deployment.deployment(e.PromptID); ok {
+		d, found, err := r.deployment.deployment(e.PromptID)
+		if err != nil {
+			return prompts.Event{}, err
+		}
+		if ok = found; ok {
 			e.Deployment = &d
 		}
 	case prompts.EventKeyCreated, prompts.EventKeyRevoked:

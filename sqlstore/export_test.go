@@ -5,6 +5,10 @@ import "context"
 // MigrateLockKey returns the key of the advisory lock Migrate takes.
 func MigrateLockKey(s *Store) int64 { return s.lockKey }
 
+// EventLockKey returns the key of the advisory lock of the event log of
+// the Store in schema.
+func EventLockKey(schema string) int64 { return eventLockKey(schema) }
+
 // queryNames names the statements, for the query plans test.
 var queryNames = [numQueries]string{
 	qCreateProject:                "CreateProject",
@@ -56,6 +60,10 @@ var queryNames = [numQueries]string{
 	qLockEnvironment:              "PutEnvironment, DeleteEnvironment (lock)",
 	qEnvironmentInUse:             "DeleteEnvironment (in use)",
 	qDeleteEnvironment:            "DeleteEnvironment",
+	qSplitVersions:                "GetActive, GetActiveByKey (a split's versions)",
+	qResolveVersions:              "Activate, Rollback (a split's versions)",
+	qEnvironmentState:             "Activate, Rollback, CreateVersion (to or from a split: the state)",
+	qHoldEnvironment:              "Activate, Rollback, CreateVersion (to or from a split: hold)",
 }
 
 // Queries returns the Store's statements by name, in order.

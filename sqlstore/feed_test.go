@@ -143,6 +143,23 @@ func TestFeed(t *testing.T) {
 // promotions per run, each awaited by reading the cache in a loop.
 // Reports the median and the 99th percentile.
 func BenchmarkFeedPropagation(b *testing.B) {
+	feedPropagation(b, func(ctx context.Context, s *sqlstore.Store, promptID string, i int) (prompts.ActivePrompt, error) {
+		return s.Activate(ctx, prompts.Activation{PromptID: promptID, Environment: prompts.Production, VersionNumber: prompts.Some(1 + i%2)})
+	})
+}
+
+// BenchmarkFeedPropagationSplit is BenchmarkFeedPropagation of splits:
+// each change sets another split (90/10, then 10/90) of the two versions.
+func BenchmarkFeedPropagationSplit(b *testing.B) {
+	feedPropagation(b, func(ctx context.Context, s *sqlstore.Store, promptID string, i int) (prompts.ActivePrompt, error) {
+		w := 10 + 80*(i%2)
+		return s.Activate(ctx, prompts.Activation{PromptID: promptID, Environment: prompts.Production, Split: split(1, w, 2, 100-w)})
+	})
+}
+
+// feedPropagation is the benchmark of a change, the i-th, that another
+// Store makes to a prompt with two versions.
+func feedPropagation(b *testing.B, change func(ctx context.Context, s *sqlstore.Store, promptID string, i int) (prompts.ActivePrompt, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	here := newSQLStore(b)
@@ -164,7 +181,7 @@ func BenchmarkFeedPropagation(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		for i := range 200 {
-			a, err := there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(1 + i%2)})
+			a, err := change(ctx, there, p.ID, i)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -199,4 +216,129 @@ func TestFeedRefusesABadSchema(t *testing.T) {
 	is.True(err != nil)                                    // Run refuses it too
 	is.True(strings.Contains(err.Error(), `"pg_catalog"`)) // naming it
 	is.True(ctx.Err() == nil)                              // at once
+}
+
+// seenSink reports what a Feed tells it on a channel, once the sink it
+// wraps was told, until stop is closed.
+type seenSink struct {
+	prompts.Sink
+	seen chan prompts.Invalidation // a zero Invalidation: Recovered
+	stop <-chan struct{}
+}
+
+func (s seenSink) Invalidate(i prompts.Invalidation) { s.Sink.Invalidate(i); s.tell(i) }
+func (s seenSink) Recovered()                        { s.Sink.Recovered(); s.tell(prompts.Invalidation{}) }
+
+func (s seenSink) tell(i prompts.Invalidation) {
+	select {
+	case s.seen <- i:
+	case <-s.stop:
+	}
+}
+
+// TestFeedSplits: a cache over one Store, fed by a Feed, learns of the
+// splits another Store on a pool of its own (another replica, as far as
+// PostgreSQL can tell) sets, replaces and rolls back, as it learns of an
+// activation: by the notification of the write's commit, which the test
+// waits for, after which the cache's read answers the split and picks
+// each subject's version from it.
+func TestFeedSplits(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	here := newSQLStore(t)
+	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(here.Schema()))
+	is.NoErr(err)
+	defer there.Close()
+	_, p := fixture(t, here)
+	for range 2 {
+		_, err := here.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+	}
+
+	c := cache.New(here)
+	sink := seenSink{c, make(chan prompts.Invalidation, 64), ctx.Done()}
+	dsn, _ := feedDSN(t)
+	done := make(chan error, 1)
+	go func() { done <- sqlstore.NewFeed(dsn, sqlstore.WithSchema(here.Schema())).Run(ctx, sink) }()
+	// next returns what the feed tells next, failing the test when it
+	// tells nothing for a minute (it should within milliseconds).
+	next := func() prompts.Invalidation {
+		t.Helper()
+		select {
+		case i := <-sink.seen:
+			return i
+		case err := <-done:
+			t.Fatalf("the feed stopped: %v", err)
+		case <-time.After(time.Minute):
+			t.Fatal("the feed told nothing for a minute")
+		}
+		return prompts.Invalidation{}
+	}
+	for next() != (prompts.Invalidation{}) {
+	} // listening
+	_, err = c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err) // cached: version 2
+
+	subjects := []string{"ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal", "ivy", "jo"}
+	// reached waits for the feed's word of the write that moved the
+	// prompt to revision rev, then checks what the cache answers.
+	reached := func(rev int64, want prompts.Split) {
+		t.Helper()
+		for {
+			if i := next(); i.PromptID != p.ID {
+				continue
+			}
+			got, err := c.GetActive(ctx, p.ID, prompts.Production)
+			is.NoErr(err)
+			if got.Revision < rev {
+				continue // an earlier write's word
+			}
+			is.Equal(got.Revision, rev)
+			is.Equal(got.Split, want) // the split, or none
+			for _, sub := range subjects {
+				a, _, err := prompts.ReadActive(ctx, c, prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production, Subject: sub})
+				is.NoErr(err)
+				if want == nil {
+					is.Equal(a.ActiveVersion.VersionNumber, 2)
+				} else {
+					is.Equal(a.ActiveVersion.VersionNumber, want[want.Entry(p.ID, prompts.Production, sub)].VersionNumber) // picked from the split
+				}
+			}
+			return
+		}
+	}
+	a, err := there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, Split: split(1, 50, 2, 50)})
+	is.NoErr(err) // a split there
+	reached(a.Revision, a.Split)
+	hits := c.Stats().Hits
+	_, err = c.GetActive(ctx, p.ID, prompts.Production)
+	is.NoErr(err)
+	is.True(c.Stats().Hits > hits) // from memory again, until the next change
+
+	a, err = there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, Split: split(2, 10, 1, 90)})
+	is.NoErr(err) // another split
+	reached(a.Revision, a.Split)
+	a, err = there.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Production, VersionNumber: prompts.Some(2)})
+	is.NoErr(err) // one version over it
+	reached(a.Revision, nil)
+	a, err = there.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
+	is.NoErr(err) // back to the split
+	is.Equal(len(a.Split), 2)
+	reached(a.Revision, a.Split)
+	a, err = there.Deactivate(ctx, prompts.Deactivation{PromptID: p.ID, Environment: prompts.Production})
+	is.NoErr(err) // and none
+	for {
+		if i := next(); i.PromptID == p.ID {
+			got, err := c.GetActive(ctx, p.ID, prompts.Production)
+			is.NoErr(err)
+			if got.Revision == a.Revision {
+				is.Equal(got.ActiveVersion, nil)
+				is.Equal(got.Split, nil)
+				break
+			}
+		}
+	}
+	cancel()
+	is.Equal(<-done, context.Canceled)
 }

@@ -155,7 +155,7 @@ func reread[T prompts.Prompt | prompts.PromptVersion | prompts.ActivePrompt](ctx
 		if err != nil {
 			return v, err
 		}
-		*p, err = scanActive(st.QueryRowContext(ctx, r.PromptID, string(r.Environment)), r.Environment)
+		*p, err = scanActive(ctx, tx.stmt, st.QueryRowContext(ctx, r.PromptID, string(r.Environment)), r.Environment)
 		return v, err
 	}
 	return v, nil

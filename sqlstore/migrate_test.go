@@ -458,3 +458,83 @@ func TestMigrateAPIKeys(t *testing.T) {
 	is.Equal(ds[0].Webhook.ID, all)
 	is.Equal(ds[0].Event.Type, prompts.EventKeyCreated)
 }
+
+// TestMigrateSplits: migration 14 upgrades a schema holding what a
+// release before splits wrote (environments, records of every action and
+// their events): it all reads back as it was, without splits; the writes
+// go on from it, splits included; and the row's check refuses what an
+// older replica would do to an environment that holds a split: point it
+// at another version without removing the split.
+func TestMigrateSplits(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s, db, schema := migratedTo(t, 13)
+	q := pq.QuoteIdentifier(schema)
+	const v1ID, v2ID, v3ID = "01JCCCCCCCCCCCCCCCCCCCCCC1", "01JCCCCCCCCCCCCCCCCCCCCCC2", "01JCCCCCCCCCCCCCCCCCCCCCC3"
+	seedOldRows(db, q, 3, v3ID)
+	db.MustExec(`INSERT INTO `+q+`.versions (prompt_id, version_number, id, content, created_at, variables)
+		VALUES ($1, 1, $2, 'Hi {{name}}', now(), '{name}'), ($1, 2, $3, 'Hello {{name}}', now(), '{name}'), ($1, 3, $4, 'Hey {{name}}', now(), '{name}')`,
+		oldPromptID, v1ID, v2ID, v3ID)
+	db.MustExec(`INSERT INTO `+q+`.environments (prompt_id, environment, version_number, updated_at) VALUES ($1, 'production', 2, now())`, oldPromptID)
+	// Records of the three actions there were: 1, then 2, in production;
+	// 1 in staging, then none; and their events.
+	db.MustExec(`INSERT INTO `+q+`.deployments (prompt_id, id, environment, action, version_number, previous_version_number, actor, reason, created_at) VALUES
+		($1, '01JDDDDDDDDDDDDDDDDDDDDDD1', 'production', 'activate', 1, NULL, NULL, NULL, now()),
+		($1, '01JDDDDDDDDDDDDDDDDDDDDDD2', 'staging', 'activate', 1, NULL, NULL, NULL, now()),
+		($1, '01JDDDDDDDDDDDDDDDDDDDDDD3', 'production', 'rollback', 2, 1, 'ci', 'why', now()),
+		($1, '01JDDDDDDDDDDDDDDDDDDDDDD4', 'staging', 'deactivate', NULL, 1, NULL, NULL, now())`, oldPromptID)
+	db.MustExec(`UPDATE `+q+`.prompts SET latest_deployment_id = '01JDDDDDDDDDDDDDDDDDDDDDD4' WHERE id = $1`, oldPromptID)
+	db.MustExec(`INSERT INTO `+q+`.events (id, type, project_id, prompt_id, created_at, deployment_id)
+		SELECT row_number() OVER (ORDER BY d.id), 'deployment.created', $1, d.prompt_id, d.created_at, d.id FROM `+q+`.deployments d`, oldProjectID)
+	db.MustExec(`SELECT setval('` + q + `.event_ids', 4)`)
+	is.NoErr(s.Migrate(ctx))
+
+	a, err := s.GetActive(ctx, oldPromptID, prompts.Production)
+	is.NoErr(err)
+	is.Equal(a.ActiveVersion.ID, v2ID) // as it was
+	is.Equal(a.Split, nil)             // without a split
+	is.Equal(a.SplitVersions, nil)
+	ds, _, err := s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: oldPromptID})
+	is.NoErr(err)
+	is.Equal(len(ds), 4)
+	for _, d := range ds {
+		is.Equal(d.Split, nil) // none held one
+		is.Equal(d.PreviousSplit, nil)
+	}
+	is.Equal(ds[0].Action, prompts.ActionDeactivate)
+	is.Equal(*ds[1].PreviousVersionID, v1ID)
+	is.Equal(*ds[1].Reason, "why")
+	events, _, err := s.ListEvents(ctx, prompts.EventFilter{})
+	is.NoErr(err)
+	is.Equal(len(events), 4)
+	is.Equal(*events[2].Deployment.VersionID, v2ID) // the old events read their records
+	is.Equal(events[2].Deployment.Split, nil)
+
+	// The writes go on: a split, over the old data's version.
+	sp, err := s.Activate(ctx, prompts.Activation{PromptID: oldPromptID, Environment: prompts.Production, Split: split(3, 90, 2, 10)})
+	is.NoErr(err) // the action split is accepted
+	is.Equal(sp.ActiveVersion.ID, v3ID)
+	is.Equal(len(sp.SplitVersions), 2)
+	ds, _, err = s.ListDeployments(ctx, prompts.DeploymentFilter{PromptID: oldPromptID, Page: prompts.Page{Limit: 1}})
+	is.NoErr(err)
+	is.Equal(ds[0].Action, prompts.ActionSplit)
+	is.Equal(*ds[0].PreviousVersionID, v2ID)
+	// An older replica's activation of version 1 would set the number and
+	// leave the split: refused.
+	_, err = db.Exec(`UPDATE `+q+`.environments SET version_number = 1 WHERE prompt_id = $1 AND environment = 'production'`, oldPromptID)
+	var pe *pq.Error
+	is.True(errors.As(err, &pe))
+	is.Equal(string(pe.Code), "23514") // check_violation
+	// A rollback in staging goes back past the old deactivation.
+	st, err := s.Rollback(ctx, prompts.Rollback{PromptID: oldPromptID, Environment: prompts.Staging})
+	is.NoErr(err)
+	is.Equal(st.ActiveVersion.ID, v1ID)
+	// And back in production, to the old data's version.
+	back, err := s.Rollback(ctx, prompts.Rollback{PromptID: oldPromptID, Environment: prompts.Production})
+	is.NoErr(err)
+	is.Equal(back.ActiveVersion.ID, v2ID)
+	is.Equal(back.Split, nil)
+	_, err = db.Exec(`INSERT INTO `+q+`.deployments (prompt_id, id, environment, action, created_at) VALUES ($1, '01JDDDDDDDDDDDDDDDDDDDDDD9', 'production', 'promote', now())`, oldPromptID)
+	is.True(errors.As(err, &pe))
+	is.Equal(string(pe.Code), "23514") // the actions are still checked
+}

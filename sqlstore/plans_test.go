@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,14 +68,22 @@ FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
 WHERE id <= '02' || lpad('1000', 24, '0')`)
 	exec(`INSERT INTO {s}.environments (prompt_id, environment, version_number, updated_at)
 SELECT '02' || lpad(i::text, 24, '0'), 'production', 100, now() FROM generate_series(1, 1000) i`)
+	// One prompt in ten holds a split of versions 99 and 100 in staging.
+	exec(`INSERT INTO {s}.environments (prompt_id, environment, version_number, split, updated_at)
+SELECT '02' || lpad(i::text, 24, '0'), 'staging', 99, jsonb_build_array(
+	jsonb_build_object('version_id', '03' || lpad((i * 1000 + 99)::text, 24, '0'), 'version_number', 99, 'weight', 90),
+	jsonb_build_object('version_id', '03' || lpad((i * 1000 + 100)::text, 24, '0'), 'version_number', 100, 'weight', 10)), now()
+FROM generate_series(1, 1000, 10) i`)
 	exec(`INSERT INTO {s}.idempotency (id, op, request, prompt_id, version_id, version_number, created_at)
 SELECT sha256(('key-' || i)::bytea), 'create_version', 'req', '02' || lpad(i::text, 24, '0'), '03' || lpad(i::text, 24, '0'), 1, now() - i * interval '1 second'
 FROM generate_series(1, 100000) i`)
 	// 100,000 deployment records, 100 for each of the 1,000 prompts with
-	// versions.
+	// versions; and the records of the splits above.
 	exec(`INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, created_at)
 SELECT '02' || lpad(i::text, 24, '0'), '04' || lpad((i * 1000 + n)::text, 24, '0'), 'production', 'activate', n, NULLIF(n - 1, 0), now()
 FROM generate_series(1, 1000) i, generate_series(1, 100) n`)
+	exec(`INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, split, created_at)
+SELECT e.prompt_id, '05' || substr(e.prompt_id, 3), 'staging', 'split', 99, e.split, now() FROM {s}.environments e WHERE e.split IS NOT NULL`)
 	// 100,000 events, versions of the prompts above; 1,000 webhooks, each
 	// on a project of its own, and 10 on all; 100,000 deliveries, one in
 	// a hundred due, the others an hour away; 100,000 attempts.
@@ -126,49 +135,74 @@ SELECT '01' || lpad(i::text, 24, '0'), n, n = 'eu', now() FROM generate_series(1
 		"ListVersions":                              prompt(7) + ", " + version(7, 50) + ", 101",
 		"GetActive":                                 prompt(7) + ", 'production'",
 		"GetActiveByKey":                            project(8) + ", 'key-0', 'production'",
-		"Activate, Deactivate (lock)":               prompt(7) + ", 'production', 'version', 3, NULL, true",
+		"Activate, Deactivate (lock)":               prompt(7) + ", 'production', 'version', 3, NULL, true, NULL, NULL",
 		"CreateVersion, Rollback (partials' locks)": prompt(7) + ", ARRAY['key-1', 'key-2']",
 		"Activate, Rollback, CreateVersion (partials guard)": project(8) + ", 'production', ARRAY['key-1', 'key-2']",
-		"Activate (point)":                         prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true, false",
-		"Deactivate (clear)":                       prompt(7) + ", 'production', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now + ", false",
-		"Rollback (target)":                        prompt(7) + ", 'staging'",
-		"ListDeployments":                          prompt(7) + ", '~', 101",
-		"ListDeployments (one environment)":        prompt(7) + ", '~', 101, 'production'",
-		"Idempotency (claim)":                      "sha256('key-7'), 'create_version', 'req', " + now + ", " + now,
-		"Idempotency (replay)":                     "sha256('key-7')",
-		"Idempotency (save)":                       "sha256('key-7'), " + prompt(7) + ", " + version(7, 3) + ", 3, NULL",
-		"Idempotency (expire)":                     now,
-		"Events (append, at a transaction's end)":  "ARRAY['version.created', 'deployment.created'], ARRAY[" + project(8) + ", " + project(8) + "], ARRAY[" + prompt(7) + ", " + prompt(7) + "], ARRAY['', ''], ARRAY[3, 0], ARRAY['', '04000000000000000000000004'], ARRAY[" + now + ", " + now + "]::timestamptz[], " + cutoff,
-		"ListEvents":                               "50000, 101",
-		"ListEvents (projects)":                    "50000, 101, ARRAY[" + project(8) + ", " + project(9) + "]",
-		"LastEventID":                              "",
-		"CreateWebhook":                            "'04000000000000000000000005', 'https://example.com/', '{}', ARRAY[" + project(8) + "], 'whsec_x', " + now + ", ARRAY['project.created', 'prompt.created']",
-		"GetWebhook":                               webhook(7),
-		"ListWebhooks":                             webhook(500) + ", 101",
-		"DeleteWebhook":                            webhook(7),
-		"ListDeliveryAttempts":                     webhook(7) + ", '~', 101",
-		"ClaimDeliveries":                          "now(), 16, now() + interval '30 seconds', now() - interval '7 days'",
-		"ListEnvironments":                         project(8),
-		"PutEnvironment":                           project(8) + ", 'canary', true, " + now,
-		"PutEnvironment (protection)":              project(8) + ", 'canary', true",
-		"GetActive (environment)":                  prompt(7) + ", 'canary'",
-		"GetActiveByKey (environment)":             project(8) + ", 'canary'",
-		"PutEnvironment, DeleteEnvironment (lock)": project(8) + ", 'canary'",
-		"DeleteEnvironment (in use)":               project(8) + ", 'canary'",
-		"DeleteEnvironment":                        project(8) + ", 'canary'",
-		"FinishDelivery":                           "5000, '04000000000000000000000006', " + now + ", 503, '', 1000000, " + now + ", " + cutoff,
+		"Activate (point)":                               prompt(7) + ", 'staging', NULL, " + version(7, 3) + ", " + micros + ", " + now + ", '04000000000000000000000004', 'activate', 'ci', NULL, true, true, false",
+		"Deactivate (clear)":                             prompt(7) + ", 'production', " + micros + ", '04000000000000000000000004', 'ci', NULL, " + now + ", false",
+		"Rollback (target)":                              prompt(7) + ", 'staging'",
+		"ListDeployments":                                prompt(7) + ", '~', 101",
+		"ListDeployments (one environment)":              prompt(7) + ", '~', 101, 'production'",
+		"Idempotency (claim)":                            "sha256('key-7'), 'create_version', 'req', " + now + ", " + now,
+		"Idempotency (replay)":                           "sha256('key-7')",
+		"Idempotency (save)":                             "sha256('key-7'), " + prompt(7) + ", " + version(7, 3) + ", 3, NULL",
+		"Idempotency (expire)":                           now,
+		"Events (append, at a transaction's end)":        "ARRAY['version.created', 'deployment.created'], ARRAY[" + project(8) + ", " + project(8) + "], ARRAY[" + prompt(7) + ", " + prompt(7) + "], ARRAY['', ''], ARRAY[3, 0], ARRAY['', '04000000000000000000000004'], ARRAY[" + now + ", " + now + "]::timestamptz[], " + cutoff,
+		"ListEvents":                                     "50000, 101",
+		"ListEvents (projects)":                          "50000, 101, ARRAY[" + project(8) + ", " + project(9) + "]",
+		"LastEventID":                                    "",
+		"CreateWebhook":                                  "'04000000000000000000000005', 'https://example.com/', '{}', ARRAY[" + project(8) + "], 'whsec_x', " + now + ", ARRAY['project.created', 'prompt.created']",
+		"GetWebhook":                                     webhook(7),
+		"ListWebhooks":                                   webhook(500) + ", 101",
+		"DeleteWebhook":                                  webhook(7),
+		"ListDeliveryAttempts":                           webhook(7) + ", '~', 101",
+		"ClaimDeliveries":                                "now(), 16, now() + interval '30 seconds', now() - interval '7 days'",
+		"ListEnvironments":                               project(8),
+		"PutEnvironment":                                 project(8) + ", 'canary', true, " + now,
+		"PutEnvironment (protection)":                    project(8) + ", 'canary', true",
+		"GetActive (environment)":                        prompt(7) + ", 'canary'",
+		"GetActiveByKey (environment)":                   project(8) + ", 'canary'",
+		"PutEnvironment, DeleteEnvironment (lock)":       project(8) + ", 'canary'",
+		"DeleteEnvironment (in use)":                     project(8) + ", 'canary'",
+		"DeleteEnvironment":                              project(8) + ", 'canary'",
+		"FinishDelivery":                                 "5000, '04000000000000000000000006', " + now + ", 503, '', 1000000, " + now + ", " + cutoff,
+		"GetActive, GetActiveByKey (a split's versions)": prompt(7) + ", ARRAY[3, 4]",
+		"Activate, Rollback (a split's versions)":        prompt(7) + ", ARRAY[3, 4], ARRAY[" + version(7, 5) + "]",
+		"Activate, Rollback, CreateVersion (to or from a split: the state)": prompt(7) + ", 'production'",
+		"Activate, Rollback, CreateVersion (to or from a split: hold)":      prompt(7) + ", 'production', 3, '[{\"version_id\": \"x\", \"version_number\": 3, \"weight\": 1}, {\"version_id\": \"y\", \"version_number\": 4, \"weight\": 1}]', " + now + ", '04000000000000000000000004', 'split', 100, NULL, 'ci', NULL, true, " + micros,
+	}
+
+	// The statements whose branches an argument picks: the plans of the
+	// other branches too.
+	moreArgs := map[string][]struct{ branch, arg string }{
+		"Activate, Deactivate (lock)": {
+			{"a split", prompt(7) + ", 'production', 'split', NULL, NULL, true, ARRAY[3, 4], ARRAY[" + version(7, 5) + "]"},
+			{"a rollback", prompt(7) + ", 'staging', 'rollback', NULL, NULL, true, NULL, NULL"},
+		},
 	}
 
 	var doc strings.Builder
 	doc.WriteString(plansHeader)
 	names, texts := sqlstore.Queries(s)
+	type run struct{ name, text, branch, arg string }
+	var runs []run
 	for i, name := range names {
 		arg, ok := args[name]
 		if !ok {
 			t.Fatalf("no arguments for statement %s", name)
 		}
+		runs = append(runs, run{name, texts[i], "", arg})
+		for _, m := range moreArgs[name] {
+			runs = append(runs, run{name, texts[i], m.branch, m.arg})
+		}
+	}
+	for _, r := range runs {
+		name, arg := r.name, r.arg
+		if r.branch != "" {
+			name += ", " + r.branch
+		}
 		exec(`DEALLOCATE ALL`)
-		exec(`PREPARE plan_test AS ` + texts[i])
+		exec(`PREPARE plan_test AS ` + r.text)
 		var plans [2]string
 		execute := "EXECUTE plan_test"
 		if arg != "" {
@@ -185,9 +219,14 @@ SELECT '01' || lpad(i::text, 24, '0'), n, n = 'eu', now() FROM generate_series(1
 			}
 		}
 		// As the default schema shows them.
-		shown := strings.NewReplacer(`"`+q+`"`, "prompts", sqlstore.Channel(q), sqlstore.Channel(sqlstore.DefaultSchema))
+		shown := strings.NewReplacer(`"`+q+`"`, "prompts", sqlstore.Channel(q), sqlstore.Channel(sqlstore.DefaultSchema),
+			strconv.FormatInt(sqlstore.EventLockKey(q), 10), strconv.FormatInt(sqlstore.EventLockKey(sqlstore.DefaultSchema), 10))
 		plans[0], plans[1] = shown.Replace(plans[0]), shown.Replace(plans[1])
-		fmt.Fprintf(&doc, "## %s\n\n```sql\n%s\n```\n\n", name, shown.Replace(texts[i]))
+		if r.branch == "" {
+			fmt.Fprintf(&doc, "## %s\n\n```sql\n%s\n```\n\n", name, shown.Replace(r.text))
+		} else {
+			fmt.Fprintf(&doc, "## %s\n\nThe statement above.\n\n", name)
+		}
 		if plans[0] == plans[1] {
 			fmt.Fprintf(&doc, "Plan (custom and generic alike), for `EXECUTE (%s)`:\n\n```\n%s\n```\n\n", arg, plans[0])
 		} else {
@@ -205,7 +244,8 @@ const plansHeader = `# Query plans
 
 The plans PostgreSQL 15 makes for every statement of sqlstore, on a schema
 holding 1,000 projects, 100,000 prompts (100 per project, 1,000 per key) and
-100,000 versions and deployment records (100 for each of 1,000 prompts),
+100,000 versions and deployment records (100 for each of 1,000 prompts; 100
+of those hold a split in staging),
 100,000 idempotency records, 100,000 events, 1,010 webhooks, 100,000 deliveries (1,000 due)
 and 100,000 delivery attempts, analyzed. The statements
 are prepared, so both plans matter: the custom plan PostgreSQL makes for the
@@ -219,7 +259,7 @@ Generated by TestQueryPlans, which fails if a plan has a sequential scan:
 
     PROMPTS_TEST_DATABASE_URL=postgres://... go test ./sqlstore -run TestQueryPlans -update-plans
 
-Schema names, and the channel the writes notify on, are shown as the
-default schema's, ` + "`prompts`" + `.
+Schema names, the channel the writes notify on and the key of the event
+log's lock are shown as the default schema's, ` + "`prompts`" + `.
 
 `

@@ -58,6 +58,10 @@ const (
 	qLockEnvironment
 	qEnvironmentInUse
 	qDeleteEnvironment
+	qSplitVersions
+	qResolveVersions
+	qEnvironmentState
+	qHoldEnvironment
 	numQueries
 )
 
@@ -69,7 +73,7 @@ const (
 	// subqueries whose result is v.
 	versionColsW = `w.id, w.version_number, w.content, w.change_summary, w.metadata, w.created_at, w.variables, w.template_format, w.partials`
 	// deploymentCols are a record's columns, with the ids of its versions.
-	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.actor, d.reason, d.created_at`
+	deploymentCols = `d.id, d.environment, d.action, v.id, d.version_number, pv.id, d.previous_version_number, d.split, d.previous_split, d.actor, d.reason, d.created_at`
 	// nextRevision is prompts.NextRevision of the row's revision at the
 	// time $8.
 	nextRevision = `GREATEST(p.revision + 1, $8::bigint)`
@@ -85,7 +89,7 @@ const (
 	eventCols = `e.id, e.type, e.project_id, e.prompt_id, e.created_at, e.data,
 	j.id, j.name, j.slug, j.description, j.is_private, j.created_at,
 	` + versionCols + `,
-	d.id, d.environment, d.action, dv.id, d.version_number, dp.id, d.previous_version_number, d.actor, d.reason, d.created_at`
+	d.id, d.environment, d.action, dv.id, d.version_number, dp.id, d.previous_version_number, d.split, d.previous_split, d.actor, d.reason, d.created_at`
 	// Each lookup is a LATERAL subquery that the planner may not flatten
 	// (OFFSET 0): one index probe per event, where a join estimated on a
 	// page of unknown size (LIMIT $n in a generic plan) would read whole
@@ -168,6 +172,15 @@ func appendEvents(cutoff string) string {
 func envRows(names, cmp string) string {
 	return `ARRAY(SELECT e.name || CASE WHEN e.protected THEN ':protected' ELSE '' END
 		FROM {s}.project_environments e WHERE e.project_id = p.project_id AND e.name ` + cmp + ` (` + names + `) FOR SHARE OF e)`
+}
+
+// splitNumbers is the expression of the numbers of the versions an
+// environment's row, or a deployment record, names: those of the entries
+// of the split in the column split (migration 0014), in order, or when it
+// is NULL the one in the column number.
+func splitNumbers(split, number string) string {
+	return `CASE WHEN ` + split + ` IS NULL THEN ARRAY[` + number + `]
+		ELSE ARRAY(SELECT (x.entry ->> 'version_number')::integer FROM jsonb_array_elements(` + split + `) AS x(entry)) END`
 }
 
 // queryText returns the statements' text, {s} standing for the schema.
@@ -322,15 +335,16 @@ WHERE p.id = $1
 ORDER BY v.id DESC`,
 
 		// GetActive: the prompt, the environment's pointer and the version, in one
-		// row by three primary-key lookups.
-		qGetActive: `SELECT ` + promptCols + `, ` + versionCols + `
+		// row by three primary-key lookups; and the split the environment
+		// holds (NULL: none), whose version is its first entry's.
+		qGetActive: `SELECT ` + promptCols + `, ` + versionCols + `, d.split
 FROM {s}.prompts p
 LEFT JOIN {s}.environments d ON d.prompt_id = p.id AND d.environment = $2
 LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.version_number
 WHERE p.id = $1`,
 
 		// No row: the project is unknown; a row of NULLs: the key is.
-		qGetActiveByKey: `SELECT ` + promptCols + `, ` + versionCols + `
+		qGetActiveByKey: `SELECT ` + promptCols + `, ` + versionCols + `, d.split
 FROM {s}.projects j
 LEFT JOIN {s}.prompts p ON p.project_id = j.id AND p.key = $2
 LEFT JOIN {s}.environments d ON d.prompt_id = p.id AND d.environment = $3
@@ -348,57 +362,67 @@ WHERE j.id = $1`,
 		// next), its project (for the events) and key, and the row of the
 		// project's environment $2 (envRows), FOR SHARE; and, for the
 		// partials guard (when $6), lock the rows of the prompts of the
-		// project that the version the change points at includes, all in
+		// project that the versions the change points at include, all in
 		// the order of
 		// their ids (so that two changes whose versions include each
-		// other's prompts never wait for each other), and answer that
-		// version's partials (the same on every row) and whether it was
-		// found. One row each; no row for the prompt: it is unknown. The statements after it read the environments afresh: under
+		// other's prompts never wait for each other), and answer those
+		// versions' partials (sorted, each once, the same on every row) and
+		// whether one was found. One row each; no row for the prompt: it is unknown. The statements after it read the environments afresh: under
 		// READ COMMITTED each statement sees what was committed when it
 		// began, so a writer that waited here sees the change of the writer
 		// it waited for.
 		qLockEnvironments: `WITH target AS (
-	-- The version the change points at: $3 'version', the one numbered
-	-- $4 or with id $5; $3 'rollback', the one environment $2 pointed at
+	-- The versions the change points at: $3 'version', the one numbered
+	-- $4 or with id $5; $3 'split', those numbered $7 or with the ids $8;
+	-- $3 'rollback', the one or the split environment $2 pointed at
 	-- before its latest change; $3 'none', none.
 	SELECT v.partials FROM {s}.versions v
 	WHERE $3::text = 'version' AND v.prompt_id = $1 AND (v.version_number = $4::integer OR v.id = $5::text)
 	UNION ALL
 	SELECT v.partials FROM {s}.versions v
-	WHERE $3::text = 'rollback' AND v.prompt_id = $1 AND v.version_number = (
-		SELECT d.previous_version_number FROM {s}.deployments d
-		WHERE d.prompt_id = $1 AND d.environment = $2 ORDER BY d.id DESC LIMIT 1)
+	WHERE $3::text = 'split' AND v.prompt_id = $1 AND (v.version_number = ANY($7::integer[]) OR v.id = ANY($8::text[]))
+	UNION ALL
+	SELECT v.partials FROM (
+		SELECT d.previous_version_number, d.previous_split FROM {s}.deployments d
+		WHERE $3::text = 'rollback' AND d.prompt_id = $1 AND d.environment = $2 ORDER BY d.id DESC LIMIT 1
+	) d
+	JOIN {s}.versions v ON v.prompt_id = $1 AND v.version_number = ANY(` + splitNumbers("d.previous_split", "d.previous_version_number") + `)
+), keys AS (
+	SELECT COALESCE(array_agg(DISTINCT k.key ORDER BY k.key), '{}') AS partials FROM target t CROSS JOIN unnest(t.partials) AS k(key)
 )
 SELECT p.id, p.revision, p.latest_deployment_id, p.project_id, p.key,
-	EXISTS (SELECT 1 FROM target), COALESCE((SELECT t.partials FROM target t LIMIT 1), '{}'),
+	EXISTS (SELECT 1 FROM target), (SELECT partials FROM keys),
 	` + envRows("$2::text", "=") + `
 FROM {s}.prompts p
 WHERE (p.id = $1 AND pg_notify({channel}, p.id || ' ' || p.project_id) IS NOT NULL)
 	OR ($6::boolean AND p.project_id = (SELECT q.project_id FROM {s}.prompts q WHERE q.id = $1)
-		AND p.key = ANY(COALESCE((SELECT t.partials FROM target t LIMIT 1), '{}')))
+		AND p.key = ANY((SELECT partials FROM keys)::text[]))
 ORDER BY p.id
 FOR UPDATE OF p`,
 
 		// Under that lock: point environment $2 at the version numbered $3
 		// or with id $4, unless it points there already, or $12 (the change's
 		// precondition holds) is false, or the promotion guard refuses (the
-		// version active now has other variables and $13, allow, is false);
+		// version active now has other variables and $13, allow, is false),
+		// or it holds a split (then the change is qHoldEnvironment's);
 		// then record the change (id $7, action $8, actor $9, reason $10, at
 		// $6) and, unless $11 is false, move the revision on to at least $5.
 		// Answers whether the version exists, whether anything changed,
-		// whether the guard refused, and the variables of the version asked
-		// for and of the active one, for the guard's error.
+		// whether the guard refused, the variables of the version asked
+		// for and of the active one, for the guard's error, and whether
+		// the environment holds a split.
 		qPointEnvironment: `WITH t AS (
 	SELECT v.version_number, v.variables, v.inputs FROM {s}.versions v
 	WHERE v.prompt_id = $1 AND (v.version_number = $3::integer OR v.id = $4::text)
 ), cur AS (
-	SELECT e.version_number, c.variables, c.inputs FROM {s}.environments e
+	SELECT e.version_number, e.split IS NOT NULL AS split, c.variables, c.inputs FROM {s}.environments e
 	JOIN {s}.versions c ON c.prompt_id = e.prompt_id AND c.version_number = e.version_number
 	WHERE e.prompt_id = $1 AND e.environment = $2
 ), point AS (
 	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, updated_at)
 	SELECT $1, $2, t.version_number, $6::timestamptz FROM t
-	WHERE $12::boolean AND ($13::boolean OR NOT EXISTS (SELECT 1 FROM cur)
+	WHERE $12::boolean AND NOT EXISTS (SELECT 1 FROM cur WHERE cur.split)
+		AND ($13::boolean OR NOT EXISTS (SELECT 1 FROM cur)
 		OR (t.variables, t.inputs) = (SELECT variables, inputs FROM cur))
 	ON CONFLICT (prompt_id, environment) DO UPDATE
 	SET version_number = excluded.version_number, updated_at = excluded.updated_at
@@ -414,14 +438,16 @@ FOR UPDATE OF p`,
 	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
 )
 SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
-	EXISTS (SELECT 1 FROM t, cur WHERE $12::boolean AND NOT $13::boolean AND (t.variables, t.inputs) <> (cur.variables, cur.inputs)),
-	(SELECT variables FROM t), (SELECT variables FROM cur), (SELECT inputs FROM t), (SELECT inputs FROM cur)`,
+	EXISTS (SELECT 1 FROM t, cur WHERE $12::boolean AND NOT $13::boolean AND NOT cur.split AND (t.variables, t.inputs) <> (cur.variables, cur.inputs)),
+	(SELECT variables FROM t), (SELECT variables FROM cur), (SELECT inputs FROM t), (SELECT inputs FROM cur),
+	EXISTS (SELECT 1 FROM cur WHERE cur.split)`,
 
 		// Under that lock: point environment $2 at no version, unless a
-		// version active there includes the prompt (answered, sorted) and
-		// $8 (force) is false; when it pointed at one, record the change
-		// (id $4, actor $5, reason $6, at $7) and move the revision on to at
-		// least $3.
+		// version active there (one an environment's row points at, or an
+		// entry of the split it holds) includes the prompt (answered,
+		// sorted) and $8 (force) is false; when it pointed at one, or held
+		// a split, record the change (id $4, actor $5, reason $6, at $7),
+		// with the split it held, and move the revision on to at least $3.
 		qClearEnvironment: `WITH inc AS (
 	-- Unless $8 (force): the keys of the other prompts of the project
 	-- whose version active in $2 includes the prompt as a partial, while
@@ -436,7 +462,9 @@ SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
 	) v
 	CROSS JOIN LATERAL (
 		SELECT 1 FROM {s}.environments e
-		WHERE e.prompt_id = v.prompt_id AND e.environment = $2 AND e.version_number = v.version_number OFFSET 0
+		WHERE e.prompt_id = v.prompt_id AND e.environment = $2
+			AND (e.version_number = v.version_number OR e.split @> jsonb_build_array(jsonb_build_object('version_number', v.version_number)))
+		OFFSET 0
 	) e
 	CROSS JOIN LATERAL (
 		SELECT q.key FROM {s}.prompts q WHERE q.id = v.prompt_id AND q.project_id = me.project_id AND q.id <> me.id OFFSET 0
@@ -444,10 +472,10 @@ SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
 	WHERE me.id = $1 AND NOT $8::boolean
 ), clear AS (
 	DELETE FROM {s}.environments WHERE prompt_id = $1 AND environment = $2 AND NOT EXISTS (SELECT 1 FROM inc)
-	RETURNING version_number
+	RETURNING version_number, split
 ), rec AS (
-	INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, actor, reason, created_at)
-	SELECT $1, $4::text, $2, 'deactivate', NULL, clear.version_number, $5::text, $6::text, $7::timestamptz
+	INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, previous_split, actor, reason, created_at)
+	SELECT $1, $4::text, $2, 'deactivate', NULL, clear.version_number, clear.split, $5::text, $6::text, $7::timestamptz
 	FROM clear
 ), p AS (
 	UPDATE {s}.prompts SET revision = GREATEST(revision + 1, $3::bigint), latest_deployment_id = $4::text
@@ -455,8 +483,6 @@ SELECT EXISTS (SELECT 1 FROM t), EXISTS (SELECT 1 FROM point),
 )
 SELECT EXISTS (SELECT 1 FROM clear), ARRAY(SELECT key FROM inc ORDER BY key)`,
 
-		// Under that lock: the version environment $2 pointed at before its
-		// latest change. No row when it has no record.
 		// qClaimIdempotency takes the key $1 (the RecordKey of the
 		// Idempotency) for this transaction: a new record, or one past its
 		// retention (created before $5) taken over; no row when a live
@@ -477,7 +503,11 @@ SELECT EXISTS (SELECT 1 FROM clear), ARRAY(SELECT key FROM inc ORDER BY key)`,
 		qExpireIdempotency: `DELETE FROM {s}.idempotency WHERE ctid = ANY (ARRAY(
 			SELECT ctid FROM {s}.idempotency WHERE created_at < $1 ORDER BY created_at LIMIT 16 FOR UPDATE SKIP LOCKED))`,
 
-		qRollbackTarget: `SELECT d.previous_version_number, v.partials FROM {s}.deployments d
+		// Under that lock: the version environment $2 pointed at before its
+		// latest change, with its partials, and the split it held then
+		// (NULL: none; the version is then its first entry's). No row when
+		// it has no record.
+		qRollbackTarget: `SELECT d.previous_version_number, v.partials, d.previous_split FROM {s}.deployments d
 LEFT JOIN {s}.versions v ON v.prompt_id = d.prompt_id AND v.version_number = d.previous_version_number
 WHERE d.prompt_id = $1 AND d.environment = $2 ORDER BY d.id DESC LIMIT 1`,
 
@@ -721,5 +751,45 @@ WHERE p.project_id = $1)`,
 		// <environment>": no prompt).
 		qDeleteEnvironment: `DELETE FROM {s}.project_environments
 WHERE project_id = $1 AND name = $2 AND pg_notify({channel}, ' ' || project_id || ' ' || name) IS NOT NULL`,
+
+		// The read of an environment that holds a split, after qGetActive
+		// or qGetActiveByKey: the versions of prompt $1 numbered $2, the
+		// entries'. Versions never change: this reads what the split named
+		// when the first statement read it.
+		qSplitVersions: `SELECT ` + versionCols + ` FROM {s}.versions v WHERE v.prompt_id = $1 AND v.version_number = ANY($2::integer[])`,
+
+		// In a change's transaction: the versions of prompt $1 numbered $2
+		// or with the ids $3, with what the guards compare.
+		qResolveVersions: `SELECT v.id, v.version_number, v.variables, v.inputs, v.partials FROM {s}.versions v
+WHERE v.prompt_id = $1 AND (v.version_number = ANY($2::integer[]) OR v.id = ANY($3::text[]))`,
+
+		// Under the prompt's lock: what environment $2 of prompt $1 points
+		// at, one row per version active there (the one, or each entry of
+		// the split it holds), with the version's signature. No row: none.
+		qEnvironmentState: `SELECT e.version_number, e.split, c.version_number, c.variables, c.inputs
+FROM {s}.environments e
+JOIN {s}.versions c ON c.prompt_id = e.prompt_id AND c.version_number = ANY(` + splitNumbers("e.split", "e.version_number") + `)
+WHERE e.prompt_id = $1 AND e.environment = $2`,
+
+		// Under that lock, once the guards let it: point environment $2 of
+		// prompt $1 at version $3, or at the split $4 (NULL: none) whose
+		// first entry it is, at $5; record the change (id $6, action $7,
+		// from version $8 or split $9, actor $10, reason $11) and, when
+		// $12, move the revision on to at least $13.
+		qHoldEnvironment: `WITH point AS (
+	INSERT INTO {s}.environments AS e (prompt_id, environment, version_number, split, updated_at)
+	VALUES ($1, $2, $3, $4::jsonb, $5)
+	ON CONFLICT (prompt_id, environment) DO UPDATE
+	SET version_number = excluded.version_number, split = excluded.split, updated_at = excluded.updated_at
+	RETURNING 1
+), rec AS (
+	INSERT INTO {s}.deployments (prompt_id, id, environment, action, version_number, previous_version_number, split, previous_split, actor, reason, created_at)
+	SELECT $1, $6::text, $2, $7::text, $3::integer, $8::integer, $4::jsonb, $9::jsonb, $10::text, $11::text, $5::timestamptz FROM point
+), p AS (
+	UPDATE {s}.prompts
+	SET revision = CASE WHEN $12::boolean THEN GREATEST(revision + 1, $13::bigint) ELSE revision END, latest_deployment_id = $6::text
+	WHERE id = $1 AND EXISTS (SELECT 1 FROM point)
+)
+SELECT count(*) FROM point`,
 	}
 }

@@ -25,9 +25,11 @@ import (
 // ?host=/socket/dir.) Once the statements are prepared on the connection,
 // every read is one round trip, and so are the writes of one statement,
 // CreateVersion among them when it does not race (when it does, its retry
-// under the lock costs four more), each with its event. Activate and
+// under the lock costs four more), each with its event; the read of an
+// environment that holds a split is two. Activate and
 // Deactivate run in a transaction: BEGIN, lock, the change when there is
-// one, the answer, the event when there is a change, COMMIT.
+// one, the answer, the event when there is a change, COMMIT; a change to
+// or from a split reads the versions and the state before it writes.
 //
 // The pool has one connection, so this also proves that a transaction
 // never needs a second one (to prepare a statement, say): with every
@@ -52,6 +54,16 @@ func TestRoundTrips(t *testing.T) {
 	v1, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err) // a version
 	flip := 1
+	// A prompt whose production holds a split.
+	q, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "split", Name: "Split"})
+	is.NoErr(err)
+	for range 2 {
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: q.ID, Content: "c"})
+		is.NoErr(err)
+	}
+	weight := 50
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Production, Split: split(1, weight, 2, 100-weight)})
+	is.NoErr(err)
 	calls := []struct {
 		name  string
 		trips int
@@ -130,6 +142,49 @@ func TestRoundTrips(t *testing.T) {
 			return deactivate(ctx, s, p.ID, prompts.Staging)
 		}},
 		{"Deactivate, no change", 5, func() error { return deactivate(ctx, s, p.ID, prompts.Staging) }}, // the same, without event
+		{"GetActive, a split", 2, func() error { // the read, then the versions of the split's entries
+			_, err := s.GetActive(ctx, q.ID, prompts.Production)
+			return err
+		}},
+		{"GetActiveByKey, a split", 2, func() error {
+			_, err := s.GetActiveByKey(ctx, proj.ID, q.Key, prompts.Production)
+			return err
+		}},
+		{"Activate, a split", 9, func() error { // BEGIN, lock, versions, state, hold, read (two), event, COMMIT
+			weight = 110 - weight // 60/40, 50/50, …
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Production, Split: split(1, weight, 2, 100-weight)})
+			return err
+		}},
+		{"Activate, the same split", 7, func() error { // the same, without hold and event
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Production, Split: split(1, weight, 2, 100-weight)})
+			return err
+		}},
+		{"Activate, a version over a split", 9, func() error { // BEGIN, lock, point (which finds the split), version, state, hold, read, event, COMMIT
+			if _, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, Split: split(1, 1, 2, 1)}); err != nil {
+				return err
+			}
+			proxy.reset() // count only what follows
+			_, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(1)})
+			return err
+		}},
+		{"Deactivate, a split", 6, func() error { // as for one version
+			if _, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, Split: split(1, 1, 2, 1)}); err != nil {
+				return err
+			}
+			proxy.reset()
+			return deactivate(ctx, s, q.ID, prompts.Staging)
+		}},
+		{"Rollback, to a split", 10, func() error { // BEGIN, lock, target, versions, state, hold, read (two), event, COMMIT
+			if _, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, Split: split(1, 1, 2, 1)}); err != nil {
+				return err
+			}
+			if _, err := s.Activate(ctx, prompts.Activation{PromptID: q.ID, Environment: prompts.Staging, VersionNumber: prompts.Some(2)}); err != nil {
+				return err
+			}
+			proxy.reset()
+			_, err := s.Rollback(ctx, prompts.Rollback{PromptID: q.ID, Environment: prompts.Staging})
+			return err
+		}},
 	}
 	for _, c := range calls {
 		is.NoErr(c.call()) // first call: prepares the statement on the connection

@@ -37,7 +37,9 @@
 //
 // projects, prompts, versions, environments (what each environment of a
 // prompt points at: one row per prompt and environment with an active
-// version), deployments (the records of the changes of environments),
+// version, or with a split, which the row holds as JSON beside its first
+// entry's version), deployments (the records of the changes of
+// environments, with the splits before and after),
 // idempotency (see Idempotency); the event log, events, with the sequence
 // event_ids, and the webhooks, webhooks and webhook_routes (what each
 // subscribes to), with their outbox, deliveries and delivery_attempts (see
@@ -159,14 +161,20 @@
 // adds the event log and the webhooks, empty: the log starts with the
 // writes that follow (ids from 1); an older replica left running would
 // write without appending events, which readers of the log would never
-// see.
+// see. Migration 14 (0014_splits.sql) lets an environment hold a traffic
+// split (prompts.Split); an older replica left running would serve a
+// split's first entry to every subject, and could not point an
+// environment that holds one at another version (a check of the row
+// refuses it).
 //
 // # Statements and paging
 //
 // The statements are prepared on first use and reused on every
 // connection: lib/pq keeps no statement cache, so an unprepared query
 // would be parsed again on every call. The reads, the history included,
-// and the writes of projects, prompts and versions are single statements;
+// and the writes of projects, prompts and versions are single statements
+// (the read of an environment that holds a split is two: its row, then
+// the versions of the split's entries, which never change);
 // Activate, Deactivate, Rollback and a version created active in
 // environments run in a transaction that locks the prompt's row (see
 // Store.Activate), and a write with an idempotency key in a transaction
@@ -293,16 +301,21 @@ func New(db *sqlx.DB, opts ...Option) (*Store, error) {
 	h := fnv.New64a()
 	h.Write([]byte("github.com/promptkit/prompts/sqlstore.Migrate:" + s.schema))
 	s.lockKey = int64(h.Sum64())
-	h.Reset()
-	h.Write([]byte("github.com/promptkit/prompts/sqlstore.events:" + s.schema))
-	eventLock := int64(h.Sum64())
 	s.channel = Channel(s.schema)
 	r := strings.NewReplacer("{s}", pq.QuoteIdentifier(s.schema), "{channel}", pq.QuoteLiteral(s.channel),
-		"{eventlock}", strconv.FormatInt(eventLock, 10))
+		"{eventlock}", strconv.FormatInt(eventLockKey(s.schema), 10))
 	for i, q := range queryText() {
 		s.queries[i] = r.Replace(q)
 	}
 	return s, nil
+}
+
+// eventLockKey is the key of the advisory lock of the event log of the
+// Store whose tables live in schema (see appendEvents).
+func eventLockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("github.com/promptkit/prompts/sqlstore.events:" + schema))
+	return int64(h.Sum64())
 }
 
 // Channel is the PostgreSQL notification channel of the Store whose tables

@@ -64,7 +64,7 @@ func (s *Store) createVersion(ctx context.Context, in prompts.NewVersion) (promp
 	if !in.Idempotency.IsZero() {
 		return idempotent(ctx, s, opCreateVersion, in.Idempotency, func(ctx context.Context, tx *tx) (prompts.PromptVersion, error) {
 			return s.createVersionLocked(ctx, tx, v, inputs, envs, deploy(in))
-		}, qLockPrompt, qCreateVersion, qPointEnvironment)
+		}, append(splitQueries, qLockPrompt, qCreateVersion, qPointEnvironment)...)
 	}
 	if len(envs) > 0 {
 		return s.createVersionLocked(ctx, nil, v, inputs, envs, deploy(in))
@@ -115,7 +115,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 	own := tx == nil
 	if own {
 		var err error
-		if tx, err = s.begin(ctx, qLockPrompt, qCreateVersion, qPointEnvironment, qLockPartials, qMissingPartials); err != nil {
+		if tx, err = s.begin(ctx, append(splitQueries, qLockPrompt, qCreateVersion, qPointEnvironment, qLockPartials, qMissingPartials)...); err != nil {
 			return prompts.PromptVersion{}, err
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op once committed
@@ -216,7 +216,7 @@ func (s *Store) createVersionLocked(ctx context.Context, tx *tx, v prompts.Promp
 		// The insert moved the revision on: the records do not again.
 		record = prompts.NewIDAfter(v.CreatedAt, record)
 		c := change{promptID: v.PromptID, projectID: projectID, env: env, Change: ch, now: v.CreatedAt, recordID: record, holds: true}
-		if err := c.partialGuard(ctx, tx, v.Partials, true); err != nil { // locked first, above
+		if err := c.partialGuard(ctx, tx, v.Partials); err != nil { // locked first, above
 			return prompts.PromptVersion{}, s.fail(ctx, err)
 		}
 		if _, err := c.point(ctx, tx, v.VersionNumber, nil, prompts.ActionActivate); err != nil {

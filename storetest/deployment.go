@@ -32,17 +32,9 @@ func (s *fixture) deployments(promptID string, env prompts.Environment) []prompt
 }
 
 // recordText is a deployment record in one line, without its id and time:
-// "action env version<-previous actor reason".
+// "action env version<-previous actor reason", where a version is "v3",
+// "none", or a split "v1:90,v2:10".
 func recordText(d prompts.Deployment) string {
-	ref := func(id *string, n *int) string {
-		switch {
-		case id == nil && n == nil:
-			return "none"
-		case id == nil || n == nil:
-			return "broken"
-		}
-		return fmt.Sprintf("v%d", *n)
-	}
 	str := func(p *string) string {
 		if p == nil {
 			return "-"
@@ -50,7 +42,24 @@ func recordText(d prompts.Deployment) string {
 		return *p
 	}
 	return fmt.Sprintf("%s %s %s<-%s %s %s", d.Action, d.Environment,
-		ref(d.VersionID, d.VersionNumber), ref(d.PreviousVersionID, d.PreviousVersionNumber), str(d.Actor), str(d.Reason))
+		stateText(d.VersionID, d.VersionNumber, d.Split), stateText(d.PreviousVersionID, d.PreviousVersionNumber, d.PreviousSplit), str(d.Actor), str(d.Reason))
+}
+
+// stateText is what an environment points at as a record names it: "none",
+// "v3", or a split "v1:90,v2:10", whose first entry the version must be
+// ("broken" otherwise).
+func stateText(id *string, n *int, split prompts.Split) string {
+	switch {
+	case id == nil && n == nil && split == nil:
+		return "none"
+	case id == nil || n == nil:
+		return "broken"
+	case split == nil:
+		return fmt.Sprintf("v%d", *n)
+	case split[0].VersionID != *id || split[0].VersionNumber != *n:
+		return "broken"
+	}
+	return splitText(split)
 }
 
 // recordTexts is recordText of each record.

@@ -45,8 +45,9 @@
 // wrapper that passes them through (prompts.EventLogOf), is checked for
 // them too. Run builds one Store first to see which optional abilities
 // it has (webhooks, API keys managed (prompts.KeyManager) or kept
-// (prompts.KeyStore), StoredSizer), and leaves out the subtests of those
-// it lacks rather than skipping them. They move the
+// (prompts.KeyStore), StoredSizer, an event log for the events of
+// splits), and leaves out the subtests of those it lacks rather than
+// skipping them. They move the
 // clock past prompts.DefaultEventRetention to see events go: the Store
 // must keep them that long by default.
 //
@@ -113,6 +114,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock prompts.Clock) prompts.
 		{0, idempotencyTests},
 		{canSize, idempotencySizeTests},
 		{0, eventTests},
+		{0, splitTests},
+		{canLogEvents, splitEventTests},
 		{canKeepWebhooks, webhookTests},
 	}
 	for _, group := range groups {
@@ -138,6 +141,7 @@ const (
 	canKeepKeys                         // prompts.KeyStore
 	canSize                             // StoredSizer
 	canKeepWebhooks                     // prompts.WebhookStore
+	canLogEvents                        // prompts.EventLog
 )
 
 // abilities returns the optional abilities of s.
@@ -154,6 +158,9 @@ func abilities(s prompts.Store) ability {
 	}
 	if _, ok := prompts.WebhookStoreOf(s); ok {
 		a |= canKeepWebhooks
+	}
+	if _, ok := prompts.EventLogOf(s); ok {
+		a |= canLogEvents
 	}
 	return a
 }
@@ -346,7 +353,15 @@ func activeText(a prompts.ActivePrompt) string {
 	if a.ActiveVersion != nil {
 		active = versionText(*a.ActiveVersion)
 	}
-	return promptText(a.Prompt) + " in " + string(a.Environment) + ": " + active
+	t := promptText(a.Prompt) + " in " + string(a.Environment) + ": " + active
+	if a.Split != nil || a.SplitVersions != nil {
+		// A split: its entries (ids, numbers, weights) and their versions.
+		t += " split " + fmt.Sprint(a.Split)
+		for _, v := range a.SplitVersions {
+			t += " " + versionText(v)
+		}
+	}
+	return t
 }
 
 // invalid checks that err is ErrInvalid naming exactly these fields, in

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ var formFields = map[string]string{
 	"environment":     "environment",
 	"version_number":  "version",
 	"version_id":      "version",
+	"split":           "split",
 	"key":             "key",
 	"name":            "name",
 	"description":     "description",
@@ -430,6 +432,11 @@ type changeData struct {
 	Guard          *prompts.VariableChange
 	Refused        string // another refusal, said as is
 	Rollbacks      []rollbackTarget
+
+	// promote: the form of a split (?split=1) rather than of one version,
+	// and its rows.
+	SplitForm bool
+	Rows      []splitRow
 }
 
 // rollbackTarget says what rolling an environment back would do.
@@ -437,6 +444,21 @@ type rollbackTarget struct {
 	Env      prompts.Environment
 	From, To *int                // To nil: nothing to roll back to
 	Last     *prompts.Deployment // the change a rollback undoes
+}
+
+// Back and Now say what a rollback returns to and leaves, for people.
+func (rt rollbackTarget) Back() string {
+	if rt.Last == nil {
+		return ""
+	}
+	return served(rt.Last.PreviousSplit, rt.To, "")
+}
+
+func (rt rollbackTarget) Now() string {
+	if rt.Last == nil {
+		return "nothing active"
+	}
+	return served(rt.Last.Split, rt.From, "nothing active")
 }
 
 // changeForm reads the prompt's state and the form's defaults.
@@ -485,6 +507,7 @@ func (c *call) promoteForm() {
 		}
 	}
 	d.Env = prompts.Environment(q.Get("environment"))
+	d.SplitForm = q.Get("split") == "1"
 	staging, production := d.env(prompts.Staging).Version, d.env(prompts.Production).Version
 	if d.Version == 0 {
 		d.Version = d.Latest
@@ -498,7 +521,23 @@ func (c *call) promoteForm() {
 			d.Env = prompts.Production
 		}
 	}
+	if d.SplitForm {
+		d.Rows = splitRows(defaultSplit(d.env(d.Env), d.Version))
+	}
 	c.changePage(status, "promote", d)
+}
+
+// defaultSplit is the split the form offers for es: the one it holds;
+// else, when it serves a version other than the one offered, that
+// version at 90 and the one offered at 10 (a canary); else none.
+func defaultSplit(es envState, offered int) []splitRow {
+	switch {
+	case es.Split != nil:
+		return rowsOf(es.Split)
+	case es.Version != nil && offered > 0 && es.Version.VersionNumber != offered:
+		return []splitRow{{Version: es.Version.VersionNumber, Weight: "90"}, {Version: offered, Weight: "10"}}
+	}
+	return nil
 }
 
 // choices reads the versions the promote form offers.
@@ -616,12 +655,14 @@ func describeDeployment(d prompts.Deployment) string {
 	case d.Action == prompts.ActionDeactivate || d.VersionNumber == nil:
 		b.WriteString("deactivated")
 	case d.Action == prompts.ActionRollback:
-		b.WriteString("rolled back to version " + strconv.Itoa(*d.VersionNumber))
+		b.WriteString("rolled back to " + served(d.Split, d.VersionNumber, ""))
+	case len(d.Split) > 0:
+		b.WriteString("split between " + splitText(d.Split))
 	default:
 		b.WriteString("version " + strconv.Itoa(*d.VersionNumber) + " activated")
 	}
 	if d.PreviousVersionNumber != nil {
-		b.WriteString(" (was version " + strconv.Itoa(*d.PreviousVersionNumber) + ")")
+		b.WriteString(" (was " + served(d.PreviousSplit, d.PreviousVersionNumber, "") + ")")
 	}
 	b.WriteString(", " + d.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	if d.Actor != nil {
@@ -633,13 +674,18 @@ func describeDeployment(d prompts.Deployment) string {
 	return b.String() + "."
 }
 
-// promote is POST {prefix}prompts/{prompt_id}/promote.
+// promote is POST {prefix}prompts/{prompt_id}/promote: one version, or
+// a split with serve=split.
 func (c *call) promote() {
 	d, ch, ok := c.readChange("promote")
 	if !ok {
 		return
 	}
 	if !c.choices(&d) {
+		return
+	}
+	if c.r.PostForm.Get("serve") == "split" {
+		c.promoteSplit(d, ch)
 		return
 	}
 	var err error
@@ -662,6 +708,82 @@ func (c *call) promote() {
 		c.flash(fmt.Sprintf("Version %d is active in %s now.", d.Version, d.Env))
 	}
 	c.redirect("prompts/" + d.Prompt.ID)
+}
+
+// promoteSplit makes the environment hold the split of the form's rows
+// (split.N.version, split.N.weight). With add_entry, it offers the form
+// again with one more row, and changes nothing. A row with a version
+// and no weight, or a weight and no version, is 400 naming the row, as
+// is a split the Store refuses (naming the row of the entry at fault).
+func (c *call) promoteSplit(d changeData, ch prompts.Change) {
+	d.SplitForm = true
+	rows, problems, shown := c.readSplitRows()
+	d.Rows = splitRows(rows)
+	if c.r.PostForm.Get("add_entry") != "" {
+		if n := min(shown+1, prompts.MaxSplitVersions); n > len(d.Rows) {
+			d.Rows = append(d.Rows, make([]splitRow, n-len(d.Rows))...)
+		}
+		c.changePage(http.StatusOK, "promote", d)
+		return
+	}
+	if len(problems) > 0 {
+		d.Errors = map[string]string{"split": strings.Join(problems, "; ")}
+		c.changePage(http.StatusBadRequest, "promote", d)
+		return
+	}
+	split, from := splitOf(rows)
+	in := prompts.Activation{PromptID: d.Prompt.ID, Environment: d.Env, Split: split, Change: ch}
+	ap, err := c.h.store.Activate(c.r.Context(), in)
+	if err != nil {
+		if fe, ok := splitErrors(err, from); ok {
+			d.Errors = fe
+			c.changePage(http.StatusBadRequest, "promote", d)
+			return
+		}
+		if prompts.ErrorCode(err) == prompts.CodeNotFound {
+			d.Errors = map[string]string{"split": "names a version this prompt does not have"}
+			c.changePage(http.StatusNotFound, "promote", d)
+			return
+		}
+		if !c.changeFailed("promote", d, err) {
+			c.storeError(err)
+		}
+		return
+	}
+	if ap.Revision == d.Revision {
+		c.flash(fmt.Sprintf("This split was active in %s already; nothing changed.", d.Env))
+	} else {
+		c.flash(fmt.Sprintf("A split is active in %s now: %s, each to its share of subjects.", d.Env, splitText(ap.Split)))
+	}
+	c.redirect("prompts/" + d.Prompt.ID)
+}
+
+// splitErrors returns the Store's invalid-input error of a split by form
+// field, an entry's field named by the form's row (from[i] is entry i's
+// row); ok is false when err is not an invalid-input error.
+func splitErrors(err error, from []int) (map[string]string, bool) {
+	var pe *prompts.Error
+	if !errors.As(err, &pe) || pe.Code != prompts.CodeInvalid {
+		return nil, false
+	}
+	fe := map[string]string{}
+	for _, f := range pe.Fields {
+		name, msg := "form", f.Field+" "+f.Detail
+		if known, ok := formFields[f.Field]; ok {
+			name, msg = known, f.Detail
+		}
+		if rest, ok := strings.CutPrefix(f.Field, "split["); ok {
+			i, field, _ := strings.Cut(rest, "].")
+			if n, err := strconv.Atoi(i); err == nil && n >= 0 && n < len(from) {
+				if field != "weight" {
+					field = "version"
+				}
+				name, msg = "split", fmt.Sprintf("entry %d: the %s %s", from[n], field, f.Detail)
+			}
+		}
+		fe[name] = joinErr(fe[name], msg)
+	}
+	return fe, true
 }
 
 // rollbackForm is GET {prefix}prompts/{prompt_id}/rollback?environment=.
@@ -697,7 +819,9 @@ func (c *call) rollback() {
 		}
 		return
 	}
-	if ap.ActiveVersion != nil {
+	if ap.ActiveVersion != nil && ap.Split != nil {
+		c.flash(fmt.Sprintf("Rolled back: %s are active in %s now.", splitText(ap.Split), d.Env))
+	} else if ap.ActiveVersion != nil {
 		c.flash(fmt.Sprintf("Rolled back: version %d is active in %s now.", ap.ActiveVersion.VersionNumber, d.Env))
 	} else {
 		c.flash(fmt.Sprintf("Rolled back: nothing is active in %s now.", d.Env))
@@ -734,6 +858,11 @@ type renderData struct {
 	Values  map[string]string
 	Text    *string
 	Error   string
+	// Subject is who the render is for, optional: the page says which
+	// version each environment that holds a split serves it (Serves), and
+	// a dotprompt version's partials are read for it.
+	Subject string
+	Serves  []subjectServe
 
 	// A dotprompt version: a field per variable, read as JSON or as
 	// text; history and context as JSON; the result as messages, with
@@ -746,6 +875,30 @@ type renderData struct {
 	Front     frontMatter
 	Messages  []prompts.Message
 	Rendered  bool
+}
+
+// subjectServe is the version an environment's split serves the render
+// page's subject.
+type subjectServe struct {
+	Env     prompts.Environment
+	Version int
+	URL     string // its render page, for the subject
+}
+
+// forSubject sets the subject of d, and what each environment that
+// holds a split serves it.
+func (c *call) forSubject(d *renderData, subject string) {
+	d.Subject, d.Serves = subject, nil
+	if subject == "" {
+		return
+	}
+	for _, es := range d.Envs {
+		if i := es.Split.Entry(d.Prompt.ID, es.Env, subject); i >= 0 {
+			n := es.Split[i].VersionNumber
+			d.Serves = append(d.Serves, subjectServe{Env: es.Env, Version: n,
+				URL: c.h.prefix + "prompts/" + d.Prompt.ID + "/versions/" + strconv.Itoa(n) + "/render?subject=" + url.QueryEscape(subject)})
+		}
+	}
 }
 
 // valueField is the field of one variable of a dotprompt version.
@@ -768,6 +921,7 @@ func (c *call) renderForm() {
 		return
 	}
 	d := renderData{state: st, Version: v, Values: map[string]string{}}
+	c.forSubject(&d, c.r.URL.Query().Get("subject"))
 	if isFormat(v, "dotprompt") {
 		d.Dotprompt, d.Front = true, readFrontMatter(v.Metadata)
 		d.Fields = defaultFields(v, d.Front)
@@ -843,6 +997,7 @@ func (c *call) renderVersion() {
 		return
 	}
 	d := renderData{state: st, Version: v, Values: map[string]string{}}
+	c.forSubject(&d, c.form("subject"))
 	for name := range c.r.PostForm {
 		if n, ok := strings.CutPrefix(name, "var."); ok {
 			d.Values[n] = c.form(name)
@@ -867,6 +1022,7 @@ func (c *call) renderVersion() {
 // nothing is rendered.
 func (c *call) renderChat(st state, v prompts.PromptVersion) {
 	d := renderData{state: st, Version: v, Dotprompt: true, Front: readFrontMatter(v.Metadata), Errors: map[string]string{}}
+	c.forSubject(&d, c.form("subject"))
 	d.History = strings.TrimSpace(c.form("history"))
 	d.Context = strings.TrimSpace(c.form("context"))
 	values := map[string]any{}
@@ -923,9 +1079,10 @@ func (c *call) renderChat(st state, v prompts.PromptVersion) {
 	if in.Values == nil {
 		in.Values = map[string]any{}
 	}
-	// By number: partials at their versions active in production.
+	// By number: partials at their versions active in production (for
+	// the subject, where production holds a split of one).
 	_, r, err := c.h.render.Render(c.r.Context(), prompts.RenderRequest{PromptID: v.PromptID, VersionNumber: prompts.Some(v.VersionNumber),
-		Variables: in.Values, Context: in.Context, History: in.History, AllowUnused: in.AllowUnused})
+		Variables: in.Values, Context: in.Context, History: in.History, AllowUnused: in.AllowUnused, Subject: d.Subject})
 	if err != nil {
 		var pe *prompts.Error
 		if !errors.As(err, &pe) || pe.Code != prompts.CodeInvalid {

@@ -145,11 +145,23 @@
 // actor, and the reason typed, in the deployment history, as the HTTP
 // interface does. Text typed into a form is stored with \n line ends.
 //
+// A split is set from the promote page's split form
+// (promote?split=1): a row per entry, a version and a weight (split.N.version
+// and split.N.weight, N from 1), and "Add an entry", a submit button
+// that answers the form again with one row more and changes nothing, so
+// that it needs no script. Rows left empty are left out; a row with a
+// version and no weight, or a weight and no version, and a split the
+// Store refuses, are 400 naming the row; a version the prompt does not
+// have is 404. Pages say a split as its versions with their shares of
+// subjects: "versions 3 (90%) and 4 (10%)".
+//
 // Rendering a version on its render page gives every variable the text
 // of its field, an empty field included: an empty field is the empty
 // string, not a missing value (the page says so), since a form cannot
 // tell an empty value from no value. Only a field the form does not send
-// at all is missing.
+// at all is missing. The page takes an optional subject too: it says
+// which version each environment that holds a split serves the subject,
+// and a dotprompt version's partials are read for it.
 //
 // # Chat prompts
 //
@@ -204,7 +216,7 @@
 //	GET  /ui/prompts/{prompt_id}/versions/{n}  a version
 //	GET  /ui/prompts/{prompt_id}/compare?from=&to=
 //	GET  /ui/prompts/{prompt_id}/versions/new, POST /ui/prompts/{prompt_id}/versions
-//	GET  /ui/prompts/{prompt_id}/promote,    POST the same
+//	GET  /ui/prompts/{prompt_id}/promote,    POST the same   (?split=1: a split)
 //	GET  /ui/prompts/{prompt_id}/rollback,   POST the same
 //	GET  /ui/prompts/{prompt_id}/deactivate, POST the same
 //	GET  /ui/prompts/{prompt_id}/versions/{n}/render, POST the same

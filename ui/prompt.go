@@ -37,8 +37,18 @@ type state struct {
 type envState struct {
 	Env       prompts.Environment
 	Protected bool                   // changing what it points at needs admin
-	Version   *prompts.PromptVersion // nil when nothing is active
+	Version   *prompts.PromptVersion // nil when nothing is active; a split's first entry's
+	Split     prompts.Split          // the split it holds, nil when none
 	Last      *prompts.Deployment    // the environment's latest change, nil when none
+}
+
+// Serves says what the environment serves, for people: "version 3",
+// "versions 3 (90%) and 4 (10%)", or "nothing active".
+func (es envState) Serves() string {
+	if es.Version == nil {
+		return "nothing active"
+	}
+	return served(es.Split, &es.Version.VersionNumber, "")
 }
 
 // env returns the state of the environment e.
@@ -95,7 +105,7 @@ func (c *call) readState() (state, bool) {
 			if rev < 0 || ap.Revision < rev {
 				rev, st.Prompt = ap.Revision, ap.Prompt
 			}
-			st.Envs = append(st.Envs, envState{Env: e, Protected: pe.Protected, Version: ap.ActiveVersion})
+			st.Envs = append(st.Envs, envState{Env: e, Protected: pe.Protected, Version: ap.ActiveVersion, Split: ap.Split})
 		}
 		if same {
 			break
@@ -136,11 +146,17 @@ func (c *call) readState() (state, bool) {
 }
 
 // ActiveIn returns the environments the version with this id is active
-// in.
+// in, each with the version's share of subjects where the environment
+// holds a split: "staging", "production (10%)".
 func (s state) ActiveIn(versionID string) []string {
 	var out []string
 	for _, es := range s.Envs {
-		if es.Version != nil && es.Version.ID == versionID {
+		for i, e := range es.Split {
+			if e.VersionID == versionID {
+				out = append(out, string(es.Env)+" ("+sharePercent(es.Split, i)+")")
+			}
+		}
+		if es.Split == nil && es.Version != nil && es.Version.ID == versionID {
 			out = append(out, string(es.Env))
 		}
 	}

@@ -63,6 +63,7 @@ var funcs = template.FuncMap{
 		return strconv.Itoa(*n)
 	},
 	"sub": func(a, b int) int { return a - b },
+	"add": func(a, b int) int { return a + b },
 	"action": func(a prompts.Action) string {
 		switch a {
 		case prompts.ActionActivate:
@@ -71,9 +72,13 @@ var funcs = template.FuncMap{
 			return "Deactivated"
 		case prompts.ActionRollback:
 			return "Rolled back"
+		case prompts.ActionSplit:
+			return "Split"
 		}
 		return string(a)
 	},
+	"served":  served,
+	"percent": sharePercent,
 	"label": func(field string) string {
 		if l, ok := fieldLabels[field]; ok {
 			return l
@@ -145,6 +150,8 @@ var fieldLabels = map[string]string{
 	"description":    "Description",
 	"form":           "The form",
 	"history":        "History",
+	"split":          "Split",
+	"subject":        "Subject",
 	"context":        "Context",
 	"model":          "Model",
 	"config":         "Config",

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/promptkit/prompts"
+	"github.com/promptkit/prompts/api"
 	"github.com/promptkit/prompts/client"
 	"github.com/promptkit/prompts/promptfile"
 )
@@ -76,9 +77,11 @@ type step struct {
 	// prompt has none.
 	Previous *int `json:"previous_version"`
 	// Environment is -promote's; WasActive the version active there
-	// before the step (null when none was).
+	// before the step (null when none was; a split's first entry's), and
+	// WasSplit the split it held (absent when none).
 	Environment *prompts.Environment `json:"environment"`
 	WasActive   *int                 `json:"was_active"`
+	WasSplit    []api.Share          `json:"was_split,omitempty"`
 	Done        bool                 `json:"done"`            // applied
 	Error       string               `json:"error,omitempty"` // why it was refused or failed
 
@@ -464,30 +467,39 @@ func (s *step) compare(o applyOptions) {
 		}
 		to = sig
 	}
-	var activeVersion *prompts.PromptVersion
-	if s.active != nil {
-		activeVersion = s.active.ActiveVersion
-	}
-	if activeVersion != nil {
-		n := activeVersion.VersionNumber
+	// What is active: one version, or each version of a split, which
+	// counts as active for its share of subjects. A split that serves the
+	// latest version is left as it is (a person set it), and one that
+	// does not is replaced, as a version would be.
+	var active []prompts.PromptVersion
+	if s.active != nil && s.active.ActiveVersion != nil {
+		n := s.active.ActiveVersion.VersionNumber
 		s.WasActive = &n
+		s.WasSplit = api.FromSplit(s.active.Split)
+		active = s.active.SplitVersions
+		if len(active) == 0 {
+			active = []prompts.PromptVersion{*s.active.ActiveVersion}
+		}
 	}
 	if o.env != "" {
 		switch {
 		case s.newVer:
 			s.changes(changeActivation)
-		case activeVersion == nil || activeVersion.ID != s.latest.ID:
+		case !slices.ContainsFunc(active, func(v prompts.PromptVersion) bool { return v.ID == s.latest.ID }):
 			s.promote = true
 			s.changes(changeActivation)
 		}
-		// The promotion guard, checked now so that a refusal changes
-		// nothing at all.
-		if (s.newVer || s.promote) && activeVersion != nil && !o.allow && s.Error == "" {
+		// The promotion guard, against every version active, checked now
+		// so that a refusal changes nothing at all.
+		if (s.newVer || s.promote) && !o.allow && s.Error == "" {
 			if !s.newVer {
 				to = versionSignature(*s.latest)
 			}
-			if c := prompts.DiffSignatures(versionSignature(*activeVersion), to); c.Changed() {
-				s.Error = fmt.Sprintf("the variables would change in %s (%s): pass -allow-variable-change to allow it", o.env, describeChange(c))
+			for _, a := range active {
+				if c := prompts.DiffSignatures(versionSignature(a), to); c.Changed() {
+					s.Error = fmt.Sprintf("the variables would change in %s (%s): pass -allow-variable-change to allow it", o.env, describeChange(c))
+					break
+				}
 			}
 		}
 	}
@@ -676,7 +688,9 @@ func (s *step) describe() []string {
 		notes = append(notes, strings.Join(what, ", ")+" changed")
 	}
 	if env := s.Environment; env != nil && (s.newVer || s.promote) && s.Action != actionCreate {
-		if s.WasActive != nil {
+		if len(s.WasSplit) > 0 {
+			notes = append(notes, fmt.Sprintf("%s held split %s", *env, shares(s.active.Split)))
+		} else if s.WasActive != nil {
 			notes = append(notes, fmt.Sprintf("%s was at version %d", *env, *s.WasActive))
 		} else {
 			notes = append(notes, fmt.Sprintf("nothing was active in %s", *env))

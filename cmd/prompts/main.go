@@ -7,9 +7,9 @@
 //	prompts export   -project SLUG -dir DIR
 //	prompts apply    -project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT] [-allow-variable-change] [-allow-missing-partials]
 //	prompts snapshot -project SLUG -o FILE
-//	prompts get      KEY [-environment ENV | -version N]
-//	prompts render   KEY -var NAME=VALUE… [-json-var NAME=JSON…] [-environment ENV | -version N]
-//	prompts promote  KEY -version N -environment ENV [-reason TEXT]
+//	prompts get      KEY [-environment ENV [-subject S] | -version N]
+//	prompts render   KEY -var NAME=VALUE… [-json-var NAME=JSON…] [-environment ENV [-subject S] | -version N]
+//	prompts promote  KEY (-version N | -split N=W,N=W…) -environment ENV [-reason TEXT]
 //	prompts rollback KEY -environment ENV [-reason TEXT]
 //	prompts history  KEY [-environment ENV] [-limit N]
 //	prompts keys     create NAME -role ROLE [-projects SLUG,…] [-expires DURATION] | list | revoke ID|NAME
@@ -59,6 +59,22 @@
 // symbolic link (to a file or a directory, inside -dir or not), a named
 // pipe or a device, and a larger file are each an error naming the file,
 // and nothing is applied.
+//
+// # Splits
+//
+// promote -split 3=90,4=10 makes the environment serve version 3 to 90%
+// of subjects and version 4 to 10% (2 to 10 versions; each weight, 1 to
+// 10000, over the sum of the weights is the version's share). A split
+// that is not VERSION=WEIGHT,… is an error naming the entry at fault,
+// and nothing is sent. get and render take -subject (a user, a session,
+// a tenant): where the environment holds a split, they read the version
+// it serves that subject, as an application's read with that subject
+// would; without it, the split's first entry. Their line on standard
+// error, promote's and rollback's answers and history show a split with
+// its shares: "split 3 (90%), 4 (10%)". apply -promote ENV counts every
+// version of a split held in ENV as active: it leaves a split that
+// serves the latest version as it is, and checks the promotion guard
+// against each of its versions.
 //
 // # What the server sends
 //
@@ -125,9 +141,9 @@ func commands() []command {
 		{"export", "-project SLUG -dir DIR", "write a file for every prompt of the project, holding its latest version", runExport},
 		{"apply", "-project SLUG -dir DIR [-dry-run] [-promote ENV] [-reason TEXT] [-message TEXT]", "make the server match the files", runApply},
 		{"snapshot", "-project SLUG -o FILE", "write the project's snapshot, for cache.WithFallback", runSnapshot},
-		{"get", "KEY [-environment ENV | -version N]", "print the content active in an environment (production by default)", runGet},
-		{"render", "KEY -var NAME=VALUE... [-json-var NAME=JSON...] [-environment ENV | -version N]", "print the content with its variables filled in, its partials included, as the server renders it", runRender},
-		{"promote", "KEY -version N -environment ENV [-reason TEXT]", "make a version the active one in an environment", runPromote},
+		{"get", "KEY [-environment ENV [-subject S] | -version N]", "print the content active in an environment (production by default)", runGet},
+		{"render", "KEY -var NAME=VALUE... [-json-var NAME=JSON...] [-environment ENV [-subject S] | -version N]", "print the content with its variables filled in, its partials included, as the server renders it", runRender},
+		{"promote", "KEY (-version N | -split N=W,N=W...) -environment ENV [-reason TEXT]", "make a version the active one in an environment, or split it between versions", runPromote},
 		{"rollback", "KEY -environment ENV [-reason TEXT]", "make active again the version active before the latest change", runRollback},
 		{"history", "KEY [-environment ENV] [-limit N]", "list the deployments of a prompt, newest first", runHistory},
 		{"env", "list | put NAME [-protected] | rm NAME", "list the project's environments, add or protect one (admin), or remove one (admin)", runEnv},

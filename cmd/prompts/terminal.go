@@ -95,24 +95,32 @@ type versionAnswer struct {
 	VersionID   *string              `json:"version_id"`
 	Previous    *int                 `json:"previous_version,omitempty"` // promote, rollback: what was active before
 	Changed     *bool                `json:"changed,omitempty"`          // promote: false when it was active already
-	Content     *string              `json:"content,omitempty"`          // get
-	Metadata    api.Metadata         `json:"metadata_,omitempty"`        // get
-	Text        *string              `json:"text,omitempty"`             // render
+	// The environment's split, when it holds one (the version is the one
+	// it serves the subject, or its first entry's without one), and, for
+	// promote and rollback, the split it held before.
+	Split         []api.Share  `json:"split,omitempty"`
+	PreviousSplit []api.Share  `json:"previous_split,omitempty"`
+	Subject       *string      `json:"subject,omitempty"`   // get, render: the subject given
+	Content       *string      `json:"content,omitempty"`   // get
+	Metadata      api.Metadata `json:"metadata_,omitempty"` // get
+	Text          *string      `json:"text,omitempty"`      // render
 	// render: the version's format and its messages
 	TemplateFormat *string           `json:"template_format,omitempty"`
 	Messages       []renderedMessage `json:"messages,omitempty"`
 }
 
 // pick is the version a get or render reads: the one active in an
-// environment, or a number.
+// environment (for a subject, when it holds a split), or a number.
 type pick struct {
 	env     string
 	version int
+	subject string
 }
 
 func (p *pick) flags(f *flags) {
 	f.StringVar(&p.env, "environment", "", "read the version active in this environment: production (the default) or staging")
 	f.IntVar(&p.version, "version", 0, "read this version instead")
+	f.StringVar(&p.subject, "subject", "", "who the read is for (a user, a session, a tenant): where the environment holds a split, the version it serves this subject (without it, the split's first entry)")
 }
 
 // read finds the prompt by key and the version picked.
@@ -124,6 +132,8 @@ func (p *pick) read(ctx context.Context, f *flags, key string) (*client.Client, 
 		return nil, prompts.ActivePrompt{}, nil, errors.New("give -environment or -version, not both")
 	case p.version < 0:
 		return nil, prompts.ActivePrompt{}, nil, errors.New("-version must be 1 or more")
+	case p.version != 0 && p.subject != "":
+		return nil, prompts.ActivePrompt{}, nil, errors.New("-subject picks a version of an environment's split: give it with -environment, not -version")
 	case p.env != "":
 		var err error
 		if env, err = environment(p.env); err != nil {
@@ -139,6 +149,7 @@ func (p *pick) read(ctx context.Context, f *flags, key string) (*client.Client, 
 		return nil, prompts.ActivePrompt{}, nil, err
 	}
 	if p.version == 0 {
+		a = a.Pick(p.subject)
 		if a.ActiveVersion == nil {
 			return nil, a, nil, fmt.Errorf("%s has no version active in %s; prompts promote %s -version N -environment %s activates one", key, env, key, env)
 		}
@@ -168,13 +179,24 @@ func getByKey(ctx context.Context, cl *client.Client, project prompts.Project, k
 }
 
 // where says which version an answer is: "support/greeting  version 3
-// (production)".
-func where(key string, v *prompts.PromptVersion, env prompts.Environment) string {
+// (production)"; of a split, "support/greeting  version 4  (production,
+// split 3 (90%), 4 (10%), subject "ann")".
+func where(key string, v *prompts.PromptVersion, a prompts.ActivePrompt, subject string) string {
 	s := key + "  version " + strconv.Itoa(v.VersionNumber)
-	if env != "" {
-		s += "  (" + string(env) + ")"
+	if a.Environment == "" {
+		return s
 	}
-	return s
+	s += "  (" + string(a.Environment)
+	if len(a.Split) > 0 {
+		s += ", split " + shares(a.Split)
+		if subject == "" {
+			s += ", no -subject: its first entry"
+		}
+	}
+	if subject != "" {
+		s += ", subject " + strconv.Quote(subject)
+	}
+	return s + ")"
 }
 
 func answerOf(a prompts.ActivePrompt, key string, v *prompts.PromptVersion) versionAnswer {
@@ -187,6 +209,7 @@ func answerOf(a prompts.ActivePrompt, key string, v *prompts.PromptVersion) vers
 		n, id := v.VersionNumber, v.ID
 		ans.Version, ans.VersionID = &n, &id
 	}
+	ans.Split = api.FromSplit(a.Split)
 	return ans
 }
 
@@ -210,10 +233,13 @@ func runGet(ctx context.Context, e *env, args []string) int {
 	if f.json {
 		ans := answerOf(a, key, v)
 		ans.Content, ans.Metadata = &v.Content, api.Metadata(v.Metadata)
+		if p.subject != "" {
+			ans.Subject = &p.subject
+		}
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, sanitize(where(key, v, a.Environment)))
+	fmt.Fprintln(e.stderr, sanitize(where(key, v, a, p.subject)))
 	fmt.Fprint(e.stdout, sanitizeText(v.Content))
 	return exitOK
 }
@@ -340,9 +366,9 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	}
 	in, err := values.typed(v)
 	if err != nil {
-		return e.errorf("%s: %s", where(key, v, a.Environment), describe(err))
+		return e.errorf("%s: %s", where(key, v, a, p.subject), describe(err))
 	}
-	req := prompts.RenderRequest{PromptID: a.ID, Variables: in}
+	req := prompts.RenderRequest{PromptID: a.ID, Variables: in, Subject: p.subject}
 	if a.Environment == "" {
 		req.VersionNumber = prompts.Some(v.VersionNumber)
 	} else {
@@ -377,12 +403,15 @@ func runRender(ctx context.Context, e *env, args []string) int {
 				parts = append(parts, "the version uses no "+strings.Join(unused, ", "))
 			}
 			parts = append(parts, wrong...)
-			return e.errorf("%s: %s", where(key, v, a.Environment), strings.Join(parts, "; "))
+			return e.errorf("%s: %s", where(key, v, a, p.subject), strings.Join(parts, "; "))
 		}
-		return e.errorf("%s: %s", where(key, v, a.Environment), describe(err))
+		return e.errorf("%s: %s", where(key, v, a, p.subject), describe(err))
 	}
 	if f.json {
 		ans := answerOf(a, key, v)
+		if p.subject != "" {
+			ans.Subject = &p.subject
+		}
 		ans.Text = &out.Text
 		format := string(v.TemplateFormat.Or(prompts.FormatPlain))
 		ans.TemplateFormat = &format
@@ -402,7 +431,7 @@ func runRender(ctx context.Context, e *env, args []string) int {
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, sanitize(where(key, v, a.Environment)))
+	fmt.Fprintln(e.stderr, sanitize(where(key, v, a, p.subject)))
 	for i, m := range out.Messages {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
@@ -478,13 +507,15 @@ func (c *change) environment(f *flags) (prompts.Environment, int, bool) {
 	return env, 0, true
 }
 
-// runPromote makes a version the active one in an environment, if the
-// prompt did not change since it was read (a compare-and-swap).
+// runPromote makes a version the active one in an environment, or makes
+// it hold a split of versions (-split), if the prompt did not change
+// since it was read (a compare-and-swap).
 func runPromote(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "promote", true)
 	var c change
 	c.flags(f)
-	version := f.Int("version", 0, "the version to make active (required)")
+	version := f.Int("version", 0, "the version to make active (this or -split is required)")
+	splitFlag := f.String("split", "", "serve several versions, each to a share of subjects: VERSION=WEIGHT,… as 3=90,4=10 (2 to 10 versions, weights 1 to 10000; a version's share is its weight / the sum of the weights)")
 	f.jsonFlag()
 	pos, code, ok := f.parse(args, 1)
 	if !ok {
@@ -494,8 +525,17 @@ func runPromote(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return code
 	}
-	if *version < 1 {
-		return f.bad("-version N is required (1 or more)")
+	var split prompts.Split
+	switch {
+	case *splitFlag != "" && *version != 0:
+		return f.bad("give -version or -split, not both")
+	case *splitFlag != "":
+		var err error
+		if split, err = parseSplit(*splitFlag); err != nil {
+			return f.bad("%v", err)
+		}
+	case *version < 1:
+		return f.bad("-version N (1 or more) or -split VERSION=WEIGHT,… is required")
 	}
 	key := pos[0]
 	cl, project, err := f.connect(ctx)
@@ -506,8 +546,17 @@ func runPromote(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return e.errorf("%s", describe(err))
 	}
-	after, err := cl.Activate(ctx, prompts.Activation{PromptID: before.ID, Environment: env, VersionNumber: prompts.Some(*version),
-		Change: prompts.Change{Reason: c.reason, AllowVariableChange: c.allow, IfRevision: before.Revision}})
+	in := prompts.Activation{PromptID: before.ID, Environment: env,
+		Change: prompts.Change{Reason: c.reason, AllowVariableChange: c.allow, IfRevision: before.Revision}}
+	if split != nil {
+		in.Split = split
+	} else {
+		in.VersionNumber = prompts.Some(*version)
+	}
+	after, err := cl.Activate(ctx, in)
+	if errors.Is(err, prompts.ErrNotFound) && split != nil {
+		return e.errorf("%s: a version of -split %s is not one of its versions", key, *splitFlag)
+	}
 	if errors.Is(err, prompts.ErrNotFound) {
 		return e.errorf("%s has no version %d", key, *version)
 	}
@@ -549,31 +598,30 @@ func runRollback(ctx context.Context, e *env, args []string) int {
 	return e.changed(f.json, "rolled back", key, before, after)
 }
 
-// changed answers a promote or a rollback.
+// changed answers a promote or a rollback. Both are compare-and-swaps
+// from before's revision: the revision moved if and only if they changed
+// something.
 func (e *env) changed(asJSON bool, verb, key string, before, after prompts.ActivePrompt) int {
-	changed := before.ActiveVersion == nil || after.ActiveVersion == nil || before.ActiveVersion.ID != after.ActiveVersion.ID
+	changed := after.Revision != before.Revision
 	if asJSON {
 		ans := answerOf(after, key, after.ActiveVersion)
 		if before.ActiveVersion != nil {
 			ans.Previous = &before.ActiveVersion.VersionNumber
 		}
+		ans.PreviousSplit = api.FromSplit(before.Split)
 		ans.Changed = &changed
 		writeJSON(e.stdout, ans)
 		return exitOK
 	}
 	was := "nothing was active there"
 	if before.ActiveVersion != nil {
-		was = "was version " + strconv.Itoa(before.ActiveVersion.VersionNumber)
+		was = "was " + served(before)
 	}
 	if !changed {
 		verb, was = "unchanged", "it was active there already"
 	}
 	tw := newTable(e.stdout)
-	version := "no version"
-	if after.ActiveVersion != nil {
-		version = "version " + strconv.Itoa(after.ActiveVersion.VersionNumber)
-	}
-	row(tw, verb, key, version, "("+string(after.Environment)+")", was)
+	row(tw, verb, key, served(after), "("+string(after.Environment)+")", was)
 	tw.Flush()
 	return exitOK
 }
@@ -654,9 +702,16 @@ func runHistory(ctx context.Context, e *env, args []string) int {
 		}
 		return sanitize(*s)
 	}
+	// A split shows as its versions with their shares: 3 (90%), 4 (10%).
+	version := func(s prompts.Split, n *int) string {
+		if len(s) > 0 {
+			return shares(s)
+		}
+		return num(n)
+	}
 	for _, d := range records {
 		row(tw, d.CreatedAt.UTC().Format("2006-01-02 15:04:05"), string(d.Environment), string(d.Action),
-			num(d.VersionNumber), num(d.PreviousVersionNumber), str(d.Actor), str(d.Reason))
+			version(d.Split, d.VersionNumber), version(d.PreviousSplit, d.PreviousVersionNumber), str(d.Actor), str(d.Reason))
 	}
 	tw.Flush()
 	return exitOK

@@ -85,3 +85,57 @@ func TestParseETag(t *testing.T) {
 		is.True(!ok) // not a tag of this form: bad
 	}
 }
+
+// The tag of an environment that holds a split names the version served
+// too, so that each version of the split has a tag of its own; ParseETag
+// reads its revision as that of any other tag.
+func TestETagOfSplit(t *testing.T) {
+	is := is.New(t)
+	a := benchActive()
+	a.Revision = 1763900000123456
+	one := *a.ActiveVersion
+	two := one
+	two.ID, two.VersionNumber = "01KAKM6N8X5X3ZJ0W2Q9R7T4YD", 12
+	a.Split = prompts.Split{{VersionID: one.ID, VersionNumber: 1, Weight: 1}, {VersionID: two.ID, VersionNumber: 12, Weight: 1}}
+	a.SplitVersions = []prompts.PromptVersion{one, two}
+	a.ActiveVersion = &a.SplitVersions[0]
+	first := string(wire.AppendETag(nil, a))
+	is.Equal(first, `"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v1"`)
+	a.ActiveVersion = &a.SplitVersions[1]
+	second := string(wire.AppendETag(nil, a))
+	is.Equal(second, `"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v12"`) // another version, another tag
+
+	for _, env := range []prompts.Environment{prompts.Production, "eu-west-1", "canary-v3"} {
+		a.Environment = env
+		id, e, rev, v, ok := wire.ParseETagVersion(string(wire.AppendETag(nil, a)))
+		is.True(ok)
+		is.Equal(id, a.ID)
+		is.Equal(e, env) // an environment whose name looks like a version too
+		is.Equal(rev, a.Revision)
+		is.Equal(v, 12)
+		_, e, rev, ok = wire.ParseETag(string(wire.AppendETag(nil, a)))
+		is.True(ok) // ParseETag reads it as any tag
+		is.Equal(e, env)
+		is.Equal(rev, a.Revision)
+	}
+	a.Environment, a.Split, a.SplitVersions = "canary-v3", nil, nil
+	_, e, rev, v, ok := wire.ParseETagVersion(string(wire.AppendETag(nil, a)))
+	is.True(ok)
+	is.Equal(e, prompts.Environment("canary-v3")) // not a version: the revision follows
+	is.Equal(rev, a.Revision)
+	is.Equal(v, 0) // a tag of no split names no version
+
+	for _, bad := range []string{
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v0"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v03"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v+3"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v3x"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-1763900000123456-v99999999999"`,
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-production-v3"`, // no revision
+		`"1-01KAKM6N8V5X3ZJ0W2Q9R7T4YB-v3"`,
+	} {
+		_, _, _, _, ok := wire.ParseETagVersion(bad)
+		is.True(!ok) // bad
+	}
+}

@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/matryer/is"
+
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // What every test shares, set up once by the first test that needs it
@@ -32,8 +31,6 @@ var (
 	skip      string
 	failed    error    // a set-up that failed
 	tearDown  []func() // what TestMain undoes after the tests, last first
-
-	raceEnabled bool // the tests run with -race (race_test.go)
 )
 
 // requireVar makes a missing browser or axe-core a failure, not a skip.
@@ -89,10 +86,14 @@ func setup() {
 		return
 	}
 	tearDown = append(tearDown, func() { os.RemoveAll(dir) })
-	if serverBin, err = buildServer(dir); err != nil {
+	// With the race detector when the tests have it: the interface's
+	// handlers then run under it too.
+	bins, err := testbin.Build(dir, "github.com/promptkit/prompts/cmd/promptsd")
+	if err != nil {
 		failed = err
 		return
 	}
+	serverBin = bins[0]
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
@@ -131,81 +132,4 @@ func findChromium() (string, error) {
 		return p, nil
 	}
 	return "", errors.New("no Chromium found (looked for /usr/bin/chromium): install it with apt-get install chromium, or set PROMPTS_TEST_CHROMIUM to a Chrome or Chromium binary")
-}
-
-// buildServer builds cmd/promptsd into dir, with the race detector when
-// the tests have it: the interface's handlers then run under it too.
-func buildServer(dir string) (string, error) {
-	// The go that runs the tests: go test puts its GOROOT's bin first
-	// in PATH.
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("building cmd/promptsd: %w", err)
-	}
-	bin := filepath.Join(dir, "promptsd")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command(goBin, append(args, "github.com/promptkit/prompts/cmd/promptsd")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building cmd/promptsd: %v\n%s", err, out)
-	}
-	_, err = recordSources(goBin)
-	return bin, err
-}
-
-// recordSources looks at the module's packages that the server is built
-// from (each directory, and each file it embeds) and at the module's
-// go.mod and go.sum, so that go test records them: the test binary
-// imports none of them, and without this a change to the server, its
-// interface's templates among them, would be answered from the test
-// cache. (go test hashes an opened directory's listing, with each file's
-// size and time, and a file's size and time.)
-func recordSources(goBin string) ([]string, error) {
-	out, err := exec.Command(goBin, "list", "-deps", "-f",
-		`{{with .Module}}{{if eq .Path "github.com/promptkit/prompts"}}`+
-			`{{$.Dir}}{{"\n"}}{{range $.EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{.GoMod}}{{"\n"}}`+
-			`{{end}}{{end}}`,
-		"github.com/promptkit/prompts/cmd/promptsd").Output()
-	if err != nil {
-		return nil, fmt.Errorf("listing the server's packages: %w", err)
-	}
-	paths := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if line == "" {
-			continue
-		}
-		paths[line] = true
-		if strings.HasSuffix(line, "go.mod") {
-			paths[strings.TrimSuffix(line, "mod")+"sum"] = true
-		}
-	}
-	for p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			_, _ = f.ReadDir(-1)
-		}
-		f.Close()
-	}
-	return slices.Sorted(maps.Keys(paths)), nil
-}
-
-// The sources recorded for the test cache are the server's own, its web
-// interface's templates among them, and the module's go.mod and go.sum.
-func TestRecordSources(t *testing.T) {
-	is := is.New(t)
-	goBin, err := exec.LookPath("go")
-	is.NoErr(err)
-	paths, err := recordSources(goBin)
-	is.NoErr(err)
-	root, err := filepath.Abs("../..")
-	is.NoErr(err)
-	for _, want := range []string{"cmd/promptsd", "ui", "ui/templates/layout.html", "httpapi", "go.mod", "go.sum"} {
-		is.True(slices.Contains(paths, filepath.Join(root, want))) // recorded
-	}
-	is.True(!slices.Contains(paths, filepath.Join(root, "client"))) // only what the server is built from
 }

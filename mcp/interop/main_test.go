@@ -1,0 +1,141 @@
+package interop_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/promptkit/prompts/internal/testbin"
+)
+
+// What every test shares, set up once by the first test (need): node, the
+// SDK's version, and the binaries of cmd/promptsd and cmd/prompts. When
+// node or the SDK is missing, skip says what, and every test skips with
+// it. The set-up runs within a test, not in TestMain before m.Run, so
+// that go test records what it looks at (the variables, node's path, the
+// SDK's package.json, client.mjs, the commands' sources): a run that
+// skipped is not answered from the test cache after npm ci.
+var (
+	setUp     sync.Once
+	nodeBin   string // node
+	sdkVer    string // the SDK's version, as installed
+	serverBin string // cmd/promptsd, built for these tests
+	cliBin    string // cmd/prompts, built for these tests
+	skip      string
+	failed    error    // a set-up that failed
+	tearDown  []func() // what TestMain undoes after the tests, last first
+)
+
+// requireVar makes a missing node or SDK a failure, not a skip.
+const requireVar = "PROMPTS_TEST_REQUIRE_NODE"
+
+// sdkPackage is where npm ci puts the SDK, next to package.json.
+const sdkPackage = "node_modules/@modelcontextprotocol/sdk"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(tearDown) - 1; i >= 0; i-- {
+		tearDown[i]()
+	}
+	os.Exit(code)
+}
+
+// need sets up what the tests share, the first time, and skips the test
+// when node or the SDK is missing (fails it when requireVar is 1, or when
+// the set-up failed).
+func need(t *testing.T) {
+	t.Helper()
+	setUp.Do(setup)
+	switch {
+	case failed != nil:
+		t.Fatalf("interop: %v", failed)
+	case skip != "" && os.Getenv(requireVar) == "1":
+		t.Fatalf("interop: %s (%s=1: the interoperability tests must run)", skip, requireVar)
+	case skip != "":
+		t.Skip(skip)
+	}
+}
+
+// setup finds node and the SDK and builds the commands; it sets skip when
+// something is missing, failed when the set-up failed.
+func setup() {
+	// Both looked at, whatever the first says: the skip names all that
+	// is missing, and go test records both.
+	var errNode error
+	nodeBin, errNode = findNode()
+	var errSDK error
+	sdkVer, errSDK = installedSDK()
+	if err := errors.Join(errNode, errSDK); err != nil {
+		skip = strings.ReplaceAll(err.Error(), "\n", "; ")
+		return
+	}
+	// node reads the script; go test records it here.
+	if _, err := os.Stat("client.mjs"); err != nil {
+		failed = err
+		return
+	}
+	dir, err := os.MkdirTemp("", "interop-")
+	if err != nil {
+		failed = err
+		return
+	}
+	tearDown = append(tearDown, func() { os.RemoveAll(dir) })
+	bins, err := testbin.Build(dir, "github.com/promptkit/prompts/cmd/promptsd", "github.com/promptkit/prompts/cmd/prompts")
+	if err != nil {
+		failed = err
+		return
+	}
+	serverBin, cliBin = bins[0], bins[1]
+}
+
+// findNode returns $PROMPTS_TEST_NODE, or node on PATH.
+func findNode() (string, error) {
+	if p := os.Getenv("PROMPTS_TEST_NODE"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("PROMPTS_TEST_NODE: %w", err)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath("node")
+	if err != nil {
+		return "", errors.New("no node found on PATH: install Node.js 20 or later (apt-get install nodejs npm), or set PROMPTS_TEST_NODE to a node binary")
+	}
+	return p, nil
+}
+
+// installedSDK returns the version of the SDK that npm ci installed, and
+// an error unless it is the one package-lock.json pins.
+func installedSDK() (string, error) {
+	var installed, lock struct {
+		Version  string `json:"version"`
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	b, err := os.ReadFile(sdkPackage + "/package.json")
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("the TypeScript SDK is not installed (%s is missing): run npm ci in mcp/interop", sdkPackage)
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &installed)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the TypeScript SDK: %w", err)
+	}
+	b, err = os.ReadFile("package-lock.json")
+	if err == nil {
+		err = json.Unmarshal(b, &lock)
+	}
+	if err != nil {
+		return "", fmt.Errorf("package-lock.json: %w", err)
+	}
+	if pinned := lock.Packages[sdkPackage].Version; installed.Version != pinned {
+		return "", fmt.Errorf("the TypeScript SDK installed is %s, package-lock.json pins %s: run npm ci in mcp/interop", installed.Version, pinned)
+	}
+	return installed.Version, nil
+}
