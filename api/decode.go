@@ -75,7 +75,7 @@ type quickDecoder interface {
 
 // decodeQuick reads a render's body as an application sends it
 // (environment or version_number, variables, allow_unused, context,
-// history) in one pass over its bytes, without reflection, and takes its
+// history, subject) in one pass over its bytes, without reflection, and takes its
 // strings as slices of one copy of the body rather than one allocation
 // each. A member it does not know (or given twice, or of another type), a
 // value nested deeper than quickDepth, and anything that is not JSON it
@@ -173,6 +173,16 @@ func (d *quickScan) render(in *Render) bool {
 				default:
 					return false
 				}
+			case "subject":
+				bit = 64
+				if d.peek() != '"' {
+					return false // null too: Unmarshal reads it
+				}
+				subject, ok := d.str()
+				if !ok {
+					return false
+				}
+				in.Subject = subject
 			case "history":
 				bit = 32
 				d.peek()

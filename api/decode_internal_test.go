@@ -23,6 +23,8 @@ var quickBodies = []string{
 	`{"variables":{},"history":[{"role":"user","content":[{"text":"hi"},{"media":{"url":"https://x/y.png","contentType":"image/png"}}]}]}`,
 	`{"environm\u0065nt":"staging","variables":{"a\u0062":"c"}}`,
 	`{"environment":"","variables":{"":""}}`,
+	`{"environment":"production","subject":"user-42","variables":{"a":"b"}}`,
+	`{"subject":"","version_number":3,"variables":{}}`,
 }
 
 // unquickBodies are bodies decodeQuick leaves to Unmarshal: some
@@ -32,7 +34,7 @@ var unquickBodies = []string{
 	``, ` `, `null`, `[]`, `"x"`, `{`, `{"variables":{}`, `{"variables":{}}x`, `{"variables":{}} {}`,
 	`{"variables":{},}`, `{,}`, `{"variables" {}}`, `{"variables":{"a":1,}}`, `{"variables":{"a":[1,]}}`,
 	`{"variables":{"a":"b","a":"c"}}`, `{"variables":{"a":"b","\u0061":"c"}}`, `{"variables":{},"variables":{}}`,
-	`{"environment":"a","environm\u0065nt":"b"}`, `{"Variables":{}}`, `{"variables_":{}}`, `{"subject":"u"}`,
+	`{"environment":"a","environm\u0065nt":"b"}`, `{"Variables":{}}`, `{"variables_":{}}`, `{"subject":null}`, `{"subject":1}`, `{"subject":"a","subject":"b"}`, `{"tenant":"u"}`,
 	`{"environment":1}`, `{"environment":["a"]}`, `{"version_number":-1}`, `{"version_number":1.5}`,
 	`{"version_number":1e3}`, `{"version_number":null}`, `{"version_number":"1"}`, `{"version_number":01}`,
 	`{"allow_unused":null}`, `{"allow_unused":1}`, `{"allow_unused":tru}`, `{"allow_unused":truex}`,
