@@ -209,7 +209,7 @@ type renderer struct {
 
 // Render renders the template with d. It stops as soon as the output
 // would pass opts.MaxBytes.
-func (t *Template) Render(ctx context.Context, d Data, opts Options) (*Result, error) {
+func (t *Template) Render(ctx context.Context, d Data, opts Options) (Result, error) {
 	// The renderer is the template's to reuse once the messages are
 	// made: what they hold is the output's text, never the renderer.
 	r, _ := t.renderers.Get().(*renderer)
@@ -222,7 +222,7 @@ func (t *Template) Render(ctx context.Context, d Data, opts Options) (*Result, e
 	}()
 	segs, all, err := t.render(r, ctx, d, opts)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	msgs := toMessages(segs, d.History)
 	text, ok := "", false
@@ -232,7 +232,7 @@ func (t *Template) Render(ctx context.Context, d Data, opts Options) (*Result, e
 	if !ok {
 		text = joinText(msgs)
 	}
-	return &Result{Messages: msgs, Text: text}, nil
+	return Result{Messages: msgs, Text: text}, nil
 }
 
 // render renders with r, a zero renderer, and returns the segments of the
