@@ -350,6 +350,23 @@ func TestPartials(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(res.Text, "[]")
 	})
+	t.Run("nested and side by side", func(t *testing.T) {
+		// Partials within partials, deeper than the renderer keeps
+		// scopes for, one after another at each depth, each reading its
+		// own context and what encloses it.
+		is := is.New(t)
+		ps := dotprompt.PartialMap(map[string]*dotprompt.Template{
+			"a": parse("A({{#each xs}}[{{> c}}|{{> c}}{{../s}}]{{/each}}{{s}})"),
+			"b": parse("B({{s}}{{#with o}}{{> d}}{{/with}})"),
+			"c": parse("{{this}}.{{@index}}.{{> d}}"),
+			"d": parse("<{{@root.s}}{{n}}{{> e}}>"),
+			"e": parse("e{{../s}}{{n}}"),
+		})
+		res, err := parse("{{> a}}{{> b}}{{> a}}").Render(context.Background(),
+			dotprompt.Data{Input: map[string]any{"xs": []any{"x", "y"}, "s": "S", "o": map[string]any{"n": "N"}}}, dotprompt.Options{Partials: ps})
+		is.NoErr(err)
+		is.Equal(res.Text, "A([x.0.<Se>|x.0.<Se>S][y.1.<Se>|y.1.<Se>S]S)B(S<SNeN>)A([x.0.<Se>|x.0.<Se>S][y.1.<Se>|y.1.<Se>S]S)")
+	})
 	t.Run("cycle names the chain", func(t *testing.T) {
 		is := is.New(t)
 		ps := dotprompt.PartialMap(map[string]*dotprompt.Template{"a": parse("{{> b}}"), "b": parse("{{> a}}")})

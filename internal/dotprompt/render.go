@@ -205,6 +205,10 @@ type renderer struct {
 	topScope scope
 	segs     [8]seg
 	chainBuf [4]string
+	// The scopes of the partials being included, by depth, for the
+	// first few: a partial's scope lives while it renders, and the next
+	// partial at its depth takes its place.
+	partialScopes [2]scope
 }
 
 // Render renders the template with d. It stops as soon as the output
@@ -546,7 +550,13 @@ func (r *renderer) partial(n *node, s *scope) error {
 	saved := r.chain
 	r.chain = chain
 	defer func() { r.chain = saved }()
-	ps := &scope{ctx: ctx, up: s, loop: s.loop, fence: true}
+	var ps *scope
+	if d := len(saved); d < len(r.partialScopes) {
+		ps = &r.partialScopes[d]
+		*ps = scope{ctx: ctx, up: s, loop: s.loop, fence: true}
+	} else {
+		ps = &scope{ctx: ctx, up: s, loop: s.loop, fence: true}
+	}
 	if n.indent == "" {
 		return r.nodes(t.root, ps)
 	}
