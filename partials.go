@@ -248,27 +248,9 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 	if err := in.Validate(); err != nil {
 		return PromptVersion{}, Rendered{}, err
 	}
-	env := in.Target()
-	var (
-		v            PromptVersion
-		project, key string
-	)
-	if env == "" {
-		var err error
-		if v, err = r.store.GetVersion(ctx, in.PromptID, in.VersionNumber.Value); err != nil {
-			return PromptVersion{}, Rendered{}, err
-		}
-		env = Production
-	} else {
-		// Shared: the version is read, and copied only to be returned.
-		a, _, err := ReadActive(ctx, r.store, ActiveQuery{PromptID: in.PromptID, Environment: env, Subject: in.Subject, Shared: true})
-		if err != nil {
-			return PromptVersion{}, Rendered{}, err
-		}
-		if a.ActiveVersion == nil {
-			return PromptVersion{}, Rendered{}, &Error{Code: CodeNotFound, Message: "no version is active in " + string(env)}
-		}
-		v, project, key = *a.ActiveVersion, a.ProjectID, a.Key
+	v, env, project, key, err := r.version(ctx, in)
+	if err != nil {
+		return PromptVersion{}, Rendered{}, err
 	}
 	t, err := r.parse(v)
 	if err != nil {
@@ -277,11 +259,9 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 	input := in.Input()
 	if len(t.partials) > 0 {
 		if project == "" { // a render by number: the prompt's project and key
-			p, err := r.store.GetPrompt(ctx, in.PromptID)
-			if err != nil {
+			if project, key, err = r.promptKey(ctx, in.PromptID); err != nil {
 				return PromptVersion{}, Rendered{}, err
 			}
-			project, key = p.ProjectID, p.Key
 		}
 		if input.partials, err = r.partialSet(ctx, t, project, key, env, in.Subject); err != nil {
 			return PromptVersion{}, Rendered{}, err
@@ -292,6 +272,35 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 		return PromptVersion{}, Rendered{}, err
 	}
 	return v.Copy(), out, nil
+}
+
+// version reads the version in asks for, and the environment its
+// partials are read in; for a version read in an environment, its
+// prompt's project and key. The read is apart from Render: a render's
+// frames are on the stack of the server's goroutine, and the answer of
+// ReadActive is large.
+func (r *Renderer) version(ctx context.Context, in RenderRequest) (v PromptVersion, env Environment, project, key string, err error) {
+	env = in.Target()
+	if env == "" {
+		v, err = r.store.GetVersion(ctx, in.PromptID, in.VersionNumber.Value)
+		return v, Production, "", "", err
+	}
+	// Shared: the version is read, and copied only to be returned.
+	a, _, err := ReadActive(ctx, r.store, ActiveQuery{PromptID: in.PromptID, Environment: env, Subject: in.Subject, Shared: true})
+	if err != nil {
+		return PromptVersion{}, "", "", "", err
+	}
+	if a.ActiveVersion == nil {
+		return PromptVersion{}, "", "", "", &Error{Code: CodeNotFound, Message: "no version is active in " + string(env)}
+	}
+	return *a.ActiveVersion, env, a.ProjectID, a.Key, nil
+}
+
+// promptKey returns the project and the key of the prompt id (apart from
+// Render, as version is).
+func (r *Renderer) promptKey(ctx context.Context, id string) (project, key string, err error) {
+	p, err := r.store.GetPrompt(ctx, id)
+	return p.ProjectID, p.Key, err
 }
 
 // parse returns v's parsed template, parsing it on its first render.

@@ -151,30 +151,42 @@ func (v PromptVersion) RenderMessages(ctx context.Context, in RenderInput) (Rend
 // included) is refused as soon as it would, for the field "variables",
 // without building the rest.
 func (t *Template) Render(ctx context.Context, in RenderInput) (Rendered, error) {
+	// Each format apart: a render's frames are on the stack of the
+	// server's goroutine, and a frame holds all its function's locals.
 	if t.format != FormatDotprompt {
-		values := make(map[string]string, len(in.Values))
-		var fe fieldErrors
-		for _, name := range sortedNames(in.Values) {
-			s, ok := in.Values[name].(string)
-			if !ok {
-				fe.add("variables."+name, "must be a string: the version is plain")
-				continue
-			}
-			values[name] = s
-		}
-		if len(fe) > 0 {
-			return Rendered{}, fe.err()
-		}
-		var opts []RenderOption
-		if in.AllowUnused {
-			opts = append(opts, AllowUnused())
-		}
-		text, err := t.v.Render(values, opts...)
-		if err != nil {
-			return Rendered{}, err
-		}
-		return Rendered{Messages: []Message{{Role: "user", Content: []Part{{Text: text}}}}, Text: text}, nil
+		return t.renderPlain(in)
 	}
+	return t.renderDotprompt(ctx, in)
+}
+
+// renderPlain renders a plain version (see Render).
+func (t *Template) renderPlain(in RenderInput) (Rendered, error) {
+	values := make(map[string]string, len(in.Values))
+	var fe fieldErrors
+	for _, name := range sortedNames(in.Values) {
+		s, ok := in.Values[name].(string)
+		if !ok {
+			fe.add("variables."+name, "must be a string: the version is plain")
+			continue
+		}
+		values[name] = s
+	}
+	if len(fe) > 0 {
+		return Rendered{}, fe.err()
+	}
+	var opts []RenderOption
+	if in.AllowUnused {
+		opts = append(opts, AllowUnused())
+	}
+	text, err := t.v.Render(values, opts...)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return Rendered{Messages: []Message{{Role: "user", Content: []Part{{Text: text}}}}, Text: text}, nil
+}
+
+// renderDotprompt renders a dotprompt version (see Render).
+func (t *Template) renderDotprompt(ctx context.Context, in RenderInput) (Rendered, error) {
 	var fe fieldErrors
 	values := t.fm.values(in, &fe)
 	if t.fm.schema == nil && !in.AllowUnused && !t.dp.ReadsAll() {
