@@ -71,15 +71,17 @@ type ActiveQuery struct {
 // ReadActive reads q from s: with s's ReadActive when s is an
 // ActiveReader, else with GetActive or GetActiveByKey (never stale).
 //
-// With q.Subject, the answer is picked for the subject (ActivePrompt.Pick),
-// whatever s is.
+// With q.Subject, the answer is picked for the subject (ActivePrompt.Pick):
+// by s's ReadActive, whose contract it is, or here for a store without
+// one.
 func ReadActive(ctx context.Context, s Store, q ActiveQuery) (a ActivePrompt, stale bool, err error) {
 	if r, ok := s.(ActiveReader); ok {
-		a, stale, err = r.ReadActive(ctx, q)
-	} else if q.PromptID != "" {
+		return r.ReadActive(ctx, q)
+	}
+	if q.PromptID != "" {
 		a, err = s.GetActive(ctx, q.PromptID, q.Environment)
 	} else {
 		a, err = s.GetActiveByKey(ctx, q.ProjectID, q.Key, q.Environment)
 	}
-	return a.Pick(q.Subject), stale, err
+	return a.Pick(q.Subject), false, err
 }
