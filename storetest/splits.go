@@ -350,6 +350,38 @@ var splitTests = []test{
 		is.Equal(s.revision(p.ID), rev)
 		is.Equal(len(s.deployments(p.ID, "")), 1) // no record
 	}},
+	{"a split's entries are resolved in order: the first at fault is the error", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		p := s.prompt(s.project().ID, "k")
+		vs := s.versions(p.ID, 2)
+		before := s.snapshot()
+		_, err := s.split(p.ID, prompts.Production, prompts.Split{byID(vs[0].ID, 1), byNumber(1, 1), byNumber(9, 1)}, prompts.Change{})
+		s.invalid(err, "split[1].version_number") // names split[0]'s version, before the unknown split[2]
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byID(vs[0].ID, 1), byNumber(9, 1), byNumber(1, 1)}, prompts.Change{})
+		is.True(errors.Is(err, prompts.ErrNotFound)) // the unknown split[1], before split[2] repeats split[0]
+		is.Equal(s.snapshot(), before)
+	}},
+	{"setting the split held is not guarded, even when a partial of it has gone since", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		p := s.prompt(proj.ID, "k")
+		s.version(p.ID, "Hi {{name}}")
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{> footer}} {{name}}", TemplateFormat: prompts.FormatDotprompt})
+		is.NoErr(err) // 2, which includes footer
+		footer := s.prompt(proj.ID, "footer")
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: footer.ID, Content: "bye", Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+		a, err := s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 1), byNumber(2, 1)}, prompts.Change{})
+		is.NoErr(err)
+		_, err = s.Deactivate(ctx, prompts.Deactivation{PromptID: footer.ID, Environment: prompts.Production, Force: true})
+		is.NoErr(err) // the partial gone
+		again, err := s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 1), byNumber(2, 1)}, prompts.Change{})
+		is.NoErr(err)                        // the same split: nothing changes, nothing is guarded
+		is.Equal(again.Revision, a.Revision) // the revision stays
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 2), byNumber(2, 1)}, prompts.Change{})
+		is.True(errors.Is(err, prompts.ErrPartialUnavailable)) // another split is guarded
+	}},
 	{"the promotion guard holds for every version of a split, atomically, unless allowed", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
