@@ -12,7 +12,8 @@ import (
 // CreatePrompt implements prompts.Store: POST /prompts, with an
 // Idempotency-Key (in.Idempotency's, or one of the client's own), so that
 // it is done once however often it is retried. The answer's ETag gives
-// the prompt's revision.
+// the prompt's revision (0 when it has none: another change moved the
+// prompt on before the server could learn the tag).
 func (c *Client) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.Prompt{}, err
@@ -54,7 +55,8 @@ func (c *Client) GetPrompt(ctx context.Context, id string) (prompts.Prompt, erro
 
 // UpdatePrompt implements prompts.Store: PATCH /prompts/{id}, with the
 // fields given. PATCH sets values, so a repeat after a lost answer
-// changes nothing more: it is retried as reads are.
+// changes nothing more: it is retried as reads are. The answer's ETag
+// gives the prompt's revision, as for CreatePrompt.
 func (c *Client) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
 	if err := beginPrompt(ctx, in.Validate(), id); err != nil {
 		return prompts.Prompt{}, err
