@@ -59,8 +59,10 @@ type ActiveQuery struct {
 	// Subject, when not "", is who the read is for (a user, a session, a
 	// tenant: whatever the application names): when the environment holds
 	// a split, the answer's ActiveVersion is the version the split serves
-	// the subject (ActivePrompt.Pick). Without one, a split serves its
-	// first entry's version.
+	// the subject (ActivePrompt.Pick). Without one ("" is none, never a
+	// subject that is hashed), a split serves its first entry's version.
+	// The HTTP interface, MCP's tools and the prompts command refuse an
+	// empty subject where one is typed: a caller meaning none leaves it out.
 	Subject string
 
 	Shared   bool // the answer may be the store's own: the caller changes nothing it points to

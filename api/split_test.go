@@ -138,4 +138,13 @@ func TestDecodeRenderSubject(t *testing.T) {
 	bad := api.DecodeRequest([]byte(`{"subject":42}`), &r)
 	is.True(bad != nil)
 	is.Equal(bad.Fields[0].Field, "subject")
+
+	// Given empty, refused: the interface hashes no empty subject; null is
+	// none, as absent.
+	bad = api.DecodeRequest([]byte(`{"subject":""}`), &r)
+	is.True(bad != nil)
+	is.Equal(bad.Fields, []prompts.FieldError{{Field: "subject", Detail: "must not be empty: omit it to be served the split's first entry"}})
+	r = api.Render{}
+	is.True(api.DecodeRequest([]byte(`{"subject":null}`), &r) == nil)
+	is.Equal(r.Domain("p").Subject, "")
 }

@@ -227,8 +227,15 @@ func TestSplitRefused(t *testing.T) {
 		r := e.do("GET", path, "")
 		is.Equal(r.status, 400)                       // an empty, repeated or badly escaped subject (path)
 		is.Equal(fieldsOf(t, r), []string{"subject"}) // path
+		if strings.HasSuffix(path, "?subject=") {
+			is.Equal(r.problem(t)["detail"], "invalid input: subject "+emptySubject) // path
+		}
 	}
 }
+
+// emptySubject is the detail of a subject given empty, in a read or a
+// render.
+const emptySubject = "must not be empty: omit it to be served the split's first entry"
 
 // The records of splits and the events of their changes carry split and
 // previous_split; rollback restores a split.
@@ -295,10 +302,18 @@ func TestRenderSubject(t *testing.T) {
 	is.Equal(out["text"], "two X") // the version the split serves the subject
 	is.Equal(out["version_number"], jsonNumber("2"))
 	is.Equal(render(`{"variables":{"x":"X"},"subject":"` + subjectFor(t, f.id, prompts.Production, split, 0) + `"}`)["text"], "one X")
-	is.Equal(render(`{"variables":{"x":"X"}}`)["text"], "one X") // no subject: the first entry's
+	is.Equal(render(`{"variables":{"x":"X"}}`)["text"], "one X")                // no subject: the first entry's
+	is.Equal(render(`{"variables":{"x":"X"},"subject":null}`)["text"], "one X") // null: none
 	r := e.do("POST", "/v1/integration/prompts/"+f.id+"/render", `{"variables":{"x":"X"},"subject":7}`)
 	is.Equal(r.status, 400)
 	is.Equal(fieldsOf(t, r), []string{"subject"})
+
+	// Given empty, refused as the reads refuse it: the interface hashes
+	// no empty subject.
+	r = e.do("POST", "/v1/integration/prompts/"+f.id+"/render", `{"variables":{"x":"X"},"subject":""}`)
+	is.Equal(r.status, 400)
+	is.Equal(fieldsOf(t, r), []string{"subject"})
+	is.Equal(r.problem(t)["detail"], "invalid input: subject "+emptySubject)
 }
 
 // A snapshot carries each split with its versions whole; a cache falling
