@@ -56,9 +56,9 @@
 //     metadata: the one active in environment, or the one numbered
 //     version. Where the environment holds a split, subject (a user, a
 //     session, a tenant) picks the version it serves that subject, as an
-//     application's read with that subject does (without one, the split's
-//     first entry's), and the answer has the split; a subject with a
-//     version is an error.
+//     application's read with that subject does (without one, absent or
+//     null, the split's first entry's), and the answer has the split; an
+//     empty subject, and a subject with a version, are errors naming it.
 //   - render_prompt (read): get_prompt's version (subject included)
 //     rendered with variables (any JSON for a dotprompt version), to
 //     messages in Dotprompt's shape and their text; its partials at the

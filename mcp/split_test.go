@@ -113,6 +113,14 @@ func TestToolsSplit(t *testing.T) {
 	res, _ = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting", "version": 1, "subject": "x"})
 	is.True(res.IsError) // a subject picks in an environment only
 	is.True(strings.Contains(text(res), "subject"))
+	for _, tool := range []string{"get_prompt", "render_prompt"} {
+		res, _ = call(t, reader, tool, map[string]any{"key": "demo/greeting", "subject": ""})
+		is.True(res.IsError) // an empty subject is refused, as over HTTP (tool)
+		is.Equal(text(res), "subject: must not be empty: omit it to be served the split's first entry")
+	}
+	res, out = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting", "subject": nil})
+	is.True(!res.IsError)
+	is.Equal(out["version_number"], 2.0) // null: no subject, the first entry's
 
 	// A split that breaks a rule is refused naming its field; nothing
 	// changes.
