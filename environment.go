@@ -186,7 +186,7 @@ func (in Activation) Validate() error {
 	case hasID && hasNumber:
 		fe.add("version_id", "and version_number cannot both be given: give one")
 	case !hasID && !hasNumber:
-		fe.add("version_id", "version_number or split is required")
+		fe.add("version_id", "or version_number or split is required: give one of the three")
 	case hasID && in.VersionID.Value == "":
 		fe.add("version_id", "must not be empty")
 	case hasID:
