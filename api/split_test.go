@@ -118,6 +118,7 @@ func TestDecodeActivationSplit(t *testing.T) {
 		{`{"split":[{"version_number":1,"weight":1.5},{"version_id":7,"weight":1}]}`, []string{"split[0].weight", "split[1].version_id"}},
 		{`{"split":[{"version_number":1,"weight":1,"color":"red"},{"version_number":2,"weight":null}]}`, []string{"split[0].color", "split[1].weight"}},
 		{`{"split":[{"version_number":1,"weight":1},{"version_number":2,"weight":1,"weight":2}]}`, []string{"split[1].weight"}}, // given twice
+		{`{"split":[{"version_number":0,"weight":1},{"version_number":2,"weight":1}]}`, []string{"split[0].version_number"}},    // given 0, not absent
 	} {
 		var act api.Activation
 		bad := api.DecodeRequest([]byte(tc.body), &act)

@@ -198,6 +198,9 @@ func TestSplitRefused(t *testing.T) {
 		{"a version twice", `{"split":[{"version_number":1,"weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[1].version_number"}},
 		{"a version twice, by id and by number", `{"split":[{"version_id":"` + f.ids[0] + `","weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[1].version_number"}},
 		{"an entry naming no version", `{"split":[{"weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[0].version_id"}},
+		{"an entry with a null version number", `{"split":[{"version_number":null,"weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[0].version_id"}},
+		{"a version number of 0", `{"split":[{"version_number":1,"weight":1},{"version_number":0,"weight":1}]}`, 400, []string{"split[1].version_number"}},
+		{"a negative version number", `{"split":[{"version_number":1,"weight":1},{"version_number":-1,"weight":1}]}`, 400, []string{"split[1].version_number"}},
 		{"an entry naming two", `{"split":[{"version_id":"` + f.ids[0] + `","version_number":1,"weight":1},{"version_number":2,"weight":1}]}`, 400, []string{"split[0].version_id"}},
 		{"an entry with an unknown member", `{"split":[{"version":1,"weight":1},{"version_number":2,"weight":1}]}`, 400, []string{"split[0].version"}},
 		{"a split with version_number", `{"version_number":1,"split":[{"version_number":1,"weight":1},{"version_number":2,"weight":1}]}`, 400, []string{"split"}},
@@ -236,6 +239,24 @@ func TestSplitRefused(t *testing.T) {
 // emptySubject is the detail of a subject given empty, in a read or a
 // render.
 const emptySubject = "must not be empty: omit it to be served the split's first entry"
+
+// The details of an activation naming no version, and of a split entry
+// whose version_number is given as 0, say what is wrong with the field
+// named: a number given out of range is not a number left out.
+func TestActivationDetails(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	f := newSplitFixture(t, e)
+	for _, tc := range []struct{ body, detail string }{
+		{`{}`, "invalid input: version_id or version_number or split is required: give one of the three"},
+		{`{"split":[{"version_number":1,"weight":1},{"version_number":0,"weight":1}]}`, "invalid input: split[1].version_number must be 1 to 2147483647"},
+		{`{"split":[{"version_number":1,"weight":1},{"version_number":-1,"weight":1}]}`, "invalid input: split[1].version_number must be 1 to 2147483647"},
+	} {
+		r := e.do("PUT", f.envPath("production"), tc.body)
+		is.Equal(r.status, 400)                     // tc.body
+		is.Equal(r.problem(t)["detail"], tc.detail) // tc.body
+	}
+}
 
 // The records of splits and the events of their changes carry split and
 // previous_split; rollback restores a split.
