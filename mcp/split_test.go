@@ -133,6 +133,7 @@ func TestToolsSplit(t *testing.T) {
 		{map[string]any{"split": []any{}}, "split"},
 		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 3, "weight": 0}}}, "split[1].weight"},
 		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 2, "weight": 5}}}, "split[1].version_number"},
+		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 0, "weight": 5}}}, "split[1].version_number: must be 1 to 2147483647"},
 		{map[string]any{"split": split, "version_number": 2}, "split"},
 		{map[string]any{}, "version_number: or split is required"},
 		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 9, "weight": 5}}}, "not found"},

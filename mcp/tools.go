@@ -394,6 +394,9 @@ func (v *view) activateVersion(ctx context.Context, _ *sdk.CallToolRequest, in a
 	if in.Split != nil {
 		act.Split = make(prompts.Split, len(in.Split))
 		for i, e := range in.Split {
+			if e.VersionNumber == 0 { // given (the schema requires it): out of range, not absent
+				return nil, out, fmt.Errorf("split[%d].version_number: must be 1 to 2147483647", i)
+			}
 			act.Split[i] = prompts.Share{VersionNumber: e.VersionNumber, Weight: e.Weight}
 		}
 	}
