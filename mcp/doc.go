@@ -23,7 +23,11 @@
 //
 // prompts/get renders the active version with the arguments and answers
 // its messages, with "prompt_id", "version_id", "version_number" and
-// "environment" in _meta. MCP has the roles user and assistant only:
+// "environment" in _meta. An MCP prompt cannot express a split nor name
+// a subject: where the environment holds a split, prompts/list and
+// prompts/get serve its first entry's version (its arguments, its
+// messages, its partials'); the tools get_prompt and render_prompt take
+// a subject for the version the split serves it. MCP has the roles user and assistant only:
 // Dotprompt's model is assistant; system (and tool) messages are user
 // messages. A media part is an image or audio content when its URL is a
 // base64 data: URL of such a type, else a resource link to its URL.

@@ -107,6 +107,17 @@ func TestToolsSplit(t *testing.T) {
 	res, out = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting"})
 	is.True(!res.IsError)
 	is.Equal(out["version_number"], 2.0) // without a subject, the first entry's
+
+	// An MCP prompt cannot express a split, nor name a subject:
+	// prompts/list and prompts/get serve the split's first entry.
+	list, err := reader.ListPrompts(ctx, nil)
+	is.NoErr(err)
+	is.Equal(len(list.Prompts), 1)
+	is.Equal(list.Prompts[0].Name, "demo/greeting")
+	got, err := reader.GetPrompt(ctx, &sdk.GetPromptParams{Name: "demo/greeting", Arguments: map[string]string{"name": "Ada"}})
+	is.NoErr(err)
+	is.Equal(got.Meta["version_number"], 2.0)
+	is.Equal(got.Messages[0].Content.(*sdk.TextContent).Text, "Hi Ada")
 	res, out = call(t, reader, "list_prompts", nil)
 	is.True(!res.IsError)
 	is.Equal(len(out["prompts"].([]any)[0].(map[string]any)["split"].([]any)), 2)
