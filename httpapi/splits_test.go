@@ -372,3 +372,25 @@ func TestSnapshotSplit(t *testing.T) {
 		is.Equal(got.ActiveVersion.ID, w.ActiveVersion.ID) // picked alike
 	}
 }
+
+// If-Match compares the revision a tag names, whatever version it names
+// after it (-vN, a version of the split or not) or none: at the current
+// revision each swaps, as openapi.yaml says.
+func TestIfMatchComparesTheRevision(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	f := newSplitFixture(t, e)
+	split := func(w int) string {
+		return `{"split":[{"version_number":1,"weight":` + strconv.Itoa(w) + `},{"version_number":2,"weight":1}]}`
+	}
+	is.Equal(e.do("PUT", f.envPath("production"), split(1)).status, 200)
+	for i, suffix := range []string{"", "-v1", "-v2", "-v3", "-v99"} {
+		tag := e.do("GET", f.envPath("production"), "").header.Get("ETag")
+		is.True(strings.HasSuffix(tag, `-v1"`)) // a read without a subject: the first entry's
+		current := strings.TrimSuffix(tag, `-v1"`) + suffix + `"`
+		r := e.do("PUT", f.envPath("production"), split(i+2), "If-Match", current)
+		is.Equal(r.status, 200) // the current revision swaps (suffix)
+		r = e.do("PUT", f.envPath("production"), split(i+20), "If-Match", current)
+		is.Equal(r.status, 412) // that revision is gone now (suffix)
+	}
+}
