@@ -12,8 +12,7 @@ import (
 // CreatePrompt implements prompts.Store: POST /prompts, with an
 // Idempotency-Key (in.Idempotency's, or one of the client's own), so that
 // it is done once however often it is retried. The answer's ETag gives
-// the prompt's revision (0 when it has none: another change moved the
-// prompt on before the server could learn the tag).
+// the prompt's revision.
 func (c *Client) CreatePrompt(ctx context.Context, in prompts.NewPrompt) (prompts.Prompt, error) {
 	if err := in.Validate(); err != nil {
 		return prompts.Prompt{}, err

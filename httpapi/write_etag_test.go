@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,16 +69,25 @@ func TestPromptWritesSendTheReadsETagOfASplit(t *testing.T) {
 }
 
 // An update whose prompt another change moved on before production could
-// be read has no tag to vouch for: its answer sends none, rather than a
-// tag of a revision the body does not describe.
-func TestPromptUpdateRacedSendsNoETag(t *testing.T) {
+// be read sends the tag of its own revision, without a version: a client
+// still learns the revision its write made.
+func TestPromptUpdateRacedSendsTheRevisionsTag(t *testing.T) {
 	is := is.New(t)
 	e := newEnvWith(t, setup{store: func(s prompts.Store) prompts.Store { return racingStore{s} }})
 	f := newSplitFixture(t, e)
 	updated := e.do("PATCH", "/v1/integration/prompts/"+f.id, `{"name":"Renamed"}`)
 	is.Equal(updated.status, 200)
 	is.Equal(updated.obj(t)["name"], "Renamed")
-	is.Equal(updated.header.Get("ETag"), "") // production is at a later revision than the update's
+	tag := updated.header.Get("ETag")
+	is.True(tag != "" && !strings.Contains(tag, "-v")) // production is at a later revision than the update's: the update's own, without a version
+	revision := func(tag string) int64 {               // "FORM-ID-production-REVISION[-vN]"
+		f := strings.Split(strings.Trim(tag, `"`), "-")
+		n, err := strconv.ParseInt(f[3], 10, 64)
+		is.NoErr(err)
+		return n
+	}
+	now := e.do("GET", "/v1/integration/prompts/"+f.id, "").header.Get("ETag")
+	is.True(revision(now) > revision(tag)) // the read is at the later one
 }
 
 // racingStore activates version 1 in production right after every update
