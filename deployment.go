@@ -65,10 +65,15 @@ type Change struct {
 	IfRevision int64
 	// AllowVariableChange turns the promotion guard off for this change:
 	// without it, activating a version whose Variables differ from those
-	// of the version active in the environment now is refused with
-	// ErrVariablesChanged (VariablesChanged names the difference), in the
-	// same atomic step, and changes nothing. With nothing active there,
-	// there is nothing to guard.
+	// of a version active in the environment now (the one version, or any
+	// entry of the split it holds) is refused with ErrVariablesChanged
+	// (VariablesChanged names the difference), in the same atomic step,
+	// and changes nothing. A version the change points at that is active
+	// there already passes: callers are sending its variables now. So
+	// re-weighting or reordering the versions of the split held, or
+	// activating one of its entries alone, needs no AllowVariableChange,
+	// while a version new there is compared with each version active
+	// there. With nothing active there, there is nothing to guard.
 	AllowVariableChange bool
 	// AllowProtected says that the caller may change what a protected
 	// environment points at (an admin: httpapi sets it for admin keys).

@@ -162,8 +162,10 @@ type Activation struct {
 	VersionNumber Optional[int]    // its number, or
 	// Split, when not nil, makes the environment hold a split of 2 to 10
 	// different versions of the prompt (see Split), each entry naming its
-	// version by id or by number. The promotion guard and the partials
-	// guard apply to every version of it; the record's action is
+	// version by id or by number. The partials guard applies to every
+	// version of it, and the promotion guard to every version of it not
+	// active in the environment already (see
+	// Change.AllowVariableChange); the record's action is
 	// ActionSplit. Setting the split the environment holds (the same
 	// versions, weights and order) changes nothing.
 	Split  Split
@@ -186,7 +188,7 @@ func (in Activation) Validate() error {
 	case hasID && hasNumber:
 		fe.add("version_id", "and version_number cannot both be given: give one")
 	case !hasID && !hasNumber:
-		fe.add("version_id", "version_number or split is required")
+		fe.add("version_id", "or version_number or split is required: give one of the three")
 	case hasID && in.VersionID.Value == "":
 		fe.add("version_id", "must not be empty")
 	case hasID:

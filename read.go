@@ -59,8 +59,10 @@ type ActiveQuery struct {
 	// Subject, when not "", is who the read is for (a user, a session, a
 	// tenant: whatever the application names): when the environment holds
 	// a split, the answer's ActiveVersion is the version the split serves
-	// the subject (ActivePrompt.Pick). Without one, a split serves its
-	// first entry's version.
+	// the subject (ActivePrompt.Pick). Without one ("" is none, never a
+	// subject that is hashed), a split serves its first entry's version.
+	// The HTTP interface, MCP's tools and the prompts command refuse an
+	// empty subject where one is typed: a caller meaning none leaves it out.
 	Subject string
 
 	Shared   bool // the answer may be the store's own: the caller changes nothing it points to
@@ -71,15 +73,17 @@ type ActiveQuery struct {
 // ReadActive reads q from s: with s's ReadActive when s is an
 // ActiveReader, else with GetActive or GetActiveByKey (never stale).
 //
-// With q.Subject, the answer is picked for the subject (ActivePrompt.Pick),
-// whatever s is.
+// With q.Subject, the answer is picked for the subject (ActivePrompt.Pick):
+// by s's ReadActive, whose contract it is, or here for a store without
+// one.
 func ReadActive(ctx context.Context, s Store, q ActiveQuery) (a ActivePrompt, stale bool, err error) {
 	if r, ok := s.(ActiveReader); ok {
-		a, stale, err = r.ReadActive(ctx, q)
-	} else if q.PromptID != "" {
+		return r.ReadActive(ctx, q)
+	}
+	if q.PromptID != "" {
 		a, err = s.GetActive(ctx, q.PromptID, q.Environment)
 	} else {
 		a, err = s.GetActiveByKey(ctx, q.ProjectID, q.Key, q.Environment)
 	}
-	return a.Pick(q.Subject), stale, err
+	return a.Pick(q.Subject), false, err
 }

@@ -190,9 +190,10 @@ type RenderRequest struct {
 	Context       map[string]any        // optional: Dotprompt's @ data
 	History       []Message             // optional: what {{history}} inserts
 	AllowUnused   bool
-	// Subject, optional, is who the render is for: where the environment
-	// (or a partial's) holds a split, the version it serves the subject
-	// (ActiveQuery.Subject). A render by number renders that version,
+	// Subject, optional ("" is none), is who the render is for: where the
+	// environment (or a partial's) holds a split, the version it serves
+	// the subject (ActiveQuery.Subject); without one, the split's first
+	// entry's. A render by number renders that version,
 	// and the subject picks only its partials' versions (in Production,
 	// where a render by number resolves them).
 	Subject string

@@ -175,14 +175,21 @@ func (d *quickScan) render(in *Render) bool {
 				}
 			case "subject":
 				bit = 64
-				if d.peek() != '"' {
-					return false // null too: Unmarshal reads it
-				}
-				subject, ok := d.str()
-				if !ok {
+				switch d.peek() {
+				case 'n':
+					if !d.literal("null") {
+						return false
+					}
+					in.Subject = Null[string]()
+				case '"':
+					subject, ok := d.str()
+					if !ok {
+						return false
+					}
+					in.Subject = Some(subject)
+				default:
 					return false
 				}
-				in.Subject = subject
 			case "history":
 				bit = 32
 				d.peek()

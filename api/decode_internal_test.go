@@ -25,6 +25,7 @@ var quickBodies = []string{
 	`{"environment":"","variables":{"":""}}`,
 	`{"environment":"production","subject":"user-42","variables":{"a":"b"}}`,
 	`{"subject":"","version_number":3,"variables":{}}`,
+	`{"subject":null,"variables":{}}`,
 }
 
 // unquickBodies are bodies decodeQuick leaves to Unmarshal: some
@@ -34,7 +35,7 @@ var unquickBodies = []string{
 	``, ` `, `null`, `[]`, `"x"`, `{`, `{"variables":{}`, `{"variables":{}}x`, `{"variables":{}} {}`,
 	`{"variables":{},}`, `{,}`, `{"variables" {}}`, `{"variables":{"a":1,}}`, `{"variables":{"a":[1,]}}`,
 	`{"variables":{"a":"b","a":"c"}}`, `{"variables":{"a":"b","\u0061":"c"}}`, `{"variables":{},"variables":{}}`,
-	`{"environment":"a","environm\u0065nt":"b"}`, `{"Variables":{}}`, `{"variables_":{}}`, `{"subject":null}`, `{"subject":1}`, `{"subject":"a","subject":"b"}`, `{"tenant":"u"}`,
+	`{"environment":"a","environm\u0065nt":"b"}`, `{"Variables":{}}`, `{"variables_":{}}`, `{"subject":1}`, `{"subject":"a","subject":"b"}`, `{"tenant":"u"}`,
 	`{"environment":1}`, `{"environment":["a"]}`, `{"version_number":-1}`, `{"version_number":1.5}`,
 	`{"version_number":1e3}`, `{"version_number":null}`, `{"version_number":"1"}`, `{"version_number":01}`,
 	`{"allow_unused":null}`, `{"allow_unused":1}`, `{"allow_unused":tru}`, `{"allow_unused":truex}`,

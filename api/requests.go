@@ -145,15 +145,25 @@ type PutEnvironment struct {
 // for a dotprompt version its @ data (context) and history. Subject, with
 // an environment that holds a split, renders the version the split serves
 // it, and picks each partial's version for it too
-// (prompts.RenderRequest.Subject).
+// (prompts.RenderRequest.Subject); given empty, it is refused (null is
+// none, as absent).
 type Render struct {
 	Environment   Optional[prompts.Environment] `json:"environment,omitzero"`
 	VersionNumber VersionNumber                 `json:"version_number,omitzero"`
-	Subject       string                        `json:"subject,omitzero"`
+	Subject       Optional[string]              `json:"subject,omitzero"`
 	Variables     Variables                     `json:"variables,omitzero"`
 	AllowUnused   bool                          `json:"allow_unused,omitzero"`
 	History       History                       `json:"history,omitzero"`
 	Context       Context                       `json:"context,omitzero"`
+}
+
+// check refuses a subject given empty: the interface hashes no empty
+// subject, and one left out is served the split's first entry.
+func (in *Render) check() []prompts.FieldError {
+	if in.Subject.Set && !in.Subject.Null && in.Subject.Value == "" {
+		return []prompts.FieldError{{Field: "subject", Detail: "must not be empty: omit it to be served the split's first entry"}}
+	}
+	return nil
 }
 
 // Domain returns the render request for the prompt promptID.
@@ -161,7 +171,7 @@ func (in Render) Domain(promptID string) prompts.RenderRequest {
 	out := prompts.RenderRequest{
 		PromptID: promptID, Environment: in.Environment.Domain(),
 		VersionNumber: prompts.Optional[int](in.VersionNumber), Variables: in.Variables,
-		Context: in.Context, AllowUnused: in.AllowUnused, Subject: in.Subject,
+		Context: in.Context, AllowUnused: in.AllowUnused, Subject: in.Subject.Value,
 	}
 	for _, m := range in.History {
 		out.History = append(out.History, m.Domain())

@@ -76,7 +76,8 @@ type ShareRequest struct {
 // {"version_id" or "version_number", "weight"}. Decoding it names what is
 // wrong by its path ([1].weight, relative to the member that holds it):
 // an entry that is not an object, a member it does not know, a value of
-// the wrong type. The rules of a split (2 to 10 entries, weights 1 to
+// the wrong type, a version_number given as 0 (which prompts.Share could
+// not tell from none). The rules of a split (2 to 10 entries, weights 1 to
 // 10000, each version once) are prompts.Activation's to judge. Null is
 // no split.
 type SplitRequest []ShareRequest
@@ -148,8 +149,13 @@ func readShare(v jsontext.Value, path string, fe *fieldsError) ShareRequest {
 	}
 	if n, ok := m["version_number"]; ok && n.Kind() != 'n' {
 		var vn VersionNumber
-		if vn.UnmarshalJSON(n) != nil {
+		switch {
+		case vn.UnmarshalJSON(n) != nil:
 			fe.add(path+".version_number", "must be an integer or null")
+		case vn.Value == 0:
+			// Given, so not "no version number" (prompts.Share's 0): a
+			// number out of range, as the domain names a negative one.
+			fe.add(path+".version_number", "must be 1 to 2147483647")
 		}
 		out.VersionNumber = vn.Value
 	}

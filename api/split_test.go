@@ -118,6 +118,7 @@ func TestDecodeActivationSplit(t *testing.T) {
 		{`{"split":[{"version_number":1,"weight":1.5},{"version_id":7,"weight":1}]}`, []string{"split[0].weight", "split[1].version_id"}},
 		{`{"split":[{"version_number":1,"weight":1,"color":"red"},{"version_number":2,"weight":null}]}`, []string{"split[0].color", "split[1].weight"}},
 		{`{"split":[{"version_number":1,"weight":1},{"version_number":2,"weight":1,"weight":2}]}`, []string{"split[1].weight"}}, // given twice
+		{`{"split":[{"version_number":0,"weight":1},{"version_number":2,"weight":1}]}`, []string{"split[0].version_number"}},    // given 0, not absent
 	} {
 		var act api.Activation
 		bad := api.DecodeRequest([]byte(tc.body), &act)
@@ -138,4 +139,13 @@ func TestDecodeRenderSubject(t *testing.T) {
 	bad := api.DecodeRequest([]byte(`{"subject":42}`), &r)
 	is.True(bad != nil)
 	is.Equal(bad.Fields[0].Field, "subject")
+
+	// Given empty, refused: the interface hashes no empty subject; null is
+	// none, as absent.
+	bad = api.DecodeRequest([]byte(`{"subject":""}`), &r)
+	is.True(bad != nil)
+	is.Equal(bad.Fields, []prompts.FieldError{{Field: "subject", Detail: "must not be empty: omit it to be served the split's first entry"}})
+	r = api.Render{}
+	is.True(api.DecodeRequest([]byte(`{"subject":null}`), &r) == nil)
+	is.Equal(r.Domain("p").Subject, "")
 }

@@ -54,7 +54,8 @@ func (c *Client) GetPrompt(ctx context.Context, id string) (prompts.Prompt, erro
 
 // UpdatePrompt implements prompts.Store: PATCH /prompts/{id}, with the
 // fields given. PATCH sets values, so a repeat after a lost answer
-// changes nothing more: it is retried as reads are.
+// changes nothing more: it is retried as reads are. The answer's ETag
+// gives the prompt's revision, as for CreatePrompt.
 func (c *Client) UpdatePrompt(ctx context.Context, id string, in prompts.PromptUpdate) (prompts.Prompt, error) {
 	if err := beginPrompt(ctx, in.Validate(), id); err != nil {
 		return prompts.Prompt{}, err

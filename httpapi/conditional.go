@@ -69,9 +69,22 @@ func noneMatch(values []string, tag []byte) bool {
 
 // setPromptETag sends, with the answer to a create or an update of a
 // prompt, the ETag that a read of the prompt (GET /prompts/{id}, in
-// production) sends now, as RFC 5789 does for PATCH: so that a client
-// learns the revision its write made (the body's fixed fields hold none)
-// without reading the prompt again.
-func setPromptETag(w http.ResponseWriter, p prompts.Prompt) {
-	w.Header()["Etag"] = []string{string(wire.AppendETag(nil, prompts.ActivePrompt{Prompt: p, Environment: prompts.Production}))}
+// production, without a subject) sends at the revision p has, as RFC 5789
+// does for PATCH: so that a client learns the revision its write made
+// (the body's fixed fields hold none) without reading the prompt again.
+// That tag names the version production serves when it holds a split, so
+// production is read (fresh, past any cache) after the write of a prompt
+// that has versions; when that read fails, or finds a later revision
+// (another change came between), the tag is the revision's without a
+// version: If-Match takes it as well (it compares revisions), and a read
+// with it as If-None-Match is answered in full.
+func (h *Handler) setPromptETag(w http.ResponseWriter, r *http.Request, p prompts.Prompt) {
+	a := prompts.ActivePrompt{Prompt: p, Environment: prompts.Production}
+	if p.LatestVersionID != "" { // without versions, nothing is active: no split
+		got, _, err := prompts.ReadActive(r.Context(), h.store, prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production, Shared: true, Fresh: true})
+		if err == nil && got.Revision == p.Revision {
+			a = got
+		}
+	}
+	w.Header()["Etag"] = []string{string(wire.AppendETag(nil, a))}
 }

@@ -208,11 +208,16 @@ func (q *queryFields) subject(raw string) string {
 	return q.subjectOf(queryValue{value: v, given: given, fe: fe})
 }
 
+// subjectEmpty is the detail of a subject given empty, in a read or a
+// render: an empty subject is not one that could be hashed, and one left
+// out is served the split's first entry.
+const subjectEmpty = "must not be empty: omit it to be served the split's first entry"
+
 // subjectOf judges the subject parameter p.
 func (q *queryFields) subjectOf(p queryValue) string {
 	q.add(p.fe)
 	if p.given && p.fe == nil && p.value == "" {
-		q.add(&prompts.FieldError{Field: "subject", Detail: "must not be empty: leave it out to read a split's first entry"})
+		q.add(&prompts.FieldError{Field: "subject", Detail: subjectEmpty})
 	}
 	return p.value
 }

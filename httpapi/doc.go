@@ -144,13 +144,18 @@
 // 412 and nothing changes, and of concurrent changes carrying one tag at
 // most one succeeds, across every process on one database, for the Store
 // checks the revision in the tag under the prompt's lock
-// (prompts.Change.IfRevision). Since the revision covers the whole
-// prompt, a rename or a new version also fails an older tag: the swap
-// errs on the side of caution. A weak tag, or a tag of another prompt or
-// environment, never matches; "*" asks only that the prompt exists. The
-// answers to a create and an update of a prompt (POST /prompts, PATCH
-// /prompts/{id}) send the tag that the read of the prompt in production
-// sends now, so that a client learns the revision its write made.
+// (prompts.Change.IfRevision): the revision, not the version a split's
+// tag names after it, which the swap ignores. Since the revision covers
+// the whole prompt, a rename or a new version also fails an older tag:
+// the swap errs on the side of caution. A weak tag, or a tag of another
+// prompt or environment, never matches; "*" asks only that the prompt
+// exists. The answers to a create and an update of a prompt (POST
+// /prompts, PATCH /prompts/{id}) send the tag that the read of the
+// prompt in production without a subject sends at the revision the
+// write made (of a split, naming its first entry), so that a client
+// learns the revision its write made; the handler reads production after
+// the write to learn it, and sends no tag when another change came in
+// between.
 //
 // # Templates
 //

@@ -39,7 +39,7 @@ func (h *Handler) createPrompt() handlerFunc {
 		}
 		replayed(w, p.Replayed)
 		w.Header()["Location"] = []string{"prompts/" + p.ID}
-		setPromptETag(w, p)
+		h.setPromptETag(w, r, p)
 		writeValue(h, w, p, appendPrompt)
 	}
 }
@@ -161,7 +161,7 @@ func (h *Handler) updatePrompt() handlerFunc {
 			h.storeError(w, r, err)
 			return
 		}
-		setPromptETag(w, p)
+		h.setPromptETag(w, r, p)
 		writeValue(h, w, p, appendPrompt)
 	}
 }

@@ -198,6 +198,9 @@ func TestSplitRefused(t *testing.T) {
 		{"a version twice", `{"split":[{"version_number":1,"weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[1].version_number"}},
 		{"a version twice, by id and by number", `{"split":[{"version_id":"` + f.ids[0] + `","weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[1].version_number"}},
 		{"an entry naming no version", `{"split":[{"weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[0].version_id"}},
+		{"an entry with a null version number", `{"split":[{"version_number":null,"weight":1},{"version_number":1,"weight":1}]}`, 400, []string{"split[0].version_id"}},
+		{"a version number of 0", `{"split":[{"version_number":1,"weight":1},{"version_number":0,"weight":1}]}`, 400, []string{"split[1].version_number"}},
+		{"a negative version number", `{"split":[{"version_number":1,"weight":1},{"version_number":-1,"weight":1}]}`, 400, []string{"split[1].version_number"}},
 		{"an entry naming two", `{"split":[{"version_id":"` + f.ids[0] + `","version_number":1,"weight":1},{"version_number":2,"weight":1}]}`, 400, []string{"split[0].version_id"}},
 		{"an entry with an unknown member", `{"split":[{"version":1,"weight":1},{"version_number":2,"weight":1}]}`, 400, []string{"split[0].version"}},
 		{"a split with version_number", `{"version_number":1,"split":[{"version_number":1,"weight":1},{"version_number":2,"weight":1}]}`, 400, []string{"split"}},
@@ -227,6 +230,31 @@ func TestSplitRefused(t *testing.T) {
 		r := e.do("GET", path, "")
 		is.Equal(r.status, 400)                       // an empty, repeated or badly escaped subject (path)
 		is.Equal(fieldsOf(t, r), []string{"subject"}) // path
+		if strings.HasSuffix(path, "?subject=") {
+			is.Equal(r.problem(t)["detail"], "invalid input: subject "+emptySubject) // path
+		}
+	}
+}
+
+// emptySubject is the detail of a subject given empty, in a read or a
+// render.
+const emptySubject = "must not be empty: omit it to be served the split's first entry"
+
+// The details of an activation naming no version, and of a split entry
+// whose version_number is given as 0, say what is wrong with the field
+// named: a number given out of range is not a number left out.
+func TestActivationDetails(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	f := newSplitFixture(t, e)
+	for _, tc := range []struct{ body, detail string }{
+		{`{}`, "invalid input: version_id or version_number or split is required: give one of the three"},
+		{`{"split":[{"version_number":1,"weight":1},{"version_number":0,"weight":1}]}`, "invalid input: split[1].version_number must be 1 to 2147483647"},
+		{`{"split":[{"version_number":1,"weight":1},{"version_number":-1,"weight":1}]}`, "invalid input: split[1].version_number must be 1 to 2147483647"},
+	} {
+		r := e.do("PUT", f.envPath("production"), tc.body)
+		is.Equal(r.status, 400)                     // tc.body
+		is.Equal(r.problem(t)["detail"], tc.detail) // tc.body
 	}
 }
 
@@ -295,10 +323,18 @@ func TestRenderSubject(t *testing.T) {
 	is.Equal(out["text"], "two X") // the version the split serves the subject
 	is.Equal(out["version_number"], jsonNumber("2"))
 	is.Equal(render(`{"variables":{"x":"X"},"subject":"` + subjectFor(t, f.id, prompts.Production, split, 0) + `"}`)["text"], "one X")
-	is.Equal(render(`{"variables":{"x":"X"}}`)["text"], "one X") // no subject: the first entry's
+	is.Equal(render(`{"variables":{"x":"X"}}`)["text"], "one X")                // no subject: the first entry's
+	is.Equal(render(`{"variables":{"x":"X"},"subject":null}`)["text"], "one X") // null: none
 	r := e.do("POST", "/v1/integration/prompts/"+f.id+"/render", `{"variables":{"x":"X"},"subject":7}`)
 	is.Equal(r.status, 400)
 	is.Equal(fieldsOf(t, r), []string{"subject"})
+
+	// Given empty, refused as the reads refuse it: the interface hashes
+	// no empty subject.
+	r = e.do("POST", "/v1/integration/prompts/"+f.id+"/render", `{"variables":{"x":"X"},"subject":""}`)
+	is.Equal(r.status, 400)
+	is.Equal(fieldsOf(t, r), []string{"subject"})
+	is.Equal(r.problem(t)["detail"], "invalid input: subject "+emptySubject)
 }
 
 // A snapshot carries each split with its versions whole; a cache falling
@@ -334,5 +370,27 @@ func TestSnapshotSplit(t *testing.T) {
 		w, _, err := prompts.ReadActive(ctx, e.store, prompts.ActiveQuery{PromptID: f.id, Environment: prompts.Staging, Subject: subject})
 		is.NoErr(err)
 		is.Equal(got.ActiveVersion.ID, w.ActiveVersion.ID) // picked alike
+	}
+}
+
+// If-Match compares the revision a tag names, whatever version it names
+// after it (-vN, a version of the split or not) or none: at the current
+// revision each swaps, as openapi.yaml says.
+func TestIfMatchComparesTheRevision(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	f := newSplitFixture(t, e)
+	split := func(w int) string {
+		return `{"split":[{"version_number":1,"weight":` + strconv.Itoa(w) + `},{"version_number":2,"weight":1}]}`
+	}
+	is.Equal(e.do("PUT", f.envPath("production"), split(1)).status, 200)
+	for i, suffix := range []string{"", "-v1", "-v2", "-v3", "-v99"} {
+		tag := e.do("GET", f.envPath("production"), "").header.Get("ETag")
+		is.True(strings.HasSuffix(tag, `-v1"`)) // a read without a subject: the first entry's
+		current := strings.TrimSuffix(tag, `-v1"`) + suffix + `"`
+		r := e.do("PUT", f.envPath("production"), split(i+2), "If-Match", current)
+		is.Equal(r.status, 200) // the current revision swaps (suffix)
+		r = e.do("PUT", f.envPath("production"), split(i+20), "If-Match", current)
+		is.Equal(r.status, 412) // that revision is gone now (suffix)
 	}
 }

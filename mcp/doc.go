@@ -23,7 +23,11 @@
 //
 // prompts/get renders the active version with the arguments and answers
 // its messages, with "prompt_id", "version_id", "version_number" and
-// "environment" in _meta. MCP has the roles user and assistant only:
+// "environment" in _meta. An MCP prompt cannot express a split nor name
+// a subject: where the environment holds a split, prompts/list and
+// prompts/get serve its first entry's version (its arguments, its
+// messages, its partials'); the tools get_prompt and render_prompt take
+// a subject for the version the split serves it. MCP has the roles user and assistant only:
 // Dotprompt's model is assistant; system (and tool) messages are user
 // messages. A media part is an image or audio content when its URL is a
 // base64 data: URL of such a type, else a resource link to its URL.
@@ -56,9 +60,9 @@
 //     metadata: the one active in environment, or the one numbered
 //     version. Where the environment holds a split, subject (a user, a
 //     session, a tenant) picks the version it serves that subject, as an
-//     application's read with that subject does (without one, the split's
-//     first entry's), and the answer has the split; a subject with a
-//     version is an error.
+//     application's read with that subject does (without one, absent or
+//     null, the split's first entry's), and the answer has the split; an
+//     empty subject, and a subject with a version, are errors naming it.
 //   - render_prompt (read): get_prompt's version (subject included)
 //     rendered with variables (any JSON for a dotprompt version), to
 //     messages in Dotprompt's shape and their text; its partials at the

@@ -107,12 +107,31 @@ func TestToolsSplit(t *testing.T) {
 	res, out = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting"})
 	is.True(!res.IsError)
 	is.Equal(out["version_number"], 2.0) // without a subject, the first entry's
+
+	// An MCP prompt cannot express a split, nor name a subject:
+	// prompts/list and prompts/get serve the split's first entry.
+	list, err := reader.ListPrompts(ctx, nil)
+	is.NoErr(err)
+	is.Equal(len(list.Prompts), 1)
+	is.Equal(list.Prompts[0].Name, "demo/greeting")
+	got, err := reader.GetPrompt(ctx, &sdk.GetPromptParams{Name: "demo/greeting", Arguments: map[string]string{"name": "Ada"}})
+	is.NoErr(err)
+	is.Equal(got.Meta["version_number"], 2.0)
+	is.Equal(got.Messages[0].Content.(*sdk.TextContent).Text, "Hi Ada")
 	res, out = call(t, reader, "list_prompts", nil)
 	is.True(!res.IsError)
 	is.Equal(len(out["prompts"].([]any)[0].(map[string]any)["split"].([]any)), 2)
 	res, _ = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting", "version": 1, "subject": "x"})
 	is.True(res.IsError) // a subject picks in an environment only
 	is.True(strings.Contains(text(res), "subject"))
+	for _, tool := range []string{"get_prompt", "render_prompt"} {
+		res, _ = call(t, reader, tool, map[string]any{"key": "demo/greeting", "subject": ""})
+		is.True(res.IsError) // an empty subject is refused, as over HTTP (tool)
+		is.Equal(text(res), "subject: must not be empty: omit it to be served the split's first entry")
+	}
+	res, out = call(t, reader, "get_prompt", map[string]any{"key": "demo/greeting", "subject": nil})
+	is.True(!res.IsError)
+	is.Equal(out["version_number"], 2.0) // null: no subject, the first entry's
 
 	// A split that breaks a rule is refused naming its field; nothing
 	// changes.
@@ -125,6 +144,7 @@ func TestToolsSplit(t *testing.T) {
 		{map[string]any{"split": []any{}}, "split"},
 		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 3, "weight": 0}}}, "split[1].weight"},
 		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 2, "weight": 5}}}, "split[1].version_number"},
+		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 0, "weight": 5}}}, "split[1].version_number: must be 1 to 2147483647"},
 		{map[string]any{"split": split, "version_number": 2}, "split"},
 		{map[string]any{}, "version_number: or split is required"},
 		{map[string]any{"split": []any{split[0], map[string]any{"version_number": 9, "weight": 5}}}, "not found"},

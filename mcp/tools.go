@@ -51,9 +51,9 @@ type (
 	}
 	getPromptIn struct {
 		ref
-		Environment string `json:"environment,omitempty" jsonschema:"the environment whose active version to read; the session's when absent"`
-		Version     int    `json:"version,omitempty" jsonschema:"a version number: that version rather than the active one"`
-		Subject     string `json:"subject,omitempty" jsonschema:"who the prompt is for (a user, a session, a tenant): where the environment holds a split, the version it serves this subject (without one, the split's first entry); not with version"`
+		Environment string  `json:"environment,omitempty" jsonschema:"the environment whose active version to read; the session's when absent"`
+		Version     int     `json:"version,omitempty" jsonschema:"a version number: that version rather than the active one"`
+		Subject     *string `json:"subject,omitempty" jsonschema:"who the prompt is for (a user, a session, a tenant): where the environment holds a split, the version it serves this subject (without one, the split's first entry); not empty; not with version"`
 	}
 	versionOut struct {
 		Name           string     `json:"name"`
@@ -230,13 +230,20 @@ func (v *view) read(ctx context.Context, p prompts.Prompt, env prompts.Environme
 	return *ap.ActiveVersion, ap.Split, nil
 }
 
-// checkSubject refuses a subject with a version number: a subject picks
-// among the versions of an environment's split.
-func checkSubject(in getPromptIn) error {
-	if in.Subject != "" && in.Version != 0 {
-		return errors.New("subject: picks the version of an environment's split; give it without version")
+// checkSubject returns the subject of a tool's input ("" for none). It
+// refuses one given empty (no subject is hashed empty: one left out is
+// served the split's first entry), and one with a version number: a
+// subject picks among the versions of an environment's split.
+func checkSubject(in getPromptIn) (string, error) {
+	switch {
+	case in.Subject == nil:
+		return "", nil
+	case *in.Subject == "":
+		return "", errors.New("subject: must not be empty: omit it to be served the split's first entry")
+	case in.Version != 0:
+		return "", errors.New("subject: picks the version of an environment's split; give it without version")
 	}
-	return nil
+	return *in.Subject, nil
 }
 
 func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in getPromptIn) (*sdk.CallToolResult, versionOut, error) {
@@ -245,10 +252,11 @@ func (v *view) getPromptTool(ctx context.Context, _ *sdk.CallToolRequest, in get
 	if err != nil {
 		return nil, out, err
 	}
-	if err := checkSubject(in); err != nil {
+	subject, err := checkSubject(in)
+	if err != nil {
 		return nil, out, err
 	}
-	ver, split, err := v.read(ctx, p, env, in.Version, in.Subject)
+	ver, split, err := v.read(ctx, p, env, in.Version, subject)
 	if err != nil {
 		return nil, out, err
 	}
@@ -290,10 +298,11 @@ func (v *view) renderPrompt(ctx context.Context, _ *sdk.CallToolRequest, in rend
 	if err != nil {
 		return nil, out, err
 	}
-	if err := checkSubject(in.getPromptIn); err != nil {
+	subject, err := checkSubject(in.getPromptIn)
+	if err != nil {
 		return nil, out, err
 	}
-	req := prompts.RenderRequest{PromptID: p.ID, Variables: in.Variables, AllowUnused: in.AllowUnused, Subject: in.Subject}
+	req := prompts.RenderRequest{PromptID: p.ID, Variables: in.Variables, AllowUnused: in.AllowUnused, Subject: subject}
 	if req.Variables == nil {
 		req.Variables = map[string]any{}
 	}
@@ -385,6 +394,9 @@ func (v *view) activateVersion(ctx context.Context, _ *sdk.CallToolRequest, in a
 	if in.Split != nil {
 		act.Split = make(prompts.Split, len(in.Split))
 		for i, e := range in.Split {
+			if e.VersionNumber == 0 { // given (the schema requires it): out of range, not absent
+				return nil, out, fmt.Errorf("split[%d].version_number: must be 1 to 2147483647", i)
+			}
 			act.Split[i] = prompts.Share{VersionNumber: e.VersionNumber, Weight: e.Weight}
 		}
 	}

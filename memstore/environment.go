@@ -225,12 +225,19 @@ func precondition(rec *prompt, c prompts.Change) error {
 }
 
 // guards are the partials guard and the promotion guard of pointing env
-// of rec at to, each unless c allows it. The caller holds the write lock.
+// of rec at to, each unless c allows it. A version of to that env serves
+// already (the one version, or an entry of the split held) passes the
+// promotion guard: callers are sending its variables now. The caller
+// holds the write lock.
 func (s *Store) guards(rec *prompt, env prompts.Environment, to pointer, c prompts.Change) error {
 	if err := s.partialGuard(rec, env, rec.partials(to), c.AllowMissingPartials); err != nil {
 		return err
 	}
+	now := rec.at(env)
 	for n := range to.numbers() {
+		if now.serves(n) {
+			continue
+		}
 		if err := rec.guard(env, rec.signature(n), c.AllowVariableChange); err != nil {
 			return err
 		}

@@ -76,6 +76,17 @@ func (p pointer) numbers() iter.Seq[int] {
 	}
 }
 
+// serves reports whether p serves version n: its one version, or an
+// entry of its split.
+func (p pointer) serves(n int) bool {
+	for m := range p.numbers() {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
 // splitOf returns the split p holds, nil when none.
 func (p pointer) splitOf() prompts.Split {
 	if p.split == nil {

@@ -22,6 +22,12 @@ import (
 // Dotprompt load as they load their own; a plain version is marked
 // prompts.format: plain.
 //
+// A file cannot express a split, nor pick for a subject: of an
+// environment that holds a split, the file is the split's first entry's
+// version (as a read without a subject answers), and so is a partial's;
+// the split's other versions are not served. Read the prompt with
+// prompts.ReadActive and a Subject to serve each subject its version.
+//
 // It is a snapshot, read when NewFS is called: make another to see
 // later changes. It implements fs.FS, fs.ReadDirFS, fs.ReadFileFS and
 // fs.StatFS, and is safe for concurrent use.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -131,4 +132,29 @@ func TestFSPartials(t *testing.T) {
 		is.True(errors.Is(err, fs.ErrNotExist)) // not included, not active, or a key with a '/'
 	}
 	is.Equal(fsys.Partials(), map[string]string{"header": "Acme, {{name}}.{{> footer}}", "footer": " Bye {{name}}\n", "shared/sig": "-- Acme"})
+}
+
+// A file cannot express a split: of an environment that holds one, the
+// file is the split's first entry's version, as a read without a subject
+// answers.
+func TestFSSplitServesFirstEntry(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	s := memstore.New()
+	p, err := s.CreateProject(ctx, prompts.NewProject{Name: "Shop"})
+	is.NoErr(err)
+	pr, err := s.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: p.ID, Key: "greeting", Name: "Greeting"})
+	is.NoErr(err)
+	for _, c := range []string{"One {{name}}", "Two {{name}}"} {
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: pr.ID, Content: c, TemplateFormat: prompts.FormatDotprompt})
+		is.NoErr(err)
+	}
+	_, err = s.Activate(ctx, prompts.Activation{PromptID: pr.ID, Environment: prompts.Production,
+		Split: prompts.Split{{VersionNumber: 2, Weight: 1}, {VersionNumber: 1, Weight: 99}}})
+	is.NoErr(err)
+	fsys, err := promptfile.NewFS(ctx, s, p.ID, prompts.Production)
+	is.NoErr(err)
+	b, err := fs.ReadFile(fsys, "greeting.prompt")
+	is.NoErr(err)
+	is.True(strings.HasSuffix(string(b), "\n---\nTwo {{name}}")) // the first entry's, however small its share
 }

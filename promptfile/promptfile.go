@@ -70,7 +70,8 @@
 // template that would read as one) reads back with the metadata {}.
 //
 // FS serves a project's prompts, at the versions active in an
-// environment, as such files: an fs.FS that Genkit (genkit.WithPromptFS,
+// environment (of a split, its first entry's: a file cannot express a
+// split), as such files: an fs.FS that Genkit (genkit.WithPromptFS,
 // genkit.LoadPromptDirFromFS) and Dotprompt's DirStore load.
 //
 // The package is public so that programs read the files exactly as the

@@ -222,8 +222,10 @@ func partialsOf(vs []resolved) []string {
 // weights and order), or when the change's precondition does not hold
 // (the caller answers it). Else it runs partials (the partials guard,
 // when the caller has not run it already: nil), then the promotion guard
-// compares each of vs with each version active there now (the one, or
-// every entry of the split held), unless the change allows it; then hold
+// compares each of vs that is not active there now with each version
+// active there now (the one, or every entry of the split held), unless
+// the change allows it (one active now passes: callers send its
+// variables already); then hold
 // records the change as action, with the state before (the version, or
 // the split and its first entry), and its event.
 func (c change) hold(ctx context.Context, tx *tx, vs []resolved, split prompts.Split, action prompts.Action, partials func() error) error {
@@ -275,6 +277,9 @@ func (c change) hold(ctx context.Context, tx *tx, vs []resolved, split prompts.S
 			active = numbersOf(held)
 		}
 		for _, v := range vs {
+			if slices.Contains(active, v.number) {
+				continue // served there now: callers send its variables already
+			}
 			for _, n := range active {
 				if d := prompts.DiffSignatures(sigs[n], v.sig); d.Changed() {
 					return prompts.VariablesChanged(d)

@@ -350,48 +350,115 @@ var splitTests = []test{
 		is.Equal(s.revision(p.ID), rev)
 		is.Equal(len(s.deployments(p.ID, "")), 1) // no record
 	}},
-	{"the promotion guard holds for every version of a split, atomically, unless allowed", func(t *testing.T, s *fixture) {
+	{"a split's entries are resolved in order: the first at fault is the error", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		p := s.prompt(s.project().ID, "k")
+		vs := s.versions(p.ID, 2)
+		before := s.snapshot()
+		_, err := s.split(p.ID, prompts.Production, prompts.Split{byID(vs[0].ID, 1), byNumber(1, 1), byNumber(9, 1)}, prompts.Change{})
+		s.invalid(err, "split[1].version_number") // names split[0]'s version, before the unknown split[2]
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byID(vs[0].ID, 1), byNumber(9, 1), byNumber(1, 1)}, prompts.Change{})
+		is.True(errors.Is(err, prompts.ErrNotFound)) // the unknown split[1], before split[2] repeats split[0]
+		is.Equal(s.snapshot(), before)
+	}},
+	{"setting the split held is not guarded, even when a partial of it has gone since", func(t *testing.T, s *fixture) {
+		is := is.New(t)
+		ctx := t.Context()
+		proj := s.project()
+		p := s.prompt(proj.ID, "k")
+		s.version(p.ID, "Hi {{name}}")
+		_, err := s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{> footer}} {{name}}", TemplateFormat: prompts.FormatDotprompt})
+		is.NoErr(err) // 2, which includes footer
+		footer := s.prompt(proj.ID, "footer")
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: footer.ID, Content: "bye", Environments: []prompts.Environment{prompts.Production}})
+		is.NoErr(err)
+		a, err := s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 1), byNumber(2, 1)}, prompts.Change{})
+		is.NoErr(err)
+		_, err = s.Deactivate(ctx, prompts.Deactivation{PromptID: footer.ID, Environment: prompts.Production, Force: true})
+		is.NoErr(err) // the partial gone
+		again, err := s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 1), byNumber(2, 1)}, prompts.Change{})
+		is.NoErr(err)                        // the same split: nothing changes, nothing is guarded
+		is.Equal(again.Revision, a.Revision) // the revision stays
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 2), byNumber(2, 1)}, prompts.Change{})
+		is.True(errors.Is(err, prompts.ErrPartialUnavailable)) // another split is guarded
+	}},
+	{"the promotion guard holds for every version of a split not served there already, atomically, unless allowed", func(t *testing.T, s *fixture) {
 		is := is.New(t)
 		ctx := t.Context()
 		p := s.prompt(s.project().ID, "k")
-		s.version(p.ID, "Hi {{name}}", prompts.Production) // 1, active
-		s.version(p.ID, "Hello {{ name }}!")               // 2: the same variables
-		s.version(p.ID, "Hi {{place}}")                    // 3: others
-		before, rev := s.snapshot(), s.revision(p.ID)
-		records := len(s.deployments(p.ID, ""))
+		v1 := s.version(p.ID, "Hi {{name}}", prompts.Production) // 1, active
+		s.version(p.ID, "Hello {{ name }}!")                     // 2: the same variables
+		v3 := s.version(p.ID, "Hi {{place}}")                    // 3: others
+		// refused checks that err is the promotion guard's, and that
+		// nothing changed since the state before was taken.
+		var (
+			before  string
+			rev     int64
+			records int
+		)
+		taken := func() { before, rev, records = s.snapshot(), s.revision(p.ID), len(s.deployments(p.ID, "")) }
+		refused := func(err error) {
+			is.Helper()
+			is.True(errors.Is(err, prompts.ErrVariablesChanged)) // refused by the promotion guard
+			is.Equal(s.snapshot(), before)                       // nothing changed
+			is.Equal(s.revision(p.ID), rev)                      // the revision stays
+			is.Equal(len(s.deployments(p.ID, "")), records)      // no record
+		}
+		taken()
 		for _, sp := range []prompts.Split{
 			{byNumber(1, 50), byNumber(3, 50)},
 			{byNumber(3, 50), byNumber(2, 50)},
 		} {
 			_, err := s.split(p.ID, prompts.Production, sp, prompts.Change{})
-			is.True(errors.Is(err, prompts.ErrVariablesChanged)) // refused: a version's variables differ
+			refused(err) // a version's variables differ from those of the one active
 		}
-		is.Equal(s.snapshot(), before) // nothing changed
-		is.Equal(s.revision(p.ID), rev)
-		is.Equal(len(s.deployments(p.ID, "")), records)
 
 		_, err := s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 50), byNumber(2, 50)}, prompts.Change{})
 		is.NoErr(err) // the same variables pass
-		before = s.snapshot()
-		err = s.activate(p.ID, 3, prompts.Production, prompts.Change{})
-		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // one version over a split is guarded against each of its versions
+		taken()
+		refused(s.activate(p.ID, 3, prompts.Production, prompts.Change{})) // one version over a split is guarded against each of its versions
 		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{other}}", Environments: []prompts.Environment{prompts.Production}})
-		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // so is a version created active there
-		is.Equal(s.snapshot(), before)
+		refused(err) // so is a version created active there
 
-		_, err = s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 50), byNumber(3, 50)}, prompts.Change{AllowVariableChange: true})
+		// A canary of 3, allowed: the split now holds versions whose
+		// variables differ.
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 90), byNumber(3, 10)}, prompts.Change{AllowVariableChange: true})
 		is.NoErr(err) // allowed
-		before = s.snapshot()
-		err = s.activate(p.ID, 1, prompts.Production, prompts.Change{})
-		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // 1 is in the split, but 3 serves some subjects too
+		taken()
 		_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
-		is.True(errors.Is(err, prompts.ErrVariablesChanged)) // a rollback to a split is guarded: 2 against 3
-		is.Equal(s.snapshot(), before)
+		refused(err) // a rollback to a split is guarded: 2, not served now, against 3
+
+		// The versions served now pass: re-weighting and reordering them
+		// need no AllowVariableChange.
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byNumber(1, 60), byNumber(3, 40)}, prompts.Change{})
+		is.NoErr(err) // re-weighted
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byID(v3.ID, 50), byNumber(1, 50)}, prompts.Change{})
+		is.NoErr(err) // re-weighted and reordered, an entry by id
+		is.Equal(s.served(p.ID, prompts.Production), "v3:50,v1:50")
+
+		// A version not served now is compared with each one served.
+		taken()
+		_, err = s.split(p.ID, prompts.Production, prompts.Split{byNumber(3, 40), byNumber(1, 40), byNumber(2, 20)}, prompts.Change{})
+		refused(err)                                                       // 2 added: its variables differ from 3's
+		refused(s.activate(p.ID, 2, prompts.Production, prompts.Change{})) // 2 alone: likewise
+		_, err = s.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "{{place}} {{name}}", Environments: []prompts.Environment{prompts.Production}})
+		refused(err) // a version created active there: its variables differ from each one's
+
+		// Finishing the canary: 3, served now, alone.
+		is.NoErr(s.activate(p.ID, 3, prompts.Production, prompts.Change{}))
+		is.Equal(s.served(p.ID, prompts.Production), "v3")
+		taken()
+		_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production})
+		refused(err) // back to the split: 1, not served now, against 3
 		_, err = s.Rollback(ctx, prompts.Rollback{PromptID: p.ID, Environment: prompts.Production, Change: prompts.Change{AllowVariableChange: true}})
 		is.NoErr(err) // unless allowed
-		is.Equal(s.served(p.ID, prompts.Production), "v1:50,v2:50")
+		is.Equal(s.served(p.ID, prompts.Production), "v3:50,v1:50")
+
 		_, err = s.split(p.ID, prompts.Staging, prompts.Split{byNumber(1, 50), byNumber(3, 50)}, prompts.Change{})
 		is.NoErr(err) // nothing active in staging: nothing to guard
+		_, err = s.Activate(ctx, prompts.Activation{PromptID: p.ID, Environment: prompts.Staging, VersionID: prompts.Some(v1.ID)})
+		is.NoErr(err) // the split's first entry alone, by id: served there now
+		is.Equal(s.served(p.ID, prompts.Staging), "v1")
 	}},
 	{"the partials guard holds for every version of a split, and a partial's split is active", func(t *testing.T, s *fixture) {
 		is := is.New(t)

@@ -69,7 +69,8 @@
 // and nothing is sent. get and render take -subject (a user, a session,
 // a tenant): where the environment holds a split, they read the version
 // it serves that subject, as an application's read with that subject
-// would; without it, the split's first entry. Their line on standard
+// would; without it, the split's first entry (-subject "" is an error:
+// leave the flag out). Their line on standard
 // error, promote's and rollback's answers and history show a split with
 // its shares: "split 3 (90%), 4 (10%)". apply -promote ENV counts every
 // version of a split held in ENV as active: it leaves a split that

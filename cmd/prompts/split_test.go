@@ -91,6 +91,16 @@ func TestPromoteSplit(t *testing.T) {
 	r = cli(t, s, nil, "get", "greeting", "-version", "1", "-subject", "ann")
 	is.Equal(r.code, 1) // a subject picks in an environment only
 	is.True(strings.Contains(r.stderr, "-subject"))
+	for _, args := range [][]string{
+		{"get", "greeting", "-subject", ""},
+		{"get", "greeting", "-subject="},
+		{"render", "greeting", "-subject", "", "-var", "name=Ann"},
+	} {
+		r = cli(t, s, nil, args...)
+		is.Equal(r.code, 1) // an empty subject typed is refused, as over HTTP (args)
+		is.True(strings.Contains(r.stderr, "-subject must not be empty: omit it to be served the split's first entry"))
+		is.Equal(r.stdout, "")
+	}
 
 	// History shows the split and what it replaced.
 	r = cli(t, s, nil, "history", "greeting")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,6 +133,8 @@ func (p *pick) read(ctx context.Context, f *flags, key string) (*client.Client, 
 		return nil, prompts.ActivePrompt{}, nil, errors.New("give -environment or -version, not both")
 	case p.version < 0:
 		return nil, prompts.ActivePrompt{}, nil, errors.New("-version must be 1 or more")
+	case p.subject == "" && given(f, "subject"):
+		return nil, prompts.ActivePrompt{}, nil, errors.New("-subject must not be empty: omit it to be served the split's first entry")
 	case p.version != 0 && p.subject != "":
 		return nil, prompts.ActivePrompt{}, nil, errors.New("-subject picks a version of an environment's split: give it with -environment, not -version")
 	case p.env != "":
@@ -164,6 +167,14 @@ func (p *pick) read(ctx context.Context, f *flags, key string) (*client.Client, 
 	}
 	a.Environment = ""
 	return cl, a, &v, nil
+}
+
+// given reports whether the flag name was on the command line (an empty
+// value included).
+func given(f *flags, name string) bool {
+	found := false
+	f.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
 }
 
 // getByKey reads a prompt by key with what is active in env.
