@@ -252,8 +252,11 @@ func (t *Template) render(r *renderer, ctx context.Context, d Data, opts Options
 	if d.Input == nil {
 		root = map[string]any{}
 	}
-	*r = renderer{ctx: ctx, maxSteps: opts.MaxSteps, data: d, root: root, partials: opts.Partials,
-		top: out{limit: opts.MaxBytes, history: historySize(d.History)}, topScope: scope{ctx: root}}
+	// Field by field, r being zero: a whole renderer written at once is
+	// made on the stack first, and a render's frames are on the stack of
+	// the server's goroutine.
+	r.ctx, r.maxSteps, r.data, r.root, r.partials = ctx, opts.MaxSteps, d, root, opts.Partials
+	r.top.limit, r.top.history, r.topScope.ctx = opts.MaxBytes, historySize(d.History), root
 	r.top.segs, r.chain = r.segs[:0], r.chainBuf[:0]
 	r.o = &r.top
 	// About the source's size and a quarter, for the values and the
@@ -560,11 +563,16 @@ func (r *renderer) partial(n *node, s *scope) error {
 	if n.indent == "" {
 		return r.nodes(t.root, ps)
 	}
-	// A standalone partial is indented: render it aside, then indent
-	// each of its lines.
+	return r.indented(t, ps, n.indent)
+}
+
+// indented renders a standalone partial, t in the scope ps, aside, then
+// indents each of its lines with indent. (Apart from partial, whose frame
+// is on the stack of every render that includes a partial.)
+func (r *renderer) indented(t *Template, ps *scope, indent string) error {
 	outer := r.o
 	r.o = &out{limit: outer.limit - outer.size}
-	err = r.nodes(t.root, ps)
+	err := r.nodes(t.root, ps)
 	inner := r.o
 	r.o = outer
 	if err != nil {
@@ -586,7 +594,7 @@ func (r *renderer) partial(n *node, s *scope) error {
 				continue
 			}
 			if atLineStart {
-				if err := r.o.text(n.indent); err != nil {
+				if err := r.o.text(indent); err != nil {
 					return err
 				}
 			}
