@@ -162,3 +162,29 @@ func (s Split) check(fe *fieldErrors) {
 
 // Clone returns a copy of s that shares nothing with it (nil for nil).
 func (s Split) Clone() Split { return slices.Clone(s) }
+
+// SharePercent returns weight / total as a percentage for people, to a
+// hundredth at most: "90%", "33.33%", "12.5%"; a share that rounds to 0
+// or to 100 without being it says so ("<0.01%", ">99.99%"); "?" when
+// total is not positive. The command line and the web interface show a
+// split's shares with it.
+func SharePercent(weight, total int) string {
+	if total <= 0 {
+		return "?"
+	}
+	h := (weight*20000 + total) / (2 * total) // hundredths of a percent, rounded
+	switch {
+	case h == 0 && weight > 0:
+		return "<0.01%"
+	case h == 10000 && weight < total:
+		return ">99.99%"
+	}
+	out := strconv.Itoa(h / 100)
+	if frac := h % 100; frac != 0 {
+		out += "." + strconv.Itoa(frac/10)
+		if frac%10 != 0 {
+			out += strconv.Itoa(frac % 10)
+		}
+	}
+	return out + "%"
+}

@@ -83,3 +83,16 @@ func BenchmarkSplitPick(b *testing.B) {
 		prompts.SplitEntry(prompts.SplitPoint("01J9Z3K6Q2W8XN5T4V7B1C0D9E", prompts.Production, "user-12345"), w)
 	}
 }
+
+func TestSharePercent(t *testing.T) {
+	is := is.New(t)
+	for _, c := range []struct {
+		w, total int
+		want     string
+	}{
+		{90, 100, "90%"}, {1, 3, "33.33%"}, {2, 3, "66.67%"}, {1, 8, "12.5%"}, {1, 1, "100%"}, {1, 20, "5%"}, {1, 16, "6.25%"},
+		{1, 90001, "<0.01%"}, {99999, 100000, ">99.99%"}, {1, 0, "?"},
+	} {
+		is.Equal(prompts.SharePercent(c.w, c.total), c.want) // SharePercent(c.w, c.total)
+	}
+}

@@ -44,28 +44,7 @@ func sharePercent(s prompts.Split, i int) string {
 	for _, e := range s {
 		total += e.Weight
 	}
-	return percent(s[i].Weight, total)
-}
-
-// percent returns w / total as a percentage for people, to a hundredth
-// at most: "90%", "33.33%"; a share that rounds to 0 or to 100 without
-// being it says so ("<0.01%", ">99.99%").
-func percent(w, total int) string {
-	if total <= 0 {
-		return "?"
-	}
-	h := (w*20000 + total) / (2 * total) // hundredths of a percent, rounded
-	switch {
-	case h == 0 && w > 0:
-		return "<0.01%"
-	case h == 10000 && w < total:
-		return ">99.99%"
-	}
-	out := strconv.Itoa(h / 100)
-	if frac := h % 100; frac != 0 {
-		out += "." + strings.TrimSuffix(fmt.Sprintf("%02d", frac), "0")
-	}
-	return out + "%"
+	return prompts.SharePercent(s[i].Weight, total)
 }
 
 // splitRow is one row of the promote form's split: a version number (0:
@@ -93,7 +72,7 @@ func (r splitRow) Share(rows []splitRow) string {
 		}
 		total += ow
 	}
-	return percent(w, total)
+	return prompts.SharePercent(w, total)
 }
 
 // splitRows are the rows the promote form offers: the rows given, then

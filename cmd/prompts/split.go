@@ -56,30 +56,9 @@ func shares(s prompts.Split) string {
 	}
 	parts := make([]string, len(s))
 	for i, e := range s {
-		parts[i] = strconv.Itoa(e.VersionNumber) + " (" + percent(e.Weight, total) + ")"
+		parts[i] = strconv.Itoa(e.VersionNumber) + " (" + prompts.SharePercent(e.Weight, total) + ")"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// percent returns w / total as a percentage for people, to a hundredth
-// at most: "90%", "33.33%"; a share that rounds to 0 or to 100 without
-// being it says so ("<0.01%", ">99.99%").
-func percent(w, total int) string {
-	if total <= 0 {
-		return "?"
-	}
-	h := (w*20000 + total) / (2 * total) // hundredths of a percent, rounded
-	switch {
-	case h == 0 && w > 0:
-		return "<0.01%"
-	case h == 10000 && w < total:
-		return ">99.99%"
-	}
-	out := strconv.Itoa(h / 100)
-	if frac := h % 100; frac != 0 {
-		out += "." + strings.TrimSuffix(fmt.Sprintf("%02d", frac), "0")
-	}
-	return out + "%"
 }
 
 // served says what an environment serves, for people: "version 3",

@@ -178,17 +178,8 @@ func TestPromoteSplitRefused(t *testing.T) {
 	is.Equal(cli(t, s, nil, "promote", "greeting", "-environment", "production", "-split", "2=50,3=50", "-allow-variable-change").code, 0)
 }
 
-func TestPercent(t *testing.T) {
+func TestShares(t *testing.T) {
 	is := is.New(t)
-	for _, c := range []struct {
-		w, total int
-		want     string
-	}{
-		{90, 100, "90%"}, {1, 3, "33.33%"}, {2, 3, "66.67%"}, {1, 8, "12.5%"}, {1, 1, "100%"},
-		{1, 90001, "<0.01%"}, {99999, 100000, ">99.99%"}, {1, 0, "?"},
-	} {
-		is.Equal(percent(c.w, c.total), c.want) // percent(c.w, c.total)
-	}
 	is.Equal(shares(prompts.Split{{VersionNumber: 3, Weight: 1}, {VersionNumber: 4, Weight: 2}}), "3 (33.33%), 4 (66.67%)")
 }
 
