@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +92,22 @@ func TestCosts(t *testing.T) {
 	is.Equal(render.costs(), []float64{2, 1}) // the baseline's req/s over the target's
 	before := &target{results: []result{{rps: 250}, {rps: 1000}}}
 	is.Equal(render.against(before, rps), []float64{2, 0.8}) // round by round, the target's over the other's
+}
+
+func TestSplitScript(t *testing.T) {
+	is := is.New(t)
+	dir := t.TempDir()
+	sr := splitRequest{Path: "/v1/integration/prompts/01KAKM6N8V5X3ZJ0W2Q9R7T4YB"}
+	name, err := sr.script(dir, "memstore-subject", true)
+	is.NoErr(err)
+	b, err := os.ReadFile(name)
+	is.NoErr(err)
+	is.True(strings.Contains(string(b), `"?subject=user-" .. n`)) // a subject each request
+	is.True(strings.Contains(string(b), "n % 100000 + 1"))        // cycling through the subjects, from user-1
+	name, err = sr.script(dir, "memstore-split", false)
+	is.NoErr(err)
+	b, err = os.ReadFile(name)
+	is.NoErr(err)
+	is.True(!strings.Contains(string(b), "subject")) // the same read each request
+	is.True(strings.Contains(string(b), `wrk.format("GET", path)`))
 }

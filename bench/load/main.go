@@ -129,6 +129,7 @@ type config struct {
 	before      string
 	traced      bool
 	render      bool
+	subject     bool
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -148,6 +149,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.before, "before", "", "the standalone server binary of an earlier build, also measured on memstore; the memstore row is then its ratio to that build (goal 0.95x), alternating with it round by round")
 	fs.BoolVar(&c.traced, "traced", false, "also measure the server on memstore with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that discards the spans), against the same build without")
 	fs.BoolVar(&c.render, "render", false, "also measure render (POST /v1/integration/prompts/{id}/render) of a chat prompt with one partial and an input schema, on the server on memstore, against read 3 on that server (goal: at most 1.5x its cost); with -before, on the earlier build too")
+	fs.BoolVar(&c.subject, "subject", false, "also measure read 3 of a split of two versions with subject= (a new subject each request), against the same read without a subject, on the server on memstore (goal: at most 1.05x its cost)")
 	fs.BoolVar(&c.openedUI, "opened-ui", false, "also measure the server on memstore after its web interface served a page (its templates then stay in memory)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./bench/load [flags]\n\n")
@@ -219,6 +221,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.render {
 		targets++
+	}
+	if cfg.subject {
+		targets += 2
 	}
 	lifetime := time.Duration(targets)*(cfg.warmup+time.Duration(cfg.rounds)*(cfg.duration+3*time.Second)) + 5*time.Minute
 	procs := &processes{pin: cfg.pin, lifetime: lifetime}
@@ -296,6 +301,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if renderT, err = renderOn(memT, "memstore-render"); err != nil {
 			return err
 		}
+	}
+	if cfg.subject {
+		// Read 3 of a split, without a subject (its first entry) and
+		// with one: what the pick costs a read over HTTP.
+		sr, err := seedSplit(ctx, mem.base)
+		if err != nil {
+			return fmt.Errorf("seeding the split on memstore: %w", err)
+		}
+		plain, err := sr.script(tmp, "memstore-split", false)
+		if err != nil {
+			return err
+		}
+		subjects, err := sr.script(tmp, "memstore-subject", true)
+		if err != nil {
+			return err
+		}
+		splitT := &target{name: "memstore-split", url: mem.base + sr.Path, script: plain, proc: mem, baseline: memT}
+		list = append(list, splitT,
+			&target{name: "memstore-subject", url: mem.base + sr.Path, script: subjects, proc: mem, baseline: splitT, costGoal: 1.05})
 	}
 	if cfg.before != "" {
 		// The earlier build, measured the same way: the change is the

@@ -21,7 +21,7 @@ type target struct {
 	// cost as a multiple of a baseline's request (the baseline's req/s
 	// over t's).
 	costGoal float64
-	script   string // the wrk Lua script of a request that is not a GET
+	script   string // the wrk Lua script of a request other than a GET of url
 	// versus, when not nil, is the same request on an earlier build, in
 	// the same rounds: the report gives t's req/s and CPU over its.
 	versus  *target
@@ -119,7 +119,7 @@ func report(w io.Writer, ts []*target, unit string) {
 			if median(t.costs()) > t.costGoal {
 				verdict = "MISSED"
 			}
-			fmt.Fprintf(tw, "cost <= %.1fx: %s\t\n", t.costGoal, verdict)
+			fmt.Fprintf(tw, "cost <= %gx: %s\t\n", t.costGoal, verdict)
 			continue
 		}
 		if t.goal == 0 { // measured for its row only
@@ -136,7 +136,7 @@ func report(w io.Writer, ts []*target, unit string) {
 	for _, t := range ts {
 		if t.costGoal != 0 {
 			cs := t.costs()
-			fmt.Fprintf(w, "\n%s costs %.2fx a request of %s (the median of the rounds' ratios of %s's req/s to %s's; range %.2f-%.2f); goal at most %.1fx\n",
+			fmt.Fprintf(w, "\n%s costs %.2fx a request of %s (the median of the rounds' ratios of %s's req/s to %s's; range %.2f-%.2f); goal at most %gx\n",
 				t.name, median(cs), t.baseline.name, t.baseline.name, t.name, slices.Min(cs), slices.Max(cs), t.costGoal)
 			if counted {
 				cpu := t.ratios(cycles)

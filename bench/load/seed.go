@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -289,4 +290,103 @@ func luaString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// The split the subject targets read (-subject): a second prompt of the
+// read-3 prompt's shape, with two versions of the same size in a split
+// of 50 and 50 in production, so that every subject's answer is as large
+// as the answer without one.
+const (
+	splitKey = "support/greeting-split"
+	// splitSubjects is how many subjects the subject target cycles
+	// through: many, as an application's users are, so that no answer
+	// repeats on a connection.
+	splitSubjects = 100000
+)
+
+// splitRequest is what the subject targets read: the path of read 3 of
+// the split's prompt, and its id.
+type splitRequest struct {
+	Path     string // /v1/integration/prompts/{id}
+	PromptID string
+	Split    prompts.Split
+}
+
+// seedSplit makes, on the seeded server at base, the split's prompt with
+// its two versions and the split in production, and checks that a read
+// with a subject answers the version the published formula picks for it
+// (prompts.Split.Entry), for the first 64 subjects of the script's.
+func seedSplit(ctx context.Context, base string) (splitRequest, error) {
+	root := base + "/v1/integration"
+	var projects []api.Project
+	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
+		return splitRequest{}, err
+	}
+	if len(projects) == 0 {
+		return splitRequest{}, fmt.Errorf("GET /projects: no project")
+	}
+	var p api.Prompt
+	if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{
+		ProjectID: projects[0].ID, Key: splitKey, Name: promptName, Description: api.Some(promptDescription),
+	}, &p); err != nil {
+		return splitRequest{}, err
+	}
+	for _, summary := range []string{"Version A.", "Version B."} {
+		var v api.Version
+		if err := call(ctx, "POST", root+"/prompts/"+p.ID+"/versions", api.NewVersion{
+			Content: promptContent, ChangeSummary: api.Some(summary), Metadata: api.Metadata(promptMetadata),
+		}, &v); err != nil {
+			return splitRequest{}, err
+		}
+	}
+	var dep api.Deployment
+	if err := call(ctx, "PUT", root+"/prompts/"+p.ID+"/environments/production", api.Activation{
+		Split: api.SplitRequest{{VersionNumber: 1, Weight: 50}, {VersionNumber: 2, Weight: 50}},
+	}, &dep); err != nil {
+		return splitRequest{}, err
+	}
+	sr := splitRequest{Path: "/v1/integration/prompts/" + p.ID, PromptID: p.ID,
+		Split: prompts.Split{{VersionNumber: 1, Weight: 50}, {VersionNumber: 2, Weight: 50}}}
+	seen := map[int]bool{}
+	for i := 1; i <= 64; i++ {
+		subject := subjectName(i)
+		var got api.ActivePrompt
+		if err := call(ctx, "GET", base+sr.Path+"?subject="+subject, nil, &got); err != nil {
+			return splitRequest{}, err
+		}
+		want := sr.Split[sr.Split.Entry(p.ID, prompts.Production, subject)].VersionNumber
+		if got.ActiveVersion == nil || got.ActiveVersion.VersionNumber != want {
+			return splitRequest{}, fmt.Errorf("GET %s?subject=%s: not version %d, which the formula picks", sr.Path, subject, want)
+		}
+		seen[want] = true
+	}
+	if len(seen) != 2 {
+		return splitRequest{}, fmt.Errorf("GET %s: 64 subjects all read one version", sr.Path)
+	}
+	return sr, nil
+}
+
+// subjectName is the script's subject number i.
+func subjectName(i int) string { return "user-" + strconv.Itoa(i) }
+
+// script writes the wrk Lua script of the split's reads into dir, named
+// after the target, and returns the file: with subjects, each request
+// names the next of splitSubjects subjects in turn (as subjectName
+// does); without, each request is the same read of the split. Both make
+// the request in the script, so that wrk does the same work for each.
+func (sr splitRequest) script(dir, target string, subjects bool) (string, error) {
+	lua := "local path = " + luaString(sr.Path) + "\n"
+	if subjects {
+		lua += "local n = 0\n" +
+			"request = function()\n" +
+			"  n = n % " + strconv.Itoa(splitSubjects) + " + 1\n" +
+			"  return wrk.format(\"GET\", path .. \"?subject=user-\" .. n)\n" +
+			"end\n"
+	} else {
+		lua += "request = function()\n" +
+			"  return wrk.format(\"GET\", path)\n" +
+			"end\n"
+	}
+	name := filepath.Join(dir, target+".lua")
+	return name, os.WriteFile(name, []byte(lua), 0o600)
 }
