@@ -226,7 +226,8 @@ func NewRenderer(s Store) *Renderer { return &Renderer{store: s} }
 // Render renders the version in asks for: the version active in
 // in.Environment (Production when neither it nor a version number is
 // given), or the version numbered in.VersionNumber. It returns the version
-// and what it rendered (see Template.Render).
+// (a copy of its own, or with in.Shared the store's) and what it rendered
+// (see Template.Render).
 //
 // Each {{> KEY}} of a dotprompt version includes the version of the prompt
 // of the same project with that key that is active in the environment
@@ -270,6 +271,9 @@ func (r *Renderer) Render(ctx context.Context, in RenderRequest) (PromptVersion,
 	out, err := t.t.Render(ctx, input)
 	if err != nil {
 		return PromptVersion{}, Rendered{}, err
+	}
+	if in.Shared {
+		return v, out, nil
 	}
 	return v.Copy(), out, nil
 }

@@ -153,3 +153,36 @@ func TestRendererReturnsACopy(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(a.ActiveVersion.Variables, []string{"a", "b"})
 }
+
+// With Shared, a render returns the version the store shares rather than
+// a copy: the same version and output, one allocation fewer.
+func TestRendererShared(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	store := memstore.New()
+	proj, err := store.CreateProject(ctx, prompts.NewProject{Name: "P"})
+	is.NoErr(err)
+	p, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "k"})
+	is.NoErr(err)
+	summary := "first"
+	_, err = store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
+		ChangeSummary: &summary, Environments: []prompts.Environment{prompts.Production}})
+	is.NoErr(err)
+	r := prompts.NewRenderer(store)
+	in := prompts.RenderRequest{PromptID: p.ID, Variables: map[string]any{"a": "1", "b": "2"}}
+	shared := in
+	shared.Shared = true
+	v, out, err := r.Render(ctx, in)
+	is.NoErr(err)
+	sv, sout, err := r.Render(ctx, shared)
+	is.NoErr(err)
+	is.Equal(sv, v)     // the same version
+	is.Equal(sout, out) // and output
+	a, _, err := store.ReadActive(ctx, prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production, Shared: true})
+	is.NoErr(err)
+	is.True(&sv.Variables[0] == &a.ActiveVersion.Variables[0]) // the store's own
+	is.True(&v.Variables[0] != &a.ActiveVersion.Variables[0])  // a copy without Shared
+	copied := testing.AllocsPerRun(100, func() { _, _, _ = r.Render(ctx, in) })
+	saved := testing.AllocsPerRun(100, func() { _, _, _ = r.Render(ctx, shared) })
+	is.Equal(saved, copied-1) // the copy, and only it, saved
+}

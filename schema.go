@@ -933,7 +933,29 @@ func quickKinds(p any) (uint8, bool) {
 // passes reports whether values obviously pass the schema: false says
 // only that the validator must judge them.
 func (q *quickSchema) passes(values map[string]any) bool {
+	if len(values) > len(q.names) {
+		return false // one at least is no property
+	}
 	given := 0 // required properties given
+	if len(q.names) <= 2*len(values)+2 {
+		// About as many properties as values: look each property up,
+		// which costs less than walking the map and searching the names.
+		found := 0
+		for i, name := range q.names {
+			v, ok := values[name]
+			if !ok {
+				continue
+			}
+			found++
+			if q.required[i] {
+				given++
+			}
+			if !q.takes(i, v) {
+				return false
+			}
+		}
+		return found == len(values) && given == q.nRequired
+	}
 	for name, v := range values {
 		i, ok := slices.BinarySearch(q.names, name)
 		if !ok {
@@ -942,24 +964,29 @@ func (q *quickSchema) passes(values map[string]any) bool {
 		if q.required[i] {
 			given++
 		}
-		kinds := q.kinds[i]
-		if kinds == quickAny {
-			continue
-		}
-		var kind uint8
-		switch v.(type) {
-		case string:
-			kind = quickString
-		case bool:
-			kind = quickBool
-		case nil:
-			kind = quickNull
-		}
-		if kinds&kind == 0 {
+		if !q.takes(i, v) {
 			return false
 		}
 	}
 	return given == q.nRequired
+}
+
+// takes reports whether property i takes the value v.
+func (q *quickSchema) takes(i int, v any) bool {
+	kinds := q.kinds[i]
+	if kinds == quickAny {
+		return true
+	}
+	var kind uint8
+	switch v.(type) {
+	case string:
+		kind = quickString
+	case bool:
+		kind = quickBool
+	case nil:
+		kind = quickNull
+	}
+	return kinds&kind != 0
 }
 
 // leaves calls f with each error of e's tree that has no causes.

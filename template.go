@@ -197,6 +197,12 @@ type RenderRequest struct {
 	// and the subject picks only its partials' versions (in Production,
 	// where a render by number resolves them).
 	Subject string
+	// Shared lets Renderer.Render return the version the store shares
+	// with other callers instead of a copy, as ActiveQuery.Shared does
+	// for a read: the caller changes nothing it points to (its change
+	// summary, metadata and variables). A caller that encodes the answer
+	// and drops it, as the HTTP interface does, saves the copy.
+	Shared bool
 }
 
 // Input returns the RenderInput of in.

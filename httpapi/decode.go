@@ -31,11 +31,20 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if r.Body == nil {
 		return nil, true
 	}
-	body, err := readAll(http.MaxBytesReader(w, r.Body, h.limit), r.ContentLength)
+	// A body of known length, at most the limit, is read as it is (the
+	// server reads no more than its length; readAll stops past the limit
+	// all the same, for a body some middleware replaced); one of unknown
+	// length (chunked) through MaxBytesReader, which also closes the
+	// connection of a client that sends on past the limit.
+	body := r.Body
+	if r.ContentLength < 0 {
+		body = http.MaxBytesReader(w, r.Body, h.limit)
+	}
+	b, err := readAll(body, r.ContentLength, h.limit)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
-		case errors.As(err, &mbe):
+		case errors.As(err, &mbe), errors.Is(err, errTooLarge):
 			h.problem(w, kindTooLarge, tooLarge(), nil)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// The server's read deadline (http.Server.ReadTimeout)
@@ -46,7 +55,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		}
 		return nil, false
 	}
-	return body, true
+	return b, true
 }
 
 // isJSON reports whether a Content-Type names JSON: application/json, in
@@ -73,18 +82,25 @@ func (h *Handler) decode(w http.ResponseWriter, body []byte, v any) bool {
 	return true
 }
 
+// errTooLarge is readAll's error for a body longer than its max.
+var errTooLarge = errors.New("body too large")
+
 // readAll is io.ReadAll with a first buffer of size bytes (-1 when not
-// known) and one more, to see the end: a body whose length is known is
+// known: 512) and one more, to see the end, which fails with errTooLarge
+// once it has read more than max bytes: a body whose length is known is
 // read into one allocation of that size, rather than into 512 bytes
 // grown as it comes.
-func readAll(r io.Reader, size int64) ([]byte, error) {
+func readAll(r io.Reader, size, max int64) ([]byte, error) {
 	if size < 0 {
-		return io.ReadAll(r)
+		size = 511
 	}
-	b := make([]byte, 0, size+1)
+	b := make([]byte, 0, min(size, max)+1)
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
+		if int64(len(b)) > max {
+			return nil, errTooLarge
+		}
 		if err != nil {
 			if err == io.EOF {
 				err = nil

@@ -13,9 +13,10 @@ import (
 // "variables": the values (strings for a plain version), "allow_unused",
 // and for a dotprompt version "history" and "context". It renders the
 // version's template with its partials (prompts.Renderer: each version
-// parsed once), and changes nothing.
-func (h *Handler) render() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, a Access) {
+// parsed once), and changes nothing. It is matched directly (see direct),
+// as read 3 is: it is an application's other hot path.
+func (h *Handler) render() lastFunc {
+	return func(w http.ResponseWriter, r *http.Request, a Access, id string) {
 		if h.refused(w) {
 			return
 		}
@@ -27,7 +28,8 @@ func (h *Handler) render() handlerFunc {
 		if !h.decode(w, body, &req) {
 			return
 		}
-		in := req.Domain(r.PathValue("prompt_id"))
+		in := req.Domain(id)
+		in.Shared = true // encoded below, and dropped
 		if err := in.Validate(); err != nil {
 			h.invalidInput(w, r, err)
 			return

@@ -60,10 +60,12 @@ func (h *Handler) routes() []route {
 // handlerFunc is a route's handler, called once the key is known.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, a Access)
 
-// lastFunc is the handler of a GET route whose path ends in its only
-// wildcard, one segment ("GET /v1/integration/prompts/{prompt_id}"),
-// called once the key is known with that segment's value. ServeHTTP
-// matches such a route itself, before the ServeMux (see direct).
+// lastFunc is the handler of a route whose path has one wildcard, one
+// segment, and literal segments around it ("GET
+// /v1/integration/prompts/{prompt_id}", "POST
+// /v1/integration/prompts/{prompt_id}/render"), called once the key is
+// known with that segment's value. ServeHTTP matches such a route itself,
+// before the ServeMux (see direct).
 type lastFunc func(w http.ResponseWriter, r *http.Request, a Access, value string)
 
 // endpoint is a route's handler: a handlerFunc or a lastFunc.
@@ -79,54 +81,80 @@ type route struct {
 	handle  endpoint
 }
 
-// direct is a route that ServeHTTP matches without the ServeMux: a GET
-// route whose path is literal segments and then one wildcard segment.
-// Such a path is matched by comparing a prefix and finding no slash after
-// it, where the ServeMux cleans the path, unescapes every segment, walks
-// its tree and makes the slice of the wildcards' values: about a third of
-// the API's own cost of read 3. It answers exactly what the ServeMux
-// would (TestDirectRoutesAnswerAsTheMux): it takes only GET and HEAD
-// requests whose path needs no unescaping (URL.RawPath empty), where the
-// segment's value is the path's own, and whose last segment is one
-// segment of a clean path; it sets r.Pattern as the ServeMux does. The
-// wildcard's value goes to the handler as an argument, and to
-// r.PathValue only when the error observer is to see the request
-// (report): setting it costs a map.
+// direct is a route that ServeHTTP matches without the ServeMux: a GET or
+// POST route whose path is literal segments, one wildcard segment, and
+// literal segments again or nothing: read 3 and render, the two requests
+// an application makes on its hot path. Such a path is matched by
+// comparing a prefix and a suffix and finding no slash between them,
+// where the ServeMux cleans the path, unescapes every segment, walks its
+// tree and makes the slice of the wildcards' values: about a third of the
+// API's own cost of read 3. It answers exactly what the ServeMux would
+// (TestDirectRoutesAnswerAsTheMux): it takes only requests of its method
+// (and HEAD for a GET) whose path needs no unescaping (URL.RawPath
+// empty), where the segment's value is the path's own, and whose
+// wildcard's segment is one segment of a clean path; it sets r.Pattern as
+// the ServeMux does. The wildcard's value goes to the handler as an
+// argument, and to r.PathValue only when the error observer is to see
+// the request (report): setting it costs a map.
 type direct struct {
 	pattern string // as the ServeMux sets r.Pattern
+	method  string // GET (which takes HEAD too) or POST
 	prefix  string // the path up to the wildcard, with its slash
+	suffix  string // the path after the wildcard, from its slash; "" when the wildcard ends the path
 	name    string // the wildcard's name
 	role    Role
 	last    lastFunc
 }
 
 // newDirect returns the direct route of rt, whose handler is last. It
-// panics unless rt's pattern is a GET of literal segments and then one
-// wildcard segment: a route table that does not hold is a programming
-// error, seen at New.
+// panics unless rt's pattern is a GET or a POST of literal segments, one
+// wildcard segment, and literal segments or nothing: a route table that
+// does not hold is a programming error, seen at New.
 func newDirect(rt route, last lastFunc) direct {
 	method, path, _ := strings.Cut(rt.pattern, " ")
-	i := strings.LastIndexByte(path, '/')
-	prefix, wild := path[:i+1], path[i+1:]
-	name, ok := strings.CutPrefix(wild, "{")
-	name, ok2 := strings.CutSuffix(name, "}")
-	if method != http.MethodGet || !ok || !ok2 || name == "" || strings.ContainsAny(name, "{}.") ||
-		strings.ContainsAny(prefix, "{}") || !isCleanPath(prefix) {
-		panic("httpapi: route " + rt.pattern + " cannot be matched directly: want GET, literal segments and one last wildcard segment")
+	open, shut := strings.IndexByte(path, '{'), strings.IndexByte(path, '}')
+	ok := open > 0 && shut > open && path[open-1] == '/'
+	var prefix, name, suffix string
+	if ok {
+		prefix, name, suffix = path[:open], path[open+1:shut], path[shut+1:]
 	}
-	return direct{pattern: rt.pattern, prefix: prefix, name: name, role: rt.role, last: last}
+	if !ok || (method != http.MethodGet && method != http.MethodPost) || name == "" || strings.ContainsAny(name, "{}./") ||
+		strings.ContainsAny(suffix, "{}") || (suffix != "" && (suffix[0] != '/' || suffix == "/" || !isCleanPath(suffix))) ||
+		!isCleanPath(prefix) {
+		panic("httpapi: route " + rt.pattern + " cannot be matched directly: want GET or POST, literal segments, one wildcard segment, and literal segments or nothing")
+	}
+	return direct{pattern: rt.pattern, method: method, prefix: prefix, suffix: suffix, name: name, role: rt.role, last: last}
+}
+
+// value returns the wildcard's value in path, when path is d's: the one
+// segment between d's prefix and suffix, neither empty nor "." nor "..".
+func (d *direct) value(path string) (string, bool) {
+	v, ok := strings.CutPrefix(path, d.prefix)
+	if ok && d.suffix != "" {
+		v, ok = strings.CutSuffix(v, d.suffix)
+	}
+	if !ok || v == "" || v == "." || v == ".." || strings.IndexByte(v, '/') >= 0 {
+		return "", false
+	}
+	return v, true
 }
 
 // matchDirect returns the direct route that r's path matches, with its
 // wildcard's value, or nil: then the ServeMux routes r.
 func (h *Handler) matchDirect(r *http.Request) (*direct, string) {
-	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.RawPath != "" {
+	if r.URL.RawPath != "" {
 		return nil, ""
 	}
-	p := r.URL.Path
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
 	for i := range h.direct {
 		d := &h.direct[i]
-		if v, ok := strings.CutPrefix(p, d.prefix); ok && v != "" && v != "." && v != ".." && strings.IndexByte(v, '/') < 0 {
+		if d.method != method {
+			continue
+		}
+		if v, ok := d.value(r.URL.Path); ok {
 			return d, v
 		}
 	}
@@ -152,7 +180,7 @@ func (h *Handler) report(r *http.Request, err error) {
 	for i := range h.direct {
 		d := &h.direct[i]
 		if r.Pattern == d.pattern && r.PathValue(d.name) == "" {
-			if v, ok := strings.CutPrefix(r.URL.Path, d.prefix); ok {
+			if v, ok := d.value(r.URL.Path); ok {
 				r.SetPathValue(d.name, v)
 			}
 		}
@@ -200,10 +228,10 @@ func (h *Handler) register(routes []route) {
 }
 
 // checkDirect panics unless every route of a lastFunc can be matched
-// directly: a GET of literal segments and one last wildcard segment, the
-// only route of its paths (no other route may have a segment of its own,
-// or another wildcard, where its wildcard is: the ServeMux could prefer
-// it).
+// directly (see newDirect) and is the only route of its paths: no other
+// route may have a segment of its own, or another wildcard, where its
+// wildcard is, with the same segments around it (the ServeMux could
+// prefer it).
 func checkDirect(routes []route) {
 	for _, rt := range routes {
 		f, ok := rt.handle.(lastFunc)
@@ -213,7 +241,11 @@ func checkDirect(routes []route) {
 		d := newDirect(rt, f)
 		for _, o := range routes {
 			_, path, _ := strings.Cut(o.pattern, " ")
-			if rest, ok := strings.CutPrefix(path, d.prefix); ok && rest != "{"+d.name+"}" && !strings.Contains(rest, "/") {
+			rest, ok := strings.CutPrefix(path, d.prefix)
+			if ok && d.suffix != "" {
+				rest, ok = strings.CutSuffix(rest, d.suffix)
+			}
+			if ok && rest != "{"+d.name+"}" && !strings.Contains(rest, "/") {
 				panic("httpapi: route " + o.pattern + " shares the paths of " + d.pattern + ", which is matched directly")
 			}
 		}
