@@ -108,7 +108,7 @@ func TestDirectRoutesAnswerAsTheMux(t *testing.T) {
 	}
 	// Render, with a body or none, good and bad.
 	render := `{"variables":{"name":"Ada"}}`
-	for _, rq := range []req{
+	reqs = append(reqs, []req{
 		{"POST", base + id + "/render", admin, render},
 		{"POST", base + id + "/render", http.Header{"X-Api-Key": {"reader-0123456789abcdef"}}, render},
 		{"POST", base + id + "/render", http.Header{"X-Api-Key": {"elsewhere-0123456789abcdef"}}, render}, // 404
@@ -137,9 +137,7 @@ func TestDirectRoutesAnswerAsTheMux(t *testing.T) {
 		{"PUT", base + id + "/render", admin, render},
 		{"post", base + id + "/render", admin, render},
 		{"GET", base + id + "/render", nil, ""}, // 401 before 405
-	} {
-		reqs = append(reqs, rq)
-	}
+	}...)
 	for _, rq := range reqs {
 		t.Run(rq.method+" "+rq.target, func(t *testing.T) {
 			is := is.New(t)

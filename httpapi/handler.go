@@ -19,7 +19,8 @@ const DefaultBodyLimit = 1 << 20
 // an http.Handler, safe for concurrent use; make one with New.
 type Handler struct {
 	store   prompts.Store
-	fresh   prompts.Store // the store under store's caches, for reads that ask for a fresh answer; nil without one
+	active  prompts.ActiveReader // store, when it is one (nil else): prompts.ReadActive's assertion, made once
+	fresh   prompts.Store        // the store under store's caches, for reads that ask for a fresh answer; nil without one
 	auth    Authenticator
 	log     *slog.Logger
 	observe func(*http.Request, error) // nil: none
@@ -177,6 +178,7 @@ func New(store prompts.Store, opts ...Option) *Handler {
 		hdrProblem: []string{"application/problem+json"},
 		hdrCache:   []string{"private, no-cache"},
 	}
+	h.active, _ = store.(prompts.ActiveReader)
 	h.events, h.hooks, h.keepAlive = events, hooks, DefaultStreamKeepAlive
 	h.keys, _ = prompts.KeyStoreOf(store)
 	h.closing = newClosing()

@@ -111,12 +111,22 @@ var hdrStale = []string{"prompts; hit; detail=stale"}
 // fresh answer (see wantsFresh). The store is read without the subject
 // and the answer picked here: prompts.ReadActive picks again what an
 // ActiveReader picked, and the pick (a SHA-256) is most of what a
-// subject costs.
-func (h *Handler) readActive(r *http.Request, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+// subject costs. The store is read as prompts.ReadActive reads it, with
+// its ActiveReader found once (h.active), and a read without a subject
+// is not picked at all: an ActivePrompt is 200 bytes, and each call that
+// passes or returns it by value copies it.
+func (h *Handler) readActive(r *http.Request, q prompts.ActiveQuery) (a prompts.ActivePrompt, stale bool, err error) {
 	subject := q.Subject
 	q.Shared, q.Fresh, q.Subject = true, wantsFresh(r.Header), ""
-	a, stale, err := prompts.ReadActive(r.Context(), h.store, q)
-	return a.Pick(subject), stale, err
+	if h.active != nil {
+		a, stale, err = h.active.ReadActive(r.Context(), q)
+	} else {
+		a, stale, err = prompts.ReadActive(r.Context(), h.store, q)
+	}
+	if subject != "" {
+		a = a.Pick(subject)
+	}
+	return a, stale, err
 }
 
 // updatePrompt is PATCH /prompts/{prompt_id}.

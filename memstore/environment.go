@@ -14,14 +14,14 @@ import (
 // oldest first.
 
 // GetActive implements prompts.Store.
-func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	a, err := s.readActive(ctx, prompts.ActiveQuery{PromptID: promptID, Environment: env})
+func (s *Store) GetActive(ctx context.Context, promptID string, env prompts.Environment) (a prompts.ActivePrompt, err error) {
+	err = s.readActive(ctx, &prompts.ActiveQuery{PromptID: promptID, Environment: env}, &a)
 	return a.Copy(), err
 }
 
 // GetActiveByKey implements prompts.Store.
-func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (prompts.ActivePrompt, error) {
-	a, err := s.readActive(ctx, prompts.ActiveQuery{ProjectID: projectID, Key: key, Environment: env})
+func (s *Store) GetActiveByKey(ctx context.Context, projectID, key string, env prompts.Environment) (a prompts.ActivePrompt, err error) {
+	err = s.readActive(ctx, &prompts.ActiveQuery{ProjectID: projectID, Key: key, Environment: env}, &a)
 	return a.Copy(), err
 }
 
@@ -31,54 +31,61 @@ var _ prompts.ActiveReader = (*Store)(nil)
 // the store's own, without a copy; Fresh and FailFast change nothing (the
 // store is its own store of record, in memory). It is never stale. With
 // q.Subject, a split's answer is picked for the subject.
-func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
+//
+// The answer is made where it is returned (readActive fills it): an
+// ActivePrompt is 200 bytes, and each function that returns it by value
+// copies it once more, on the hot path of every read.
+func (s *Store) ReadActive(ctx context.Context, q prompts.ActiveQuery) (a prompts.ActivePrompt, stale bool, err error) {
 	if q.Subject != "" {
 		return s.readPicked(ctx, q)
 	}
-	a, err := s.readActive(ctx, q)
-	if err != nil || q.Shared {
-		return a, false, err
+	if err = s.readActive(ctx, &q, &a); err == nil && !q.Shared {
+		a = a.Copy()
 	}
-	return a.Copy(), false, nil
+	return a, false, err
 }
 
 // readPicked is ReadActive with a subject; apart, so that a read without
 // one pays nothing for it.
 func (s *Store) readPicked(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, bool, error) {
-	a, err := s.readActive(ctx, q)
+	var a prompts.ActivePrompt
+	err := s.readActive(ctx, &q, &a)
 	if err != nil || q.Shared {
 		return a.Pick(q.Subject), false, err
 	}
 	return a.Pick(q.Subject).Copy(), false, nil
 }
 
-// readActive answers q with what the store holds, shared.
-func (s *Store) readActive(ctx context.Context, q prompts.ActiveQuery) (prompts.ActivePrompt, error) {
+// readActive sets *out, a zero ActivePrompt, to the answer to q, with
+// what the store holds, shared; it leaves *out zero on an error.
+func (s *Store) readActive(ctx context.Context, q *prompts.ActiveQuery, out *prompts.ActivePrompt) error {
 	if err := s.rlock(ctx, q.Environment.Validate()); err != nil {
-		return prompts.ActivePrompt{}, err
+		return err
 	}
 	defer s.mu.RUnlock()
 	if q.PromptID != "" {
 		rec, ok := s.prompts[q.PromptID]
 		if !ok {
-			return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+			return prompts.NotFound("prompt")
 		}
 		if _, err := s.environment(rec.p.ProjectID, q.Environment, "environment"); err != nil {
-			return prompts.ActivePrompt{}, err
+			return err
 		}
-		return rec.shared(q.Environment), nil
+		rec.share(q.Environment, out)
+		return nil
 	}
 	if _, ok := s.projects[q.ProjectID]; !ok {
-		return prompts.ActivePrompt{}, prompts.NotFound("project")
+		return prompts.NotFound("project")
 	}
 	if _, err := s.environment(q.ProjectID, q.Environment, "environment"); err != nil {
-		return prompts.ActivePrompt{}, err
+		return err
 	}
 	id, ok := s.byKey[projectKey{q.ProjectID, q.Key}]
 	if !ok {
-		return prompts.ActivePrompt{}, prompts.NotFound("prompt")
+		return prompts.NotFound("prompt")
 	}
-	return s.prompts[id].shared(q.Environment), nil
+	s.prompts[id].share(q.Environment, out)
+	return nil
 }
 
 // activeCopy returns the prompt with what is active in env, as a copy
@@ -92,13 +99,20 @@ func (rec *prompt) activeCopy(env prompts.Environment) prompts.ActivePrompt {
 // the store: a version never changes once made, nor does a held split,
 // and a change of the prompt's description replaces its string.
 func (rec *prompt) shared(env prompts.Environment) prompts.ActivePrompt {
-	out := prompts.ActivePrompt{Prompt: rec.p, Environment: env}
+	var out prompts.ActivePrompt
+	rec.share(env, &out)
+	return out
+}
+
+// share sets *out, a zero ActivePrompt, to shared(env): made in place,
+// not copied (see ReadActive).
+func (rec *prompt) share(env prompts.Environment, out *prompts.ActivePrompt) {
+	out.Prompt, out.Environment = rec.p, env
 	if p := rec.at(env); p.split != nil {
 		out.Split, out.SplitVersions, out.ActiveVersion = p.split.split, p.split.versions, &p.split.versions[0]
 	} else if p.n != 0 {
 		out.ActiveVersion = &rec.versions[p.n-1]
 	}
-	return out
 }
 
 // Activate implements prompts.Store.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/matryer/is"
 	dto "github.com/prometheus/client_model/go"
@@ -101,6 +102,15 @@ func TestObservedAllocatesOnce(t *testing.T) {
 	_, ok := seen.Context().Deadline()
 	is.True(ok)                              // the handler's request has the deadline
 	is.True(req.Context() != seen.Context()) // on a copy of the request
+}
+
+// What the server keeps of a request, its one allocation, is at most 512
+// bytes: a larger object is allocated with a malloc header, in a size
+// class that costs more to allocate and to scan.
+func TestRequestStateSize(t *testing.T) {
+	if n := unsafe.Sizeof(requestState{}); n > 512 {
+		t.Errorf("requestState is %d bytes, want at most 512", n)
+	}
 }
 
 // The start clock tells the time as time.Now does, to within the time

@@ -8,14 +8,15 @@ import (
 )
 
 // requestContext is a request's context: its parent's values and
-// cancellation, the requestInfo the access log reads, and a deadline
+// cancellation, the requestInfo the access log reads (held here, not
+// pointed to: see requestState), and a deadline
 // whose timer is made only when something waits on Done. Most requests
 // (a cache hit, memstore) never wait, so they pay for no timer; the
 // deadline holds all the same: Err reports it, and Done closes at it once
 // asked for.
 type requestContext struct {
-	context.Context // the request's own
-	info            *requestInfo
+	context.Context             // the request's own
+	info            requestInfo // Value(requestInfoKey{}) answers &info
 	deadline        time.Time
 
 	once   sync.Once
@@ -24,18 +25,18 @@ type requestContext struct {
 	cancel context.CancelFunc
 }
 
-func newRequestContext(parent context.Context, info *requestInfo, deadline time.Time) *requestContext {
-	c := new(requestContext)
-	c.init(parent, info, deadline)
+func newRequestContext(parent context.Context, info requestInfo, deadline time.Time) *requestContext {
+	c := &requestContext{info: info}
+	c.init(parent, deadline)
 	return c
 }
 
-// init sets a zero requestContext up.
-func (c *requestContext) init(parent context.Context, info *requestInfo, deadline time.Time) {
+// init sets up a requestContext that is zero but for its info.
+func (c *requestContext) init(parent context.Context, deadline time.Time) {
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	c.Context, c.info, c.deadline = parent, info, deadline
+	c.Context, c.deadline = parent, deadline
 }
 
 func (c *requestContext) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -71,7 +72,7 @@ func (c *requestContext) Err() error {
 // one is cancelled by the deadline's timer itself, without a goroutine.
 func (c *requestContext) Value(key any) any {
 	if _, ok := key.(requestInfoKey); ok {
-		return c.info
+		return &c.info
 	}
 	if c.armed.Load() {
 		return c.timed.Value(key)

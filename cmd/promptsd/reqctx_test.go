@@ -18,7 +18,7 @@ func TestRequestContext(t *testing.T) {
 	// In a synctest bubble: the deadlines pass on the bubble's clock, at once.
 	synctest.Test(t, func(t *testing.T) {
 		is := is.New(t)
-		info := &requestInfo{start: time.Now()}
+		info := requestInfo{start: time.Now()}
 		type key struct{}
 		parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
 		defer cancelParent()
@@ -28,7 +28,7 @@ func TestRequestContext(t *testing.T) {
 		dl, ok := ctx.Deadline()
 		is.True(ok)
 		is.True(time.Until(dl) <= 50*time.Millisecond)
-		is.Equal(infoFrom(ctx), info)                           // the request's info
+		is.Equal(infoFrom(ctx), &ctx.info)                      // the request's info, the context's own
 		is.Equal(ctx.Value(key{}), "v")                         // and the parent's values
 		is.NoErr(ctx.Err())                                     // not yet
 		is.True(!ctx.armed.Load())                              // no timer made by any of that
@@ -48,7 +48,7 @@ func TestRequestContext(t *testing.T) {
 		child, cancelChild := context.WithCancel(ctx2)
 		defer cancelChild()
 		is.Equal(runtime.NumGoroutine(), goroutines) // no goroutine to propagate the end
-		is.Equal(infoFrom(child), info)
+		is.Equal(infoFrom(child), &ctx2.info)
 		select {
 		case <-child.Done():
 			is.True(errors.Is(child.Err(), context.DeadlineExceeded))
