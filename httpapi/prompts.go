@@ -109,12 +109,12 @@ var hdrStale = []string{"prompts; hit; detail=stale"}
 // readActive reads q from the handler's store, sharing its answer (the
 // caller must change none of it), and fresh when the request asks for a
 // fresh answer (see wantsFresh). The store is read without the subject
-// and the answer picked here: prompts.ReadActive picks again what an
-// ActiveReader picked, and the pick (a SHA-256) is most of what a
-// subject costs. The store is read as prompts.ReadActive reads it, with
-// its ActiveReader found once (h.active), and a read without a subject
-// is not picked at all: an ActivePrompt is 200 bytes, and each call that
-// passes or returns it by value copies it.
+// and the answer picked here, once, whatever the store (the pick, a
+// SHA-256, is most of what a subject costs). The store is read as
+// prompts.ReadActive reads it, with its ActiveReader found once
+// (h.active), and a read without a subject is not picked at all: an
+// ActivePrompt is 200 bytes, and each call that passes or returns it by
+// value copies it.
 func (h *Handler) readActive(r *http.Request, q prompts.ActiveQuery) (a prompts.ActivePrompt, stale bool, err error) {
 	subject := q.Subject
 	q.Shared, q.Fresh, q.Subject = true, wantsFresh(r.Header), ""
