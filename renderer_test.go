@@ -129,17 +129,7 @@ func TestRendererConcurrentEnvironments(t *testing.T) {
 func TestRendererReturnsACopy(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	store := memstore.New()
-	proj, err := store.CreateProject(ctx, prompts.NewProject{Name: "P"})
-	is.NoErr(err)
-	p, err := store.CreatePrompt(ctx, prompts.NewPrompt{ProjectID: proj.ID, Key: "k", Name: "k"})
-	is.NoErr(err)
-	summary := "first"
-	_, err = store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
-		ChangeSummary: &summary, Environments: []prompts.Environment{prompts.Production}})
-	is.NoErr(err)
-	r := prompts.NewRenderer(store)
-	in := prompts.RenderRequest{PromptID: p.ID, Variables: map[string]any{"a": "1", "b": "2"}}
+	store, r, in := copyFixture(t)
 	v, _, err := r.Render(ctx, in)
 	is.NoErr(err)
 	v.Variables[0], *v.ChangeSummary = "changed", "changed"
@@ -149,14 +139,15 @@ func TestRendererReturnsACopy(t *testing.T) {
 	is.Equal(again.Variables, []string{"a", "b"}) // the store's, untouched
 	is.Equal(*again.ChangeSummary, "first")
 	is.Equal(again.Partials, []string{})
-	a, err := store.GetActive(ctx, p.ID, prompts.Production)
+	a, err := store.GetActive(ctx, in.PromptID, prompts.Production)
 	is.NoErr(err)
 	is.Equal(a.ActiveVersion.Variables, []string{"a", "b"})
 }
 
-// With Shared, a render returns the version the store shares rather than
-// a copy: the same version and output, one allocation fewer.
-func TestRendererShared(t *testing.T) {
+// copyFixture is a store with one dotprompt version active in
+// production, "{{a}}{{b}}" with a change summary, a Renderer over it, and
+// a request that renders it.
+func copyFixture(t *testing.T) (*memstore.Store, *prompts.Renderer, prompts.RenderRequest) {
 	is := is.New(t)
 	ctx := context.Background()
 	store := memstore.New()
@@ -168,8 +159,15 @@ func TestRendererShared(t *testing.T) {
 	_, err = store.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, TemplateFormat: prompts.FormatDotprompt, Content: "{{a}}{{b}}",
 		ChangeSummary: &summary, Environments: []prompts.Environment{prompts.Production}})
 	is.NoErr(err)
-	r := prompts.NewRenderer(store)
-	in := prompts.RenderRequest{PromptID: p.ID, Variables: map[string]any{"a": "1", "b": "2"}}
+	return store, prompts.NewRenderer(store), prompts.RenderRequest{PromptID: p.ID, Variables: map[string]any{"a": "1", "b": "2"}}
+}
+
+// With Shared, a render returns the version the store shares rather than
+// a copy: the same version and output, one allocation fewer.
+func TestRendererShared(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	store, r, in := copyFixture(t)
 	shared := in
 	shared.Shared = true
 	v, out, err := r.Render(ctx, in)
@@ -178,7 +176,7 @@ func TestRendererShared(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(sv, v)     // the same version
 	is.Equal(sout, out) // and output
-	a, _, err := store.ReadActive(ctx, prompts.ActiveQuery{PromptID: p.ID, Environment: prompts.Production, Shared: true})
+	a, _, err := store.ReadActive(ctx, prompts.ActiveQuery{PromptID: in.PromptID, Environment: prompts.Production, Shared: true})
 	is.NoErr(err)
 	is.True(&sv.Variables[0] == &a.ActiveVersion.Variables[0]) // the store's own
 	is.True(&v.Variables[0] != &a.ActiveVersion.Variables[0])  // a copy without Shared

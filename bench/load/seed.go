@@ -88,16 +88,13 @@ func call(ctx context.Context, method, url string, body any, out any) error {
 // store), and returns its read-3 response.
 func seed(ctx context.Context, base string) (readResponse, error) {
 	root := base + "/v1/integration"
-	var projects []api.Project
-	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
+	project, err := firstProject(ctx, root)
+	if err != nil {
 		return readResponse{}, err
-	}
-	if len(projects) == 0 {
-		return readResponse{}, fmt.Errorf("GET /projects: no project")
 	}
 	var p api.Prompt
 	if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{
-		ProjectID: projects[0].ID, Key: promptKey, Name: promptName, Description: api.Some(promptDescription),
+		ProjectID: project, Key: promptKey, Name: promptName, Description: api.Some(promptDescription),
 	}, &p); err != nil {
 		return readResponse{}, err
 	}
@@ -115,6 +112,19 @@ func seed(ctx context.Context, base string) (readResponse, error) {
 	}
 	r.Path = path
 	return r, nil
+}
+
+// firstProject returns the id of the first project of the server whose
+// API is at root (the server makes one when it starts on an empty store).
+func firstProject(ctx context.Context, root string) (string, error) {
+	var projects []api.Project
+	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
+		return "", err
+	}
+	if len(projects) == 0 {
+		return "", fmt.Errorf("GET /projects: no project")
+	}
+	return projects[0].ID, nil
 }
 
 // get reads a read-3 response.
@@ -227,12 +237,9 @@ type renderRequest struct {
 // partial's text.
 func seedRender(ctx context.Context, base string) (renderRequest, error) {
 	root := base + "/v1/integration"
-	var projects []api.Project
-	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
+	project, err := firstProject(ctx, root)
+	if err != nil {
 		return renderRequest{}, err
-	}
-	if len(projects) == 0 {
-		return renderRequest{}, fmt.Errorf("GET /projects: no project")
 	}
 	var id string
 	for _, p := range []struct{ key, content, metadata string }{
@@ -240,7 +247,7 @@ func seedRender(ctx context.Context, base string) (renderRequest, error) {
 		{chatKey, chatContent, chatMetadata},
 	} {
 		var made api.Prompt
-		if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{ProjectID: projects[0].ID, Key: p.key, Name: p.key}, &made); err != nil {
+		if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{ProjectID: project, Key: p.key, Name: p.key}, &made); err != nil {
 			return renderRequest{}, err
 		}
 		nv := api.NewVersion{Content: p.content, TemplateFormat: api.Some(string(prompts.FormatDotprompt)),
@@ -318,16 +325,13 @@ type splitRequest struct {
 // (prompts.Split.Entry), for the first 64 subjects of the script's.
 func seedSplit(ctx context.Context, base string) (splitRequest, error) {
 	root := base + "/v1/integration"
-	var projects []api.Project
-	if err := call(ctx, "GET", root+"/projects", nil, &projects); err != nil {
+	project, err := firstProject(ctx, root)
+	if err != nil {
 		return splitRequest{}, err
-	}
-	if len(projects) == 0 {
-		return splitRequest{}, fmt.Errorf("GET /projects: no project")
 	}
 	var p api.Prompt
 	if err := call(ctx, "POST", root+"/prompts", api.NewPrompt{
-		ProjectID: projects[0].ID, Key: splitKey, Name: promptName, Description: api.Some(promptDescription),
+		ProjectID: project, Key: splitKey, Name: promptName, Description: api.Some(promptDescription),
 	}, &p); err != nil {
 		return splitRequest{}, err
 	}
