@@ -226,8 +226,9 @@ func NewRenderer(s Store) *Renderer { return &Renderer{store: s} }
 // Render renders the version in asks for: the version active in
 // in.Environment (Production when neither it nor a version number is
 // given), or the version numbered in.VersionNumber. It returns the version
-// (a copy of its own, or with in.Shared the store's) and what it rendered
-// (see Template.Render).
+// (a copy of its own, or with in.Shared as the store answered it, which
+// may share the store's values) and what it rendered (see
+// Template.Render).
 //
 // Each {{> KEY}} of a dotprompt version includes the version of the prompt
 // of the same project with that key that is active in the environment

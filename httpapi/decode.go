@@ -34,8 +34,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	// A body of known length, at most the limit, is read as it is (the
 	// server reads no more than its length; readAll stops past the limit
 	// all the same, for a body some middleware replaced); one of unknown
-	// length (chunked) through MaxBytesReader, which also closes the
-	// connection of a client that sends on past the limit.
+	// length (chunked) through MaxBytesReader, which also has net/http
+	// close the connection of a client that sends on past the limit when
+	// w is net/http's own.
 	body := r.Body
 	if r.ContentLength < 0 {
 		body = http.MaxBytesReader(w, r.Body, h.limit)

@@ -201,10 +201,11 @@ func TestDirectRoutesAnswerAsTheMux(t *testing.T) {
 func TestDirectRouteMustBeMatchable(t *testing.T) {
 	noop := lastFunc(func(http.ResponseWriter, *http.Request, Access, string) {})
 	for _, routes := range [][]route{
-		{{"PUT /v1/x/{id}", RoleRead, noop}},                                                      // neither a GET nor a POST
-		{{"POST /v1/x/{id}/{y}", RoleRead, noop}},                                                 // another wildcard after it
-		{{"POST /v1/x/{id}/", RoleRead, noop}},                                                    // a trailing slash
-		{{"POST /v1/x/{id}y", RoleRead, noop}},                                                    // not a whole segment
+		{{"PUT /v1/x/{id}", RoleRead, noop}},      // neither a GET nor a POST
+		{{"POST /v1/x/{id}/{y}", RoleRead, noop}}, // another wildcard after it
+		{{"POST /v1/x/{id}/", RoleRead, noop}},    // a trailing slash
+		{{"POST /v1/x/{id}y", RoleRead, noop}},
+		{{"GET /v1/x/{$}", RoleRead, noop}},                                                       // the end of the path, not a wildcard                                                    // not a whole segment
 		{{"POST /v1/x/{id}/y", RoleRead, noop}, {"POST /v1/x/new/y", RoleRead, handlerFunc(nil)}}, // a sibling the mux prefers
 		{{"GET /v1/x/{id...}", RoleRead, noop}},                                                   // not one segment
 		{{"GET /v1/{p}/x/{id}", RoleRead, noop}},                                                  // another wildcard

@@ -198,7 +198,11 @@ func New(store prompts.Store, opts ...Option) *Handler {
 // ServeHTTP implements http.Handler. Like an http.ServeMux, it sets the
 // request's Pattern to the pattern of the route that answers it (such as
 // "GET /v1/integration/prompts/{prompt_id}"), for an application's
-// logs and metrics.
+// logs and metrics. It sets the request's path values (r.PathValue) as
+// the ServeMux does too, but for read 3 and render, the two routes of an
+// application's hot path, which it matches itself: their prompt_id is
+// set only for the error observer (WithErrorObserver), as setting it
+// costs a map; an application's own logs read it from the path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if d, v := h.matchDirect(r); d != nil {
 		h.serveDirect(w, r, d, v)

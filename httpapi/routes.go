@@ -118,7 +118,7 @@ func newDirect(rt route, last lastFunc) direct {
 	if ok {
 		prefix, name, suffix = path[:open], path[open+1:shut], path[shut+1:]
 	}
-	if !ok || (method != http.MethodGet && method != http.MethodPost) || name == "" || strings.ContainsAny(name, "{}./") ||
+	if !ok || (method != http.MethodGet && method != http.MethodPost) || name == "" || name == "$" || strings.ContainsAny(name, "{}./") ||
 		strings.ContainsAny(suffix, "{}") || (suffix != "" && (suffix[0] != '/' || suffix == "/" || !isCleanPath(suffix))) ||
 		!isCleanPath(prefix) {
 		panic("httpapi: route " + rt.pattern + " cannot be matched directly: want GET or POST, literal segments, one wildcard segment, and literal segments or nothing")
