@@ -18,6 +18,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // allRoutes is every operation of the interface, with a request that is
@@ -67,7 +68,7 @@ type env struct {
 	srv      *httptest.Server
 	client   *http.Client
 	prefix   string
-	logs     *syncBuffer
+	logs     *testbin.Buffer
 	project  prompts.Project // the project the tests work in
 	other    prompts.Project // another project
 	key      string          // sees every project
@@ -96,7 +97,7 @@ func newEnvWith(t *testing.T, s setup) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, store: ms, prefix: s.prefix, logs: &syncBuffer{}, project: p1, other: p2,
+	e := &env{t: t, store: ms, prefix: s.prefix, logs: &testbin.Buffer{}, project: p1, other: p2,
 		key: "all-projects-key", ownKey: "support-only-key", otherKey: "other-only-key-0"}
 	keys := httpapi.NewKeys()
 	for _, err := range []error{
@@ -132,23 +133,6 @@ func newEnvWith(t *testing.T, s setup) *env {
 		},
 	}
 	return e
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // resp is a response, read whole.
@@ -382,7 +366,7 @@ func newKeysFor(t *testing.T, key string, projectIDs ...string) *httpapi.Keys {
 func (e *env) withHandler(opts ...httpapi.Option) *env {
 	e.t.Helper()
 	e2 := *e
-	e2.logs = &syncBuffer{}
+	e2.logs = &testbin.Buffer{}
 	h := httpapi.New(e.store, append([]httpapi.Option{httpapi.WithLogger(slog.New(slog.NewTextHandler(e2.logs, nil)))}, opts...)...)
 	e2.prefix = ""
 	e2.srv = httptest.NewServer(h)

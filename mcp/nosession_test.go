@@ -1,44 +1,25 @@
 package mcp_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/matryer/is"
 
+	"github.com/promptkit/prompts/internal/testbin"
 	"github.com/promptkit/prompts/mcp"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent use: a log's.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A request without a session that is not initialize is the client's
 // mistake: a JSON-RPC error (invalid request) with 400, nothing logged
 // above DEBUG, no session opened.
 func TestRequestWithoutSessionMustInitialize(t *testing.T) {
 	is := is.New(t)
-	logs := &syncBuffer{}
+	logs := &testbin.Buffer{}
 	g := &gate{max: 5, open: map[string]int{}}
 	f := newFixture(t, mcp.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))), mcp.WithSessionGate(g.acquire))
 	for _, body := range []string{

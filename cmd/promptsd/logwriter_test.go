@@ -9,13 +9,15 @@ import (
 
 	"github.com/matryer/is"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // Lines wait in the buffer until the flush interval, a WARN or ERROR line
 // (written at once, after what came before), or Close; none is lost.
 func TestLogWriterBuffersAndFlushes(t *testing.T) {
 	is := is.New(t)
-	var out syncBuffer
+	var out testbin.Buffer
 	w := newLogWriter(&out, time.Hour) // only the other causes flush
 	log := slog.New(slog.NewTextHandler(w, nil))
 	log.Info("one")
@@ -29,14 +31,14 @@ func TestLogWriterBuffersAndFlushes(t *testing.T) {
 	log.Info("four")
 	is.True(strings.Contains(out.String(), "msg=four")) // after Close, at once
 
-	out = syncBuffer{}
+	out = testbin.Buffer{}
 	w = newLogWriter(&out, 5*time.Millisecond)
 	defer w.Close()
 	w.Write([]byte("time=x level=INFO msg=five\n"))
 	waitFor(t, "the timer writes the line out", func() bool { return strings.Contains(out.String(), "msg=five") })
 
 	// A buffer past its size is written out at once.
-	out = syncBuffer{}
+	out = testbin.Buffer{}
 	w2 := newLogWriter(&out, time.Hour)
 	line := []byte("time=x level=INFO msg=" + strings.Repeat("x", 1000) + "\n")
 	for range logBufferSize/len(line) + 1 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -27,6 +26,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/promptkit/prompts/internal/poll"
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // The tests run the server as a real process: the test binary re-executed
@@ -47,24 +47,7 @@ type server struct {
 	base string // http://127.0.0.1:port/v1/integration
 	key  string
 	done chan error
-	out  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out  *testbin.Buffer
 }
 
 var (
@@ -105,7 +88,7 @@ func launchIn(t testing.TB, dir string, env []string, args ...string) *server {
 	// One writer for both: the process gets one pipe for its stdout and
 	// stderr, so that the output keeps its order (the key printed on
 	// stdout comes before the "ready" logged on stderr).
-	out := &syncBuffer{}
+	out := &testbin.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

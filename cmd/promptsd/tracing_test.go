@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/testbin"
 	"github.com/promptkit/prompts/memstore"
 )
 
@@ -319,7 +320,7 @@ func TestTracingKeepsTheRouteForTheLog(t *testing.T) {
 			store, id := benchServerStore(t)
 			keys := httpapi.NewKeys()
 			is.NoErr(keys.Add(httpapi.Key{Name: "reader", Role: httpapi.RoleRead, Secret: benchKey}))
-			var out syncBuffer
+			var out testbin.Buffer
 			logs := newLogWriter(&out, logFlushEvery)
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))

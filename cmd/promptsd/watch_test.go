@@ -16,6 +16,7 @@ import (
 
 	"github.com/promptkit/prompts"
 	"github.com/promptkit/prompts/httpapi"
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // The watch logs one line when the store goes down and one when it comes
@@ -24,7 +25,7 @@ import (
 // client left says nothing of the store.
 func TestStoreWatchJudgesFailuresByTheirStart(t *testing.T) {
 	is := is.New(t)
-	var logs syncBuffer
+	var logs testbin.Buffer
 	w := newStoreWatch(slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	w.quiet = 0
 	is.True(w.isDown()) // not up until open
@@ -74,7 +75,7 @@ func TestStoreWatchWaitsForQuiet(t *testing.T) {
 // recovery without a request or a probe.
 func TestStoreWatchPingsWhileDown(t *testing.T) {
 	is := is.New(t)
-	var logs syncBuffer
+	var logs testbin.Buffer
 	w := newStoreWatch(slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	w.quiet = 0
 	w.opened()

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/promptkit/prompts/internal/testbin"
@@ -21,49 +19,26 @@ import (
 // SDK's package.json, client.mjs, the commands' sources): a run that
 // skipped is not answered from the test cache after npm ci.
 var (
-	setUp     sync.Once
 	nodeBin   string // node
 	sdkVer    string // the SDK's version, as installed
 	serverBin string // cmd/promptsd, built for these tests
 	cliBin    string // cmd/prompts, built for these tests
-	skip      string
-	failed    error    // a set-up that failed
-	tearDown  []func() // what TestMain undoes after the tests, last first
 )
 
-// requireVar makes a missing node or SDK a failure, not a skip.
-const requireVar = "PROMPTS_TEST_REQUIRE_NODE"
+// suite sets up what the tests share; need(t) asks for it, and skips the
+// test when node or the SDK is missing (fails it when
+// PROMPTS_TEST_REQUIRE_NODE is 1, or when the set-up failed).
+var suite = &testbin.Suite{Name: "interop", RequireVar: "PROMPTS_TEST_REQUIRE_NODE", Why: "the interoperability tests", Setup: setup}
+
+func need(t *testing.T) { t.Helper(); suite.Need(t) }
 
 // sdkPackage is where npm ci puts the SDK, next to package.json.
 const sdkPackage = "node_modules/@modelcontextprotocol/sdk"
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for i := len(tearDown) - 1; i >= 0; i-- {
-		tearDown[i]()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { suite.Main(m) }
 
-// need sets up what the tests share, the first time, and skips the test
-// when node or the SDK is missing (fails it when requireVar is 1, or when
-// the set-up failed).
-func need(t *testing.T) {
-	t.Helper()
-	setUp.Do(setup)
-	switch {
-	case failed != nil:
-		t.Fatalf("interop: %v", failed)
-	case skip != "" && os.Getenv(requireVar) == "1":
-		t.Fatalf("interop: %s (%s=1: the interoperability tests must run)", skip, requireVar)
-	case skip != "":
-		t.Skip(skip)
-	}
-}
-
-// setup finds node and the SDK and builds the commands; it sets skip when
-// something is missing, failed when the set-up failed.
-func setup() {
+// setup finds node and the SDK and builds the commands.
+func setup(s *testbin.Suite) error {
 	// Both looked at, whatever the first says: the skip names all that
 	// is missing, and go test records both.
 	var errNode error
@@ -71,26 +46,24 @@ func setup() {
 	var errSDK error
 	sdkVer, errSDK = installedSDK()
 	if err := errors.Join(errNode, errSDK); err != nil {
-		skip = strings.ReplaceAll(err.Error(), "\n", "; ")
-		return
+		s.Missing(err)
+		return nil
 	}
 	// node reads the script; go test records it here.
 	if _, err := os.Stat("client.mjs"); err != nil {
-		failed = err
-		return
+		return err
 	}
 	dir, err := os.MkdirTemp("", "interop-")
 	if err != nil {
-		failed = err
-		return
+		return err
 	}
-	tearDown = append(tearDown, func() { os.RemoveAll(dir) })
+	s.Defer(func() { os.RemoveAll(dir) })
 	bins, err := testbin.Build(dir, "github.com/promptkit/prompts/cmd/promptsd", "github.com/promptkit/prompts/cmd/prompts")
 	if err != nil {
-		failed = err
-		return
+		return err
 	}
 	serverBin, cliBin = bins[0], bins[1]
+	return nil
 }
 
 // findNode returns $PROMPTS_TEST_NODE, or node on PATH.

@@ -12,10 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // server is cmd/promptsd running as a process, in memory (-data=), with a
@@ -23,7 +24,7 @@ import (
 type server struct {
 	origin         string // http://127.0.0.1:port
 	readKey, admin string
-	out            *syncBuffer
+	out            *testbin.Buffer
 }
 
 var (
@@ -35,7 +36,7 @@ var (
 // the server reported a data race.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	s := &server{readKey: rand.Text(), admin: rand.Text(), out: &syncBuffer{}}
+	s := &server{readKey: rand.Text(), admin: rand.Text(), out: &testbin.Buffer{}}
 	keys := filepath.Join(t.TempDir(), "keys")
 	if err := os.WriteFile(keys, []byte("rae-read:read:"+s.readKey+"\nann-admin:admin:"+s.admin+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func startServer(t *testing.T) *server {
 // run starts cmd, and when the test ends stops it (stop, then after 20
 // seconds SIGKILL) and fails the test if out shows a data race. The
 // channel it returns is closed when cmd has exited.
-func run(t *testing.T, cmd *exec.Cmd, out *syncBuffer, what string, stop func()) <-chan struct{} {
+func run(t *testing.T, cmd *exec.Cmd, out *testbin.Buffer, what string, stop func()) <-chan struct{} {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -161,8 +162,8 @@ func (s *server) active(t *testing.T, promptID, env string) int {
 // step a line.
 type client struct {
 	in     io.WriteCloser
-	lines  chan string // its answers
-	stderr *syncBuffer // node's, and the stdio command's
+	lines  chan string     // its answers
+	stderr *testbin.Buffer // node's, and the stdio command's
 }
 
 // stepError is a step's failure as client.mjs describes it: an McpError's
@@ -180,7 +181,7 @@ func startClient(t *testing.T, env []string, args ...string) *client {
 	cmd := exec.Command(nodeBin, append([]string{"client.mjs"}, args...)...)
 	// Only what the test gives: the developer's PROMPTS_* stay out.
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	c := &client{lines: make(chan string, 1), stderr: &syncBuffer{}}
+	c := &client{lines: make(chan string, 1), stderr: &testbin.Buffer{}}
 	cmd.Stderr = c.stderr
 	var err error
 	if c.in, err = cmd.StdinPipe(); err != nil {
@@ -259,21 +260,4 @@ func (c *client) fails(t *testing.T, op string, fields map[string]any) stepError
 		t.Fatalf("%s %v: succeeded: %s", op, fields, res)
 	}
 	return *serr
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -18,55 +16,32 @@ import (
 
 // What every test shares, set up once by the first test that needs it
 // (need): the server's binary, a running browser and axe-core's source.
-// When something is missing, skip says what, and every test skips with
-// it. The set-up runs within a test, not in TestMain before m.Run, so
+// When something is missing, the suite says what, and every test skips
+// with it. The set-up runs within a test, not in TestMain before m.Run, so
 // that go test records what it looks at (the variables, the browser's
 // path, axe-core's file, the server's sources): a run that skipped is
 // not answered from the test cache once they change (npm ci, say).
 var (
-	setUp     sync.Once
 	serverBin string          // cmd/promptsd, built for these tests
 	browser   context.Context // a chromedp context with a running browser
 	axeSource string          // node_modules/axe-core/axe.min.js
-	skip      string
-	failed    error    // a set-up that failed
-	tearDown  []func() // what TestMain undoes after the tests, last first
 )
 
-// requireVar makes a missing browser or axe-core a failure, not a skip.
-const requireVar = "PROMPTS_TEST_REQUIRE_BROWSER"
+// suite sets up what the tests share; need(t) asks for it, and skips the
+// test when the browser or axe-core is missing (fails it when
+// PROMPTS_TEST_REQUIRE_BROWSER is 1, or when the set-up failed).
+var suite = &testbin.Suite{Name: "browsertest", RequireVar: "PROMPTS_TEST_REQUIRE_BROWSER", Why: "the browser tests", Setup: setup}
+
+func need(t *testing.T) { t.Helper(); suite.Need(t) }
 
 // axePath is where npm ci puts axe-core, next to package.json.
 const axePath = "node_modules/axe-core/axe.min.js"
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for i := len(tearDown) - 1; i >= 0; i-- {
-		tearDown[i]()
-	}
-	os.Exit(code)
-}
-
-// need sets up what the tests share, the first time, and skips the test
-// when the browser or axe-core is missing (fails it when requireVar is
-// 1, or when the set-up failed).
-func need(t *testing.T) {
-	t.Helper()
-	setUp.Do(setup)
-	switch {
-	case failed != nil:
-		t.Fatalf("browsertest: %v", failed)
-	case skip != "" && os.Getenv(requireVar) == "1":
-		t.Fatalf("browsertest: %s (%s=1: the browser tests must run)", skip, requireVar)
-	case skip != "":
-		t.Skip(skip)
-	}
-}
+func TestMain(m *testing.M) { suite.Main(m) }
 
 // setup finds the browser and axe-core, builds the server and starts the
-// browser; it sets skip when something is missing, failed when the
-// set-up failed.
-func setup() {
+// browser.
+func setup(s *testbin.Suite) error {
 	// Both looked at, whatever the first says: the skip names all that
 	// is missing, and go test records both.
 	chromium, errChromium := findChromium()
@@ -76,22 +51,20 @@ func setup() {
 	}
 	axeSource = string(b)
 	if err := errors.Join(errChromium, errAxe); err != nil {
-		skip = strings.ReplaceAll(err.Error(), "\n", "; ")
-		return
+		s.Missing(err)
+		return nil
 	}
 
 	dir, err := os.MkdirTemp("", "browsertest-")
 	if err != nil {
-		failed = err
-		return
+		return err
 	}
-	tearDown = append(tearDown, func() { os.RemoveAll(dir) })
+	s.Defer(func() { os.RemoveAll(dir) })
 	// With the race detector when the tests have it: the interface's
 	// handlers then run under it too.
 	bins, err := testbin.Build(dir, "github.com/promptkit/prompts/cmd/promptsd")
 	if err != nil {
-		failed = err
-		return
+		return err
 	}
 	serverBin = bins[0]
 
@@ -104,14 +77,14 @@ func setup() {
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	tearDown = append(tearDown, cancelAlloc)
+	s.Defer(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)
-	tearDown = append(tearDown, cancel)
+	s.Defer(cancel)
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		failed = fmt.Errorf("%s does not start: %v", chromium, err)
-		return
+		return fmt.Errorf("%s does not start: %v", chromium, err)
 	}
 	browser = ctx
+	return nil
 }
 
 // findChromium returns the browser to drive: $PROMPTS_TEST_CHROMIUM, or

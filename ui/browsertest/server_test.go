@@ -13,10 +13,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/promptkit/prompts/internal/testbin"
 )
 
 // A key of the server under test. The names are what the deployment
@@ -29,24 +30,7 @@ type key struct {
 type server struct {
 	origin string // http://127.0.0.1:port
 	keys   map[string]key
-	out    *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out    *testbin.Buffer
 }
 
 var (
@@ -104,7 +88,7 @@ func (s *server) start(t *testing.T, args []string) {
 	// No access log: the output is read for the address, the printed key
 	// and data races.
 	cmd := exec.Command(serverBin, append([]string{"-addr", "127.0.0.1:0", "-data=", "-webhooks=false", "-access-log=false"}, args...)...)
-	s.out = &syncBuffer{}
+	s.out = &testbin.Buffer{}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
