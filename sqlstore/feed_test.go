@@ -41,6 +41,20 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	poll.For(t, 10*time.Second, what, cond)
 }
 
+// twoReplicas returns a Store on a schema of its own, and another on the
+// same schema with a pool of its own (another process, as far as
+// PostgreSQL can tell), closed when the test ends.
+func twoReplicas(t *testing.T) (here, there *sqlstore.Store) {
+	t.Helper()
+	here = newSQLStore(t)
+	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(here.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { there.Close() })
+	return here, there
+}
+
 // TestFeed: a cache over one Store, fed by a Feed, sees what another Store
 // on its own pool (another process, as far as PostgreSQL can tell) writes;
 // a feed whose connection is killed reports a loss and a recovery, and
@@ -49,11 +63,9 @@ func TestFeed(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	here := newSQLStore(t)
-	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(here.Schema()))
-	is.NoErr(err)
-	defer there.Close()
+	here, there := twoReplicas(t)
 	_, p := fixture(t, here)
+	var err error
 	for range 2 {
 		_, err := here.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c"})
 		is.NoErr(err)
@@ -246,11 +258,9 @@ func TestFeedSplits(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	here := newSQLStore(t)
-	there, err := sqlstore.New(openDB(t, 2, ""), sqlstore.WithSchema(here.Schema()))
-	is.NoErr(err)
-	defer there.Close()
+	here, there := twoReplicas(t)
 	_, p := fixture(t, here)
+	var err error
 	for range 2 {
 		_, err := here.CreateVersion(ctx, prompts.NewVersion{PromptID: p.ID, Content: "c", Environments: []prompts.Environment{prompts.Production}})
 		is.NoErr(err)
